@@ -1,0 +1,27 @@
+// The subcommands of cosmicac-bootstrap. Each returns the process exit code:
+// 0 success, 1 bootstrap failed / not ready, 2 usage or configuration error.
+#pragma once
+
+#include "config/settings.hpp"
+
+#include <string>
+#include <vector>
+
+namespace cosmicac::agent {
+
+struct GlobalOptions {
+  std::string config_path = config::kDefaultConfigPath;
+  bool verbose = false;
+};
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsage = 2;
+
+int cmd_run(GlobalOptions const& opts, std::vector<std::string> const& args);
+int cmd_plan(GlobalOptions const& opts, std::vector<std::string> const& args);
+int cmd_status(GlobalOptions const& opts, std::vector<std::string> const& args);
+int cmd_parse_envs(GlobalOptions const& opts, std::vector<std::string> const& args);
+int cmd_install(GlobalOptions const& opts, std::vector<std::string> const& args);
+
+}  // namespace cosmicac::agent

@@ -1,0 +1,38 @@
+# Compiler flags shared by every target of the project (not by third-party code).
+add_library(cosmicac_flags INTERFACE)
+target_compile_options(cosmicac_flags INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+  -Wno-sign-conversion -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Woverloaded-virtual
+  -Wno-missing-field-initializers)  # designated initializers leave the rest defaulted on purpose
+if(COSMICAC_WERROR)
+  target_compile_options(cosmicac_flags INTERFACE -Werror)
+endif()
+target_compile_definitions(cosmicac_flags INTERFACE
+  BOOST_PROCESS_USE_STD_FS        # Boost.Process v2 on std::filesystem: no Boost.Filesystem to link
+  JSON_NO_IO                      # nlohmann/json without iostreams: keeps std::locale out of the agent
+  SPDLOG_FMT_EXTERNAL
+  COSMICAC_VERSION="${PROJECT_VERSION}")
+
+if(COSMICAC_SANITIZE)
+  target_compile_options(cosmicac_flags INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  target_link_options(cosmicac_flags INTERFACE -fsanitize=address,undefined)
+endif()
+
+if(COSMICAC_STATIC)
+  # Size matters (the packed binary must fit a ConfigMap with room to spare).
+  target_compile_options(cosmicac_flags INTERFACE -Os -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables)
+  target_link_options(cosmicac_flags INTERFACE -static -Wl,--gc-sections -s)
+  target_compile_definitions(cosmicac_flags INTERFACE SPDLOG_HEADER_ONLY FMT_HEADER_ONLY SPDLOG_NO_TLS)
+endif()
+
+if(COSMICAC_TIDY)
+  find_program(CLANG_TIDY_EXE NAMES clang-tidy-14 clang-tidy REQUIRED)
+  set(CMAKE_CXX_CLANG_TIDY ${CLANG_TIDY_EXE} --quiet)
+endif()
+
+# Every first-party library: cosmicac_library(name SOURCES... [DEPS ...])
+function(cosmicac_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(cosmicac_${name} STATIC ${ARG_SOURCES})
+  target_include_directories(cosmicac_${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(cosmicac_${name} PUBLIC cosmicac_flags ${ARG_DEPS})
+endfunction()

@@ -1,0 +1,99 @@
+// Errors as values that carry their reason.
+//
+// Every failure that crosses a module boundary is an Error: a reason from the
+// readiness vocabulary (what the host sees), a human message (never a secret),
+// and whether retrying can help. The agent reports it, the journal records it,
+// the exit code follows from it.
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <utility>
+#include <variant>
+#include <string>
+#include <string_view>
+
+namespace cosmicac {
+
+// The fixed failure vocabulary of the readiness protocol (README, "Readiness").
+// Append only: hosts match on these names.
+enum class Reason {
+  ConfigInvalid,          // config-invalid
+  NoDataDisk,             // no-data-disk
+  DiskHasForeignContent,  // disk-has-foreign-content
+  DiskError,              // disk-error: an I/O or tool failure while preparing the disk
+  CredIsoMissing,         // cred-iso-missing
+  CredInvalid,            // cred-invalid: the ISO is there but a key file is bad
+  Auth,                   // auth
+  ImageNotFound,          // image-not-found
+  RegistryUnreachable,    // registry-unreachable
+  DockerUnavailable,      // docker-unavailable
+  GpuUnavailable,         // gpu-unavailable
+  ContainerExited,        // container-exited
+  ContainerError,         // container-error: dockerd refused to create/start it
+  Internal,               // internal
+};
+
+std::string_view reason_name(Reason reason) noexcept;
+// Inverse of reason_name; false when the name is not in the vocabulary.
+bool reason_from_name(std::string_view name, Reason& out) noexcept;
+
+struct Error {
+  Reason reason = Reason::Internal;
+  std::string message;     // for people: names the thing, never a secret value
+  bool transient = false;  // true: retrying the same call may succeed
+};
+
+Error make_error(Reason reason, std::string message, bool transient = false);
+
+// For test frameworks and diagnostics (templated: no iostreams in the agent
+// unless something prints an Error to a stream).
+template <class Ch, class Tr>
+std::basic_ostream<Ch, Tr>& operator<<(std::basic_ostream<Ch, Tr>& os, Error const& e) {
+  return os << reason_name(e.reason) << ": " << e.message;
+}
+
+// Exception type thrown by Result::value() on an error; carries the Error.
+struct ErrorException : std::exception {
+  explicit ErrorException(Error e) : error(std::move(e)) {}
+  const char* what() const noexcept override { return error.message.c_str(); }
+  Error error;
+};
+
+// A value or an Error. (std::expected is C++23; boost::system::result drags an
+// unconstrained operator<< that breaks test frameworks' printing. This is the
+// small subset we use.)
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit by design
+
+  bool has_value() const noexcept { return v_.index() == 0; }
+  explicit operator bool() const noexcept { return has_value(); }
+
+  T& value() & { check(); return std::get<0>(v_); }
+  T const& value() const& { check(); return std::get<0>(v_); }
+  T&& value() && { check(); return std::get<0>(std::move(v_)); }
+  T& operator*() & { return value(); }
+  T const& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  T const* operator->() const { return &value(); }
+
+  Error const& error() const& { return std::get<1>(v_); }
+  Error&& error() && { return std::get<1>(std::move(v_)); }
+
+ private:
+  void check() const {
+    if (v_.index() != 0) throw ErrorException(std::get<1>(v_));
+  }
+  std::variant<T, Error> v_;
+};
+
+// Success without a value.
+struct Ok {};
+using Status = Result<Ok>;
+inline Status ok() { return Ok{}; }
+
+}  // namespace cosmicac

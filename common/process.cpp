@@ -1,0 +1,123 @@
+#include "common/process.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/readable_pipe.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/writable_pipe.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/process/v2/process.hpp>
+#include <boost/process/v2/stdio.hpp>
+#include <boost/process/v2/environment.hpp>
+// Boost 1.83 header-only mode forgets this implementation file (fixed upstream
+// later); without it process_environment::on_setup is undefined at link time.
+#include <boost/process/v2/impl/environment.ipp>
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <array>
+#include <filesystem>
+#include <functional>
+#include <memory>
+
+namespace cosmicac {
+namespace bp = boost::process::v2;
+namespace asio = boost::asio;
+
+namespace {
+constexpr std::size_t kMaxCapture = 1 << 20;
+constexpr std::array<const char*, 6> kToolDirs{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
+                                               "/usr/bin", "/sbin", "/bin"};
+
+std::string join_argv(Command const& cmd) {
+  std::string s = cmd.program;
+  for (auto const& a : cmd.args) {
+    s += ' ';
+    s += a;
+  }
+  return s;
+}
+
+// Reads a pipe to EOF into `sink`, keeping at most kMaxCapture bytes.
+void read_all(asio::readable_pipe& pipe, std::string& sink, std::shared_ptr<std::array<char, 4096>> buf) {
+  pipe.async_read_some(asio::buffer(*buf), [&pipe, &sink, buf](boost::system::error_code ec, std::size_t n) {
+    if (n > 0 && sink.size() < kMaxCapture) sink.append(buf->data(), std::min(n, kMaxCapture - sink.size()));
+    if (!ec) read_all(pipe, sink, buf);
+  });
+}
+}  // namespace
+
+std::vector<std::string> scrubbed_environment() {
+  return {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8",
+          "LC_ALL=C.UTF-8"};
+}
+
+std::string tool_path(std::string const& name) {
+  if (!name.empty() && name.front() == '/') return name;
+  for (const char* dir : kToolDirs) {
+    std::string p = std::string(dir) + "/" + name;
+    if (::access(p.c_str(), X_OK) == 0) return p;
+  }
+  return {};
+}
+
+Result<CommandResult> run_command(Command const& cmd) {
+  std::string const exe = tool_path(cmd.program);
+  if (exe.empty())
+    return make_error(Reason::Internal, "cannot run " + cmd.program + ": not installed");
+  spdlog::info("{}: {}", cmd.description.empty() ? "running" : cmd.description, join_argv(cmd));
+
+  asio::io_context ctx;
+  asio::readable_pipe out_pipe(ctx), err_pipe(ctx);
+  asio::writable_pipe in_pipe(ctx);
+  CommandResult res;
+  boost::system::error_code ec;
+  auto const env = scrubbed_environment();
+
+  std::unique_ptr<bp::process> proc;
+  try {
+    if (cmd.input.empty())
+      proc = std::make_unique<bp::process>(ctx, exe, cmd.args, bp::process_stdio{nullptr, out_pipe, err_pipe},
+                                           bp::process_environment{env});
+    else
+      proc = std::make_unique<bp::process>(ctx, exe, cmd.args, bp::process_stdio{in_pipe, out_pipe, err_pipe},
+                                           bp::process_environment{env});
+  } catch (boost::system::system_error const& e) {
+    return make_error(Reason::Internal, "cannot start " + exe + ": " + e.code().message());
+  }
+
+  if (!cmd.input.empty()) {
+    asio::async_write(in_pipe, asio::buffer(cmd.input), [&in_pipe](boost::system::error_code, std::size_t) {
+      boost::system::error_code ignored;
+      in_pipe.close(ignored);
+    });
+  }
+  read_all(out_pipe, res.out, std::make_shared<std::array<char, 4096>>());
+  read_all(err_pipe, res.err, std::make_shared<std::array<char, 4096>>());
+
+  asio::steady_timer timer(ctx, cmd.timeout);
+  timer.async_wait([&](boost::system::error_code tec) {
+    if (tec) return;
+    res.timed_out = true;
+    boost::system::error_code kec;
+    proc->terminate(kec);  // SIGKILL
+  });
+  proc->async_wait([&](boost::system::error_code wec, int code) {
+    timer.cancel();
+    res.exit_code = wec ? -1 : code;
+  });
+  ctx.run();
+  if (res.timed_out) res.exit_code = -1;
+
+  auto const ms = cmd.timeout.count();
+  if (res.exit_code != 0) {
+    spdlog::warn("{} failed ({}){}{}", cmd.program,
+                 res.timed_out ? "killed after " + std::to_string(ms) + " ms" : "exit " + std::to_string(res.exit_code),
+                 cmd.log_output_on_failure && !res.err.empty() ? ": " : "",
+                 cmd.log_output_on_failure ? res.err.substr(0, 2000) : std::string{});
+  }
+  (void)ec;
+  return res;
+}
+
+}  // namespace cosmicac

@@ -1,0 +1,44 @@
+// The one way this project starts a child process.
+//
+// No shell, ever: a program path and an argv array. The child gets a scrubbed
+// environment (PATH and a C locale only: nothing of ours, no secret, leaks in),
+// stdin from /dev/null unless input is given, a hard timeout after which it is
+// killed, and its argv and outcome are logged as a human sentence.
+#pragma once
+
+#include "common/error.hpp"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace cosmicac {
+
+struct Command {
+  std::string program;            // a name from the tool table (tool_path) or an absolute path
+  std::vector<std::string> args;  // argv[1..]
+  std::string description;        // "formatting /dev/vdb1 as ext4", for the log
+  std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  std::string input;              // written to the child's stdin, then closed
+  bool log_output_on_failure = true;
+};
+
+struct CommandResult {
+  int exit_code = -1;  // -1: killed by a signal (or the timeout)
+  std::string out;     // stdout, capped at 1 MiB
+  std::string err;     // stderr, capped at 1 MiB
+  bool timed_out = false;
+};
+
+// Runs the command to completion. The Error (reason Internal, transient=false)
+// is only for "could not start"; a non-zero exit is a CommandResult.
+Result<CommandResult> run_command(Command const& cmd);
+
+// Absolute path of a system tool (mkfs.ext4, apt-get, …), looked up in the
+// fixed system directories, never in $PATH. Empty when it is not installed.
+std::string tool_path(std::string const& name);
+
+// The environment every child gets.
+std::vector<std::string> scrubbed_environment();
+
+}  // namespace cosmicac

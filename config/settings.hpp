@@ -1,0 +1,73 @@
+// The agent's settings: what /etc/default/docker-bootstrap says, typed and
+// validated, with documented defaults (README, "Configuration").
+#pragma once
+
+#include "common/error.hpp"
+#include "config/image_ref.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cosmicac::config {
+
+inline constexpr const char* kDefaultConfigPath = "/etc/default/docker-bootstrap";
+inline constexpr const char* kDefaultImage = "ghcr.io/tetherto/cosmicac-wrk-agent-inference:latest";
+inline constexpr const char* kDefaultContainerName = "cosmicac-container";
+
+enum class GpuMode { All, None, Auto };
+enum class PullPolicy { Missing, Always };
+
+struct Settings {
+  // Legacy keys (same meaning as the original script).
+  std::string mount_point;           // MNT: empty → no data-disk step
+  ImageRef image;                    // IMG: default kDefaultImage
+  std::string container_name;        // NAME: default kDefaultContainerName
+  std::string job_type;              // JOB_TYPE: GPU_CONTAINER adds NET_ADMIN + /dev/net/tun
+  std::vector<std::string> env;      // ENVS, parsed: Docker "KEY=VALUE" strings, in order
+
+  // Data disk.
+  std::string data_disk_serial;                 // DATA_DISK_SERIAL: "" → choose by size
+  std::uint64_t data_disk_min_bytes = 100ULL << 30;  // DATA_DISK_MIN_SIZE: default 100G (GiB)
+  std::chrono::seconds data_disk_wait{60};      // DATA_DISK_WAIT: how long to wait for the disk to appear
+  std::chrono::seconds fstab_device_timeout{30};// FSTAB_DEVICE_TIMEOUT: x-systemd.device-timeout in fstab
+
+  // Credentials.
+  std::string cred_iso_label = "cfgdata";       // CRED_ISO_LABEL
+  std::chrono::seconds cred_iso_wait{60};       // CRED_ISO_WAIT
+
+  // Docker.
+  std::string docker_socket = "/var/run/docker.sock";  // DOCKER_SOCKET
+  bool install_docker = true;                   // INSTALL_DOCKER: apt-get install docker.io if absent
+  PullPolicy pull_policy = PullPolicy::Missing; // PULL_POLICY: missing|always
+  std::chrono::seconds retry_budget{600};       // RETRY_BUDGET: total time for transient registry faults
+
+  // Container.
+  GpuMode gpu_mode = GpuMode::All;              // GPU_MODE: all|none|auto
+  std::chrono::seconds gpu_wait{60};            // GPU_WAIT: wait for NVIDIA device nodes
+  std::chrono::seconds settle{5};               // SETTLE_SECONDS: must stay running this long
+  std::chrono::seconds health_timeout{300};     // HEALTH_TIMEOUT: wait for a HEALTHCHECK to pass
+
+  // Readiness.
+  std::string readiness_port = "org.cosmicac.bootstrap.0";  // READINESS_PORT (name under /dev/virtio-ports)
+  std::chrono::seconds heartbeat{5};            // HEARTBEAT_SECONDS
+};
+
+struct LoadedSettings {
+  Settings settings;
+  std::vector<std::string> warnings;  // e.g. "line 7: unknown key FOO (ignored)"
+};
+
+// Reads and validates a config file. A missing file is not an error (all
+// defaults, as the script treated it). Errors (reason ConfigInvalid) name the
+// key and line, never a value.
+Result<LoadedSettings> load_settings(std::string const& path);
+
+// The same from text (tests, cosmicac-vmi).
+Result<LoadedSettings> parse_settings(std::string_view text, std::string_view origin);
+
+std::string_view gpu_mode_name(GpuMode m) noexcept;
+std::string_view pull_policy_name(PullPolicy p) noexcept;
+
+}  // namespace cosmicac::config
