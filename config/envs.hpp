@@ -1,0 +1,33 @@
+// ENVS: the legacy one-line environment list (README, "ENVS grammar").
+//
+// Parsed as data, never as shell: entries split on top-level ';', KEY=VALUE,
+// JS-style object/array literals emitted as strict compact JSON, quoted values
+// unquoted, everything else literal.
+#pragma once
+
+#include "common/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace cosmicac::config {
+
+// Docker's Env array: "KEY=VALUE" strings, in the order given. Errors (reason
+// ConfigInvalid) name the entry's 1-based position and its key, never a value.
+Result<std::vector<std::string>> parse_envs(std::string_view envs);
+
+// One variable for the encoder: a plain string, or a JSON object/array that the
+// container must receive as compact JSON.
+using EnvValue = std::variant<std::string, nlohmann::json>;
+
+// The inverse of parse_envs: an ENVS string that parses back to exactly
+// "KEY=<value>" for each pair (JSON values as nlohmann's compact dump()).
+// Errors (ConfigInvalid) for a key that is not a POSIX environment name.
+Result<std::string> encode_envs(std::vector<std::pair<std::string, EnvValue>> const& vars);
+
+}  // namespace cosmicac::config
