@@ -39,7 +39,7 @@ std::string join_argv(Command const& cmd) {
 }
 
 // Reads a pipe to EOF into `sink`, keeping at most kMaxCapture bytes.
-void read_all(asio::readable_pipe& pipe, std::string& sink, std::shared_ptr<std::array<char, 4096>> buf) {
+void read_all(asio::readable_pipe& pipe, std::string& sink, std::shared_ptr<std::array<char, 4096>> const& buf) {
   pipe.async_read_some(asio::buffer(*buf), [&pipe, &sink, buf](boost::system::error_code ec, std::size_t n) {
     if (n > 0 && sink.size() < kMaxCapture) sink.append(buf->data(), std::min(n, kMaxCapture - sink.size()));
     if (!ec) read_all(pipe, sink, buf);
@@ -72,7 +72,8 @@ Result<CommandResult> run_command(Command const& cmd) {
   asio::writable_pipe in_pipe(ctx);
   CommandResult res;
   boost::system::error_code ec;
-  auto const env = scrubbed_environment();
+  auto env = scrubbed_environment();
+  env.insert(env.end(), cmd.extra_env.begin(), cmd.extra_env.end());
 
   std::unique_ptr<bp::process> proc;
   try {

@@ -21,6 +21,9 @@ struct Command {
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
   std::string input;              // written to the child's stdin, then closed
   bool log_output_on_failure = true;
+  // Added to the scrubbed environment ("NAME=value"; never a secret), e.g.
+  // DEBIAN_FRONTEND=noninteractive for apt-get.
+  std::vector<std::string> extra_env;
 };
 
 struct CommandResult {

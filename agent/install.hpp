@@ -1,0 +1,34 @@
+// `cosmicac-bootstrap install`: puts the running binary and its unit in place,
+// reloads systemd, enables and starts the unit (through sd-bus). Idempotent: a
+// second run writes nothing; a different binary replaces the installed one.
+#pragma once
+
+#include "common/error.hpp"
+
+#include <string>
+
+namespace cosmicac::agent {
+
+struct InstallOptions {
+  std::string root = "/";              // install under this root (tests, image baking)
+  std::string source_binary = "/proc/self/exe";
+  bool use_systemd = true;             // reload + enable + start via sd-bus
+  bool start = true;                   // start the unit after enabling it
+};
+
+struct InstallReport {
+  bool binary_changed = false;
+  bool unit_changed = false;
+  bool started = false;
+};
+
+inline constexpr const char* kInstalledBinary = "/usr/local/bin/cosmicac-bootstrap";
+inline constexpr const char* kUnitName = "cosmicac-bootstrap.service";
+inline constexpr const char* kUnitDir = "/etc/systemd/system";
+
+// The unit file text compiled into the binary (units/cosmicac-bootstrap.service).
+std::string_view embedded_unit();
+
+Result<InstallReport> install(InstallOptions const& opts);
+
+}  // namespace cosmicac::agent

@@ -1,0 +1,105 @@
+#include "common/systemd_manager.hpp"
+
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+
+#include <cstring>
+#include <memory>
+
+namespace cosmicac::systemd {
+namespace {
+
+constexpr const char* kDest = "org.freedesktop.systemd1";
+constexpr const char* kPath = "/org/freedesktop/systemd1";
+constexpr const char* kManager = "org.freedesktop.systemd1.Manager";
+
+struct BusDeleter {
+  void operator()(sd_bus* b) const { sd_bus_flush_close_unref(b); }
+};
+using BusPtr = std::unique_ptr<sd_bus, BusDeleter>;
+
+Result<BusPtr> open_bus() {
+  sd_bus* raw = nullptr;
+  int r = sd_bus_open_system(&raw);
+  if (r < 0)
+    return make_error(Reason::Internal, std::string("cannot connect to the system bus: ") + std::strerror(-r), true);
+  return BusPtr(raw);
+}
+
+Error bus_error(std::string const& what, sd_bus_error const& err, int r) {
+  std::string msg = what + ": ";
+  msg += err.message ? err.message : std::strerror(-r);
+  return make_error(Reason::Internal, std::move(msg), true);
+}
+
+}  // namespace
+
+Status reload() {
+  auto bus = open_bus();
+  if (!bus) return bus.error();
+  sd_bus_error err = SD_BUS_ERROR_NULL;
+  int r = sd_bus_call_method(bus->get(), kDest, kPath, kManager, "Reload", &err, nullptr, "");
+  Status res = r < 0 ? Status(bus_error("systemd daemon-reload failed", err, r)) : ok();
+  sd_bus_error_free(&err);
+  return res;
+}
+
+Status enable_unit_files(std::vector<std::string> const& names) {
+  auto bus = open_bus();
+  if (!bus) return bus.error();
+  sd_bus_message* m = nullptr;
+  int r = sd_bus_message_new_method_call(bus->get(), &m, kDest, kPath, kManager, "EnableUnitFiles");
+  if (r >= 0) r = sd_bus_message_open_container(m, 'a', "s");
+  for (auto const& n : names)
+    if (r >= 0) r = sd_bus_message_append(m, "s", n.c_str());
+  if (r >= 0) r = sd_bus_message_close_container(m);
+  if (r >= 0) r = sd_bus_message_append(m, "bb", 0, 1);
+  sd_bus_error err = SD_BUS_ERROR_NULL;
+  if (r >= 0) r = sd_bus_call(bus->get(), m, 0, &err, nullptr);
+  sd_bus_message_unref(m);
+  Status res = r < 0 ? Status(bus_error("enabling " + (names.empty() ? std::string() : names.front()) + " failed", err, r)) : ok();
+  sd_bus_error_free(&err);
+  return res;
+}
+
+Status start_unit(std::string const& name) {
+  auto bus = open_bus();
+  if (!bus) return bus.error();
+  sd_bus_error err = SD_BUS_ERROR_NULL;
+  sd_bus_message* reply = nullptr;
+  int r = sd_bus_call_method(bus->get(), kDest, kPath, kManager, "StartUnit", &err, &reply, "ss", name.c_str(),
+                             "replace");
+  Status res = r < 0 ? Status(bus_error("starting " + name + " failed", err, r)) : ok();
+  sd_bus_message_unref(reply);
+  sd_bus_error_free(&err);
+  return res;
+}
+
+std::string active_state(std::string const& name) {
+  auto bus = open_bus();
+  if (!bus) return {};
+  sd_bus_error err = SD_BUS_ERROR_NULL;
+  sd_bus_message* reply = nullptr;
+  std::string state;
+  int r = sd_bus_call_method(bus->get(), kDest, kPath, kManager, "LoadUnit", &err, &reply, "s", name.c_str());
+  const char* path = nullptr;
+  if (r >= 0 && sd_bus_message_read(reply, "o", &path) >= 0 && path) {
+    char* value = nullptr;
+    sd_bus_error err2 = SD_BUS_ERROR_NULL;
+    if (sd_bus_get_property_string(bus->get(), kDest, path, "org.freedesktop.systemd1.Unit", "ActiveState", &err2,
+                                   &value) >= 0 && value) {
+      state = value;
+      free(value);  // NOLINT: sd-bus hands out malloc'd strings
+    }
+    sd_bus_error_free(&err2);
+  }
+  sd_bus_message_unref(reply);
+  sd_bus_error_free(&err);
+  return state;
+}
+
+void notify_status(std::string const& status) { sd_notify(0, ("STATUS=" + status).c_str()); }
+
+void notify_ready(std::string const& status) { sd_notify(0, ("READY=1\nSTATUS=" + status).c_str()); }
+
+}  // namespace cosmicac::systemd
