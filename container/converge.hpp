@@ -1,0 +1,62 @@
+// Convergence of ONE named container to the desired spec: look (inspect),
+// decide (plan_converge, pure), act (create/start/recreate), then verify that
+// it stays up (settle) and becomes healthy when its image has a HEALTHCHECK.
+#pragma once
+
+#include "common/error.hpp"
+#include "container/gpu.hpp"
+#include "container/spec.hpp"
+#include "engine/client.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cosmicac::container {
+
+enum class Action { Create, Start, Unchanged, Recreate };
+std::string_view action_name(Action a) noexcept;  // created|started|unchanged|recreated
+
+struct Existing {
+  std::string id;
+  std::string spec_hash;   // our hash label, empty when the container is not ours
+  std::string spec_label;  // our spec label
+  bool running = false;
+  bool restarting = false;
+};
+
+struct ConvergePlan {
+  Action action = Action::Create;
+  std::vector<std::string> changed;  // field names (Env by variable name)
+  std::string explanation;           // printable
+};
+
+// Pure: what to do with what exists.
+ConvergePlan plan_converge(std::optional<Existing> const& existing, ContainerSpec const& desired);
+
+struct ConvergeOptions {
+  GpuEnv gpu;
+  std::string dev_root = "/dev";   // for /dev/net/tun
+  bool check_bind_source = true;
+  std::chrono::milliseconds settle{std::chrono::seconds(5)};
+  std::chrono::milliseconds health_timeout{std::chrono::seconds(300)};
+  std::chrono::milliseconds poll_interval{std::chrono::milliseconds(500)};
+  int stop_timeout_seconds = 30;
+};
+
+struct ContainerInfo {
+  std::string id;
+  std::string name;
+  std::string image_id;
+  std::string image_digest;
+  Action action = Action::Create;
+  std::vector<std::string> changed;
+};
+
+// Inspects the named container (nullopt when absent).
+Result<std::optional<Existing>> inspect_existing(engine::Client& client, std::string const& name);
+
+Result<ContainerInfo> converge_container(engine::Client& client, ContainerSpec const& spec, ConvergeOptions const& options);
+
+}  // namespace cosmicac::container

@@ -1,0 +1,81 @@
+#include "container/gpu.hpp"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+namespace cosmicac::container {
+
+bool has_nvidia_pci(std::string const& sysfs_root) {
+  std::string const dir = sysfs_root + "/bus/pci/devices";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return false;
+  bool found = false;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::string const path = dir + "/" + e->d_name + "/vendor";
+    if (FILE* f = std::fopen(path.c_str(), "r")) {
+      char buf[16] = {};
+      if (std::fgets(buf, sizeof(buf), f) && std::strncmp(buf, "0x10de", 6) == 0) found = true;
+      std::fclose(f);
+    }
+    if (found) break;
+  }
+  ::closedir(d);
+  return found;
+}
+
+bool want_gpus(config::GpuMode mode, std::string const& sysfs_root) {
+  switch (mode) {
+    case config::GpuMode::All: return true;
+    case config::GpuMode::None: return false;
+    case config::GpuMode::Auto: return has_nvidia_pci(sysfs_root);
+  }
+  return false;
+}
+
+bool docker_serves_gpus(nlohmann::json const& info, bool hook_on_path) {
+  if (hook_on_path) return true;  // dockerd registers its `nvidia` device driver
+  if (!info.is_object()) return false;
+  if (info.contains("Runtimes") && info["Runtimes"].is_object() && info["Runtimes"].contains("nvidia")) return true;
+  if (info.contains("DiscoveredDevices") && info["DiscoveredDevices"].is_array())
+    for (auto const& d : info["DiscoveredDevices"])
+      if (d.is_object() && d.contains("ID") && d["ID"].is_string() && d["ID"].get<std::string>().rfind("nvidia.com/gpu", 0) == 0)
+        return true;
+  return false;
+}
+
+bool nvidia_hook_installed(std::string const& fs_root) {
+  std::string const root = fs_root == "/" ? "" : fs_root;
+  for (const char* dir : {"/usr/bin", "/usr/local/bin", "/usr/sbin", "/sbin", "/bin"}) {
+    std::string const p = root + dir + "/nvidia-container-runtime-hook";
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) return true;
+  }
+  return false;
+}
+
+Status check_gpus_ready(nlohmann::json const& docker_info, GpuEnv const& env) {
+  auto const deadline = std::chrono::steady_clock::now() + env.wait;
+  for (;;) {
+    if (::access((env.dev_root + "/nvidiactl").c_str(), F_OK) == 0 || ::access((env.dev_root + "/nvidia0").c_str(), F_OK) == 0)
+      break;
+    if (std::chrono::steady_clock::now() >= deadline)
+      return make_error(Reason::GpuUnavailable, "no NVIDIA device node (" + env.dev_root + "/nvidiactl or " + env.dev_root +
+                                                    "/nvidia0) appeared within " + std::to_string(env.wait.count() / 1000) +
+                                                    " s: is the NVIDIA driver installed and loaded?");
+    std::this_thread::sleep_for(env.poll_interval);
+  }
+  if (!docker_serves_gpus(docker_info, nvidia_hook_installed(env.fs_root)))
+    return make_error(Reason::GpuUnavailable,
+                      "dockerd cannot serve GPUs: no nvidia-container-runtime-hook in /usr/bin, /usr/local/bin, /usr/sbin, "
+                      "/sbin or /bin, and no nvidia runtime or CDI device in docker info (install nvidia-container-toolkit, "
+                      "or set GPU_MODE=none)");
+  return ok();
+}
+
+}  // namespace cosmicac::container

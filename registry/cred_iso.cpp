@@ -1,0 +1,189 @@
+#include "registry/cred_iso.hpp"
+
+#include <blkid/blkid.h>
+#include <libmount/libmount.h>
+#include <spdlog/spdlog.h>
+
+#include <dirent.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <thread>
+
+namespace cosmicac::registry {
+namespace {
+
+// Fresh low-level probe: the high-level cache may be stale while devices appear.
+bool probe(std::string const& dev, IsoCandidate& out) {
+  blkid_probe pr = blkid_new_probe_from_filename(dev.c_str());
+  if (!pr) return false;
+  blkid_probe_enable_superblocks(pr, 1);
+  blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL);
+  bool found = false;
+  if (blkid_do_safeprobe(pr) == 0) {
+    const char* type = nullptr;
+    const char* label = nullptr;
+    if (blkid_probe_lookup_value(pr, "TYPE", &type, nullptr) == 0 && type) {
+      out = IsoCandidate{dev, type, {}};
+      if (blkid_probe_lookup_value(pr, "LABEL", &label, nullptr) == 0 && label) out.label = label;
+      found = true;
+    }
+  }
+  blkid_free_probe(pr);
+  return found;
+}
+
+std::set<std::string> block_devices() {
+  std::set<std::string> devs;
+  blkid_cache cache = nullptr;
+  if (blkid_get_cache(&cache, "/dev/null") == 0) {  // no cache file: nothing written, nothing stale
+    blkid_probe_all(cache);
+    blkid_dev_iterate it = blkid_dev_iterate_begin(cache);
+    blkid_dev dev = nullptr;
+    while (blkid_dev_next(it, &dev) == 0) devs.insert(blkid_dev_devname(dev));
+    blkid_dev_iterate_end(it);
+    blkid_put_cache(cache);
+  }
+  // CD-ROMs are not always in /proc/partitions (blkid's list) before media is seen.
+  if (DIR* d = ::opendir("/dev")) {
+    while (dirent* e = ::readdir(d))
+      if (std::strncmp(e->d_name, "sr", 2) == 0) devs.insert(std::string("/dev/") + e->d_name);
+    ::closedir(d);
+  }
+  return devs;
+}
+
+class MountGuard {
+ public:
+  MountGuard() = default;
+  MountGuard(MountGuard const&) = delete;
+  MountGuard& operator=(MountGuard const&) = delete;
+  ~MountGuard() { release(); }
+
+  Status mount(IsoCandidate const& dev, std::string const& root) {
+    ::mkdir(root.c_str(), 0700);  // may exist
+    ::chmod(root.c_str(), 0700);
+    std::string tmpl = root + "/cred.XXXXXX";
+    if (!::mkdtemp(tmpl.data()))  // mode 0700
+      return make_error(Reason::CredIsoMissing, "cannot create a mount point under " + root + ": " + std::strerror(errno));
+    dir_ = tmpl;
+    libmnt_context* cxt = mnt_new_context();
+    if (!cxt) return make_error(Reason::Internal, "mnt_new_context failed");
+    mnt_context_disable_helpers(cxt, 1);  // no /sbin/mount.* children
+    mnt_context_disable_mtab(cxt, 1);     // nothing written to utab
+    mnt_context_set_source(cxt, dev.device.c_str());
+    mnt_context_set_target(cxt, dir_.c_str());
+    mnt_context_set_fstype(cxt, dev.type.c_str());
+    mnt_context_set_mflags(cxt, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
+    int rc = mnt_context_mount(cxt);
+    int const syscall_errno = mnt_context_get_syscall_errno(cxt);
+    mnt_free_context(cxt);
+    if (rc != 0) {
+      std::string why = syscall_errno ? std::strerror(syscall_errno) : "libmount error " + std::to_string(rc);
+      return make_error(Reason::CredIsoMissing, "cannot mount " + dev.device + " (" + dev.type + ") read-only: " + why);
+    }
+    mounted_ = true;
+    spdlog::debug("mounted {} read-only at {}", dev.device, dir_);
+    return ok();
+  }
+
+  std::string const& dir() const { return dir_; }
+
+  void release() {
+    if (mounted_) {
+      libmnt_context* cxt = mnt_new_context();
+      int rc = -1;
+      if (cxt) {
+        mnt_context_disable_helpers(cxt, 1);
+        mnt_context_disable_mtab(cxt, 1);
+        mnt_context_set_target(cxt, dir_.c_str());
+        rc = mnt_context_umount(cxt);
+        mnt_free_context(cxt);
+      }
+      if (rc != 0 && ::umount2(dir_.c_str(), MNT_DETACH) != 0)
+        spdlog::warn("cannot unmount the credential ISO at {}: {}", dir_, std::strerror(errno));
+      mounted_ = false;
+    }
+    if (!dir_.empty()) {
+      ::rmdir(dir_.c_str());
+      dir_.clear();
+    }
+  }
+
+ private:
+  std::string dir_;
+  bool mounted_ = false;
+};
+
+}  // namespace
+
+std::vector<IsoCandidate> order_candidates(std::vector<IsoCandidate> probed, CredIsoOptions const& options) {
+  std::vector<IsoCandidate> out;
+  auto wanted = [&](IsoCandidate const& c) {
+    return std::find(options.fs_types.begin(), options.fs_types.end(), c.type) != options.fs_types.end();
+  };
+  std::erase_if(probed, [&](IsoCandidate const& c) { return !wanted(c); });
+  std::stable_sort(probed.begin(), probed.end(), [&](IsoCandidate const& a, IsoCandidate const& b) {
+    bool const la = !options.label.empty() && a.label == options.label;
+    bool const lb = !options.label.empty() && b.label == options.label;
+    if (la != lb) return la;
+    return a.device < b.device;
+  });
+  return probed;
+}
+
+std::vector<IsoCandidate> find_iso_candidates(CredIsoOptions const& options) {
+  std::vector<IsoCandidate> probed;
+  if (!options.device.empty()) {
+    IsoCandidate c;
+    if (probe(options.device, c)) probed.push_back(c);
+  } else {
+    for (auto const& dev : block_devices()) {
+      IsoCandidate c;
+      if (probe(dev, c)) probed.push_back(c);
+    }
+  }
+  return order_candidates(std::move(probed), options);
+}
+
+Result<Credentials> read_credentials_from_device(IsoCandidate const& device, CredIsoOptions const& options) {
+  MountGuard guard;
+  if (auto st = guard.mount(device, options.mount_root); !st) return st.error();
+  if (!has_key_files(guard.dir()))
+    return make_error(Reason::CredIsoMissing, device.device + " does not hold " + kKeyRegistry + ", " +
+                                                  kKeyUsername + " and " + kKeyToken);
+  auto creds = read_credentials(guard.dir());
+  guard.release();
+  if (!creds) return make_error(Reason::CredInvalid, device.device + ": " + creds.error().message);
+  return creds;
+}
+
+Result<Credentials> load_credentials(CredIsoOptions const& options) {
+  auto const deadline = std::chrono::steady_clock::now() + options.wait;
+  std::string last;
+  for (;;) {
+    for (auto const& c : find_iso_candidates(options)) {
+      auto creds = read_credentials_from_device(c, options);
+      if (creds) {
+        spdlog::info("registry credentials read from {} (label '{}')", c.device, c.label);
+        return creds;
+      }
+      if (creds.error().reason == Reason::CredInvalid) return creds.error();
+      last = creds.error().message;  // not ours (another ConfigMap disk) or not mountable
+      spdlog::debug("credential ISO candidate skipped: {}", last);
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(options.poll_interval);
+  }
+  std::string msg = "no credential ISO (label '" + options.label + "' or any iso9660 device holding " + kKeyRegistry +
+                    ") appeared within " + std::to_string(options.wait.count() / 1000) + " s";
+  if (!last.empty()) msg += "; last candidate: " + last;
+  return make_error(Reason::CredIsoMissing, std::move(msg));
+}
+
+}  // namespace cosmicac::registry

@@ -1,0 +1,48 @@
+// The credential ISO: found with libblkid, mounted read-only with libmount in a
+// private directory under /run, read, and unmounted at once.
+//
+// KubeVirt labels every ConfigMap/Secret disk `cfgdata` by default, so several
+// ISOs may carry the label: candidates are those with the label first, then
+// every other iso9660 device, and the first one holding the three key files wins.
+#pragma once
+
+#include "common/error.hpp"
+#include "registry/credentials.hpp"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace cosmicac::registry {
+
+struct CredIsoOptions {
+  std::string label = "cfgdata";   // CRED_ISO_LABEL
+  std::string device;              // non-empty: use only this device (tests, overrides)
+  std::chrono::milliseconds wait{std::chrono::seconds(60)};
+  std::chrono::milliseconds poll_interval{std::chrono::milliseconds(500)};
+  std::string mount_root = "/run/cosmicac-bootstrap";  // private mount points are made here (0700)
+  std::vector<std::string> fs_types{"iso9660"};        // what a candidate's TYPE may be
+};
+
+struct IsoCandidate {
+  std::string device;
+  std::string type;
+  std::string label;
+};
+
+// Probes block devices (libblkid: every device it knows plus /dev/sr*) and
+// returns those whose TYPE is one of fs_types: label matches first, in name order.
+std::vector<IsoCandidate> find_iso_candidates(CredIsoOptions const& options);
+
+// Pure: orders probed devices as find_iso_candidates does.
+std::vector<IsoCandidate> order_candidates(std::vector<IsoCandidate> probed, CredIsoOptions const& options);
+
+// Mounts `device` read-only (nosuid,nodev,noexec) in a fresh private directory,
+// reads the credentials, unmounts and removes the directory on every path.
+Result<Credentials> read_credentials_from_device(IsoCandidate const& device, CredIsoOptions const& options);
+
+// The whole step: waits (bounded) for a candidate holding the key files.
+// CredIsoMissing when none appears in time; CredInvalid when one is bad.
+Result<Credentials> load_credentials(CredIsoOptions const& options);
+
+}  // namespace cosmicac::registry

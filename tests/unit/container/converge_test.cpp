@@ -1,0 +1,216 @@
+#include "container/converge.hpp"
+
+#include "tests/unit/engine/fake_dockerd.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <unistd.h>
+
+using namespace cosmicac;
+using namespace cosmicac::container;
+using test::FakeDockerd;
+using test::FakeResponse;
+using json = nlohmann::json;
+
+namespace {
+ContainerSpec spec() {
+  return ContainerSpec{.name = "cosmicac-container", .image = "ghcr.io/a/b:v1", .image_id = "sha256:1111",
+                       .env = {"TOKENLIKE=hunter2"}};
+}
+engine::Client client(FakeDockerd const& d) {
+  engine::Client c(engine::ClientOptions{.socket_path = d.socket_path()});
+  c.set_api_version("1.47");
+  return c;
+}
+ConvergeOptions fast() {
+  return ConvergeOptions{.settle = std::chrono::milliseconds(150), .health_timeout = std::chrono::milliseconds(500),
+                         .poll_interval = std::chrono::milliseconds(30)};
+}
+std::string inspect(std::string const& id, bool running, json labels, std::string const& extra_state = "") {
+  json j = {{"Id", id}, {"Config", {{"Labels", labels}}}};
+  j["State"] = json::parse(R"({"Running":)" + std::string(running ? "true" : "false") +
+                           R"(,"Restarting":false,"Status":")" + (running ? "running" : "exited") + R"(","ExitCode":)" +
+                           (running ? "0" : "3") + extra_state + "}");
+  return j.dump();
+}
+json our_labels(ContainerSpec const& s) { return create_body(s).at("Labels"); }
+void running_after_start(FakeDockerd& d, std::string const& id) {
+  d.script("POST", "/containers/" + id + "/start", {FakeResponse{.status = 204}});
+  d.script("GET", "/containers/" + id + "/json", {FakeResponse{.body = inspect(id, true, json::object())}});
+}
+}  // namespace
+
+TEST_CASE("absent: create with the desired body, then start and settle") {
+  FakeDockerd d;
+  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = R"({"message":"No such container"})"}});
+  d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"new1","Warnings":[]})"}});
+  running_after_start(d, "new1");
+  auto c = client(d);
+  auto r = converge_container(c, spec(), fast());
+  REQUIRE(r);
+  CHECK(r->action == Action::Create);
+  CHECK(r->id == "new1");
+  CHECK(r->image_id == "sha256:1111");
+  auto create = d.requests("POST", "/containers/create").at(0);
+  CHECK(create.query.at("name") == "cosmicac-container");
+  CHECK(json::parse(create.body) == create_body(spec()));
+  CHECK(d.count("POST", "/containers/new1/start") == 1);
+  CHECK(d.count("GET", "/containers/new1/json") >= 2);  // polled through the settle period
+}
+
+TEST_CASE("same hash and running: unchanged, nothing touched") {
+  FakeDockerd d;
+  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.body = inspect("old1", true, our_labels(spec()))}});
+  auto c = client(d);
+  auto r = converge_container(c, spec(), fast());
+  REQUIRE(r);
+  CHECK(r->action == Action::Unchanged);
+  CHECK(r->id == "old1");
+  CHECK(d.count("POST", "/containers/create") == 0);
+  CHECK(d.count("POST", "/containers/old1/start") == 0);
+}
+
+TEST_CASE("same hash but stopped: started, not recreated") {
+  FakeDockerd d;
+  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.body = inspect("old1", false, our_labels(spec()))}});
+  running_after_start(d, "old1");
+  auto c = client(d);
+  auto r = converge_container(c, spec(), fast());
+  REQUIRE(r);
+  CHECK(r->action == Action::Start);
+  CHECK(d.count("POST", "/containers/create") == 0);
+  CHECK(d.count("DELETE", "/containers/old1") == 0);
+  CHECK(d.count("POST", "/containers/old1/start") == 1);
+}
+
+TEST_CASE("different hash: stop, remove, recreate; changed fields by name, values not logged") {
+  test::LogCapture cap;
+  FakeDockerd d;
+  auto old = spec();
+  old.image_id = "sha256:0000";
+  old.env = {"TOKENLIKE=older-value"};
+  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.body = inspect("old1", true, our_labels(old))}});
+  d.script("POST", "/containers/old1/stop", {FakeResponse{.status = 204}});
+  d.script("DELETE", "/containers/old1", {FakeResponse{.status = 204}});
+  d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"new2"})"}});
+  running_after_start(d, "new2");
+  auto c = client(d);
+  auto r = converge_container(c, spec(), fast());
+  REQUIRE(r);
+  CHECK(r->action == Action::Recreate);
+  CHECK(r->changed == std::vector<std::string>{"Env:TOKENLIKE", "Image"});
+  CHECK(d.count("POST", "/containers/old1/stop") == 1);
+  CHECK(d.requests("DELETE", "/containers/old1").at(0).query.at("force") == "1");
+  auto const all = d.requests();
+  std::size_t i_del = 0, i_create = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i].method == "DELETE") i_del = i;
+    if (all[i].path == "/containers/create") i_create = i;
+  }
+  CHECK(i_del < i_create);
+  std::string const logged = cap.text();
+  CHECK(logged.find("Env:TOKENLIKE") != std::string::npos);
+  CHECK(logged.find("hunter2") == std::string::npos);
+  CHECK(logged.find("older-value") == std::string::npos);
+}
+
+TEST_CASE("a container with our name but no label of ours is replaced, with a warning") {
+  test::LogCapture cap;
+  FakeDockerd d;
+  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.body = inspect("foreign", true, json::object())}});
+  d.script("POST", "/containers/foreign/stop", {FakeResponse{.status = 204}});
+  d.script("DELETE", "/containers/foreign", {FakeResponse{.status = 204}});
+  d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"new3"})"}});
+  running_after_start(d, "new3");
+  auto c = client(d);
+  auto r = converge_container(c, spec(), fast());
+  REQUIRE(r);
+  CHECK(r->action == Action::Recreate);
+  CHECK(r->changed == std::vector<std::string>{"(no label)"});
+  CHECK(cap.text().find("not made by cosmicac-bootstrap") != std::string::npos);
+}
+
+TEST_CASE("a start that fails removes the half-created container") {
+  FakeDockerd d;
+  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
+  d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"half"})"}});
+  d.script("POST", "/containers/half/start",
+           {FakeResponse{.status = 500, .body = R"({"message":"could not select device driver \"\" with capabilities: [[gpu]]"})"}});
+  d.script("DELETE", "/containers/half", {FakeResponse{.status = 204}});
+  auto c = client(d);
+  auto r = converge_container(c, spec(), fast());
+  REQUIRE_FALSE(r);
+  CHECK(r.error().reason == Reason::GpuUnavailable);
+  CHECK(d.count("DELETE", "/containers/half") == 1);
+}
+
+TEST_CASE("a create refused by dockerd is ContainerError naming the status") {
+  FakeDockerd d;
+  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
+  d.script("POST", "/containers/create", {FakeResponse{.status = 400, .body = R"({"message":"invalid mount config"})"}});
+  auto c = client(d);
+  auto r = converge_container(c, spec(), fast());
+  REQUIRE_FALSE(r);
+  CHECK(r.error().reason == Reason::ContainerError);
+  CHECK(r.error().message.find("HTTP 400: invalid mount config") != std::string::npos);
+}
+
+TEST_CASE("exiting during the settle period: ContainerExited with the exit code and the last log lines") {
+  FakeDockerd d;
+  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
+  d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"dies"})"}});
+  d.script("POST", "/containers/dies/start", {FakeResponse{.status = 204}});
+  d.script("GET", "/containers/dies/json", {FakeResponse{.body = inspect("dies", true, json::object())},
+                                            FakeResponse{.body = inspect("dies", false, json::object())}});
+  std::string logs;
+  for (int i = 1; i <= 25; ++i) {
+    std::string line = "line " + std::to_string(i) + "\n";
+    std::string h(8, '\0');
+    h[0] = i % 2 ? 1 : 2;
+    h[7] = static_cast<char>(line.size());
+    logs += h + line;
+  }
+  d.script("GET", "/containers/dies/logs", {FakeResponse{.body = logs}});
+  auto c = client(d);
+  auto r = converge_container(c, spec(), fast());
+  REQUIRE_FALSE(r);
+  CHECK(r.error().reason == Reason::ContainerExited);
+  CHECK(r.error().message.find("exit code 3") != std::string::npos);
+  CHECK(r.error().message.find("line 25") != std::string::npos);
+  CHECK(r.error().message.find("line 6\n") != std::string::npos);
+  CHECK(r.error().message.find("line 5\n") == std::string::npos);  // only the last 20
+  auto q = d.requests("GET", "/containers/dies/logs").at(0).query;
+  CHECK(q.at("tail") == "20");
+  CHECK(q.at("stderr") == "1");
+}
+
+TEST_CASE("a HEALTHCHECK must report healthy; unhealthy fails") {
+  FakeDockerd d;
+  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
+  d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"h1"})"}});
+  d.script("POST", "/containers/h1/start", {FakeResponse{.status = 204}});
+  d.script("GET", "/containers/h1/json", {FakeResponse{.body = inspect("h1", true, json::object(), R"(,"Health":{"Status":"starting"})")},
+                                          FakeResponse{.body = inspect("h1", true, json::object(), R"(,"Health":{"Status":"healthy"})")}});
+  auto c = client(d);
+  REQUIRE(converge_container(c, spec(), fast()));
+
+  d.script("GET", "/containers/h1/json", {FakeResponse{.body = inspect("h1", true, json::object(), R"(,"Health":{"Status":"unhealthy"})")}});
+  auto r = converge_container(c, spec(), fast());
+  REQUIRE_FALSE(r);
+  CHECK(r.error().reason == Reason::ContainerExited);
+  CHECK(r.error().message.find("unhealthy") != std::string::npos);
+}
+
+TEST_CASE("preflight: an unmounted bind source stops everything before create") {
+  FakeDockerd d;
+  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
+  auto s = spec();
+  char tmpl[] = "/tmp/mnt-unmounted.XXXXXX";
+  s.mount_point = ::mkdtemp(tmpl);  // a bare directory: the data disk "did not mount"
+  auto c = client(d);
+  auto r = converge_container(c, s, fast());
+  ::rmdir(s.mount_point.c_str());
+  REQUIRE_FALSE(r);
+  CHECK(r.error().reason == Reason::ContainerError);
+  CHECK(d.count("POST", "/containers/create") == 0);
+}
