@@ -1,0 +1,66 @@
+// What the agent reports through: stamps each event, folds it into the
+// State, stores the state file, forwards the line to the port writer and a
+// sentence to the log. Thread-safe (the disk and pull steps run in parallel).
+#pragma once
+
+#include "readiness/event.hpp"
+#include "readiness/port_writer.hpp"
+#include "readiness/state.hpp"
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace cosmicac::readiness {
+
+struct ReporterOptions {
+  std::string state_path;         // "" → no state file (tests); the agent uses kDefaultStatePath
+  std::string port_path;          // "" → no port; the agent uses port_path(settings.readiness_port)
+  std::string boot_id_path = "/proc/sys/kernel/random/boot_id";
+  std::chrono::milliseconds heartbeat{5000};
+  std::chrono::milliseconds poll_interval{200};
+  std::chrono::milliseconds reopen_interval{2000};
+  std::size_t max_queue = 256;
+  // Progress events rewrite the state file at most this often (others always do).
+  std::chrono::milliseconds progress_file_interval{250};
+};
+
+class Reporter {
+ public:
+  explicit Reporter(ReporterOptions options);
+  ~Reporter();
+  Reporter(Reporter const&) = delete;
+  Reporter& operator=(Reporter const&) = delete;
+
+  // Fills v/seq/boot_id/ts/mono_ms/phase, folds, stores, forwards. Never
+  // blocks on the host; returns the event as published.
+  Event publish(Event e);
+  // Waits (at most `timeout`) for the port to take everything queued, if a
+  // host is connected. Call before exit so the final event gets out.
+  bool flush(std::chrono::milliseconds timeout);
+
+  State state() const;
+  PortState port_state() const;  // Closed when there is no port
+  PortWriter const* port() const { return port_.get(); }
+
+ private:
+  void on_connect();
+  void on_heartbeat();
+  Event stamp(Event e);  // under mu_
+  void store(Event const& e);  // under mu_
+
+  ReporterOptions opt_;
+  std::chrono::steady_clock::time_point start_;
+  mutable std::mutex mu_;  // order: mu_ before the port writer's lock
+  State state_;
+  std::uint64_t next_seq_ = 1;
+  std::string boot_id_;
+  std::optional<std::chrono::steady_clock::time_point> last_progress_write_;
+  bool progress_unsaved_ = false;
+  std::string last_store_error_;
+  std::unique_ptr<PortWriter> port_;
+};
+
+}  // namespace cosmicac::readiness

@@ -1,0 +1,119 @@
+#include "readiness/status.hpp"
+
+#include "readiness/boot_id.hpp"
+#include "readiness/state_file.hpp"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+
+namespace cosmicac::readiness {
+namespace {
+
+// Double-quoted, with \" \\ and control bytes escaped: stays one line.
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+bool active(StepStatus s) { return s == StepStatus::Started || s == StepStatus::Progress; }
+
+std::string running_line(State const& s) {
+  std::string line = "running";
+  // The active step furthest along the graph leads; the others follow.
+  int lead = -1;
+  for (int i = static_cast<int>(kStepCount) - 1; i >= 0; --i)
+    if (auto const& st = s.steps[static_cast<std::size_t>(i)]; st && active(st->status)) {
+      lead = i;
+      break;
+    }
+  if (lead < 0) return line;
+  auto step = static_cast<Step>(lead);
+  line += " step=";
+  line += step_name(step);
+  if (step == Step::Pull && s.pull) {
+    if (s.pull->bytes_total > 0) {
+      auto pct = s.pull->bytes_done >= s.pull->bytes_total ? 100 : s.pull->bytes_done * 100 / s.pull->bytes_total;
+      line += " " + std::to_string(pct) + "%";
+    } else {
+      line += " " + std::to_string(s.pull->bytes_done) + " bytes";
+    }
+  }
+  std::string also;
+  for (int i = 0; i < lead; ++i)
+    if (auto const& st = s.steps[static_cast<std::size_t>(i)]; st && active(st->status)) {
+      if (!also.empty()) also += ",";
+      also += step_name(static_cast<Step>(i));
+    }
+  if (!also.empty()) line += " (also: " + also + ")";
+  return line;
+}
+
+}  // namespace
+
+std::string status_line(State const& s) {
+  switch (s.phase) {
+    case Phase::Starting:
+      return "starting";
+    case Phase::Running:
+      return running_line(s);
+    case Phase::Ready: {
+      std::string line = "ready";
+      if (s.container) {
+        line += " container=" + s.container->name;
+        line += " id=" + s.container->id.substr(0, 12);
+        line += " image=" + s.container->image;
+        line += " digest=" + s.container->image_digest;
+      }
+      return line;
+    }
+    case Phase::Failed: {
+      std::string line = "failed reason=";
+      line += reason_name(s.reason.value_or(Reason::Internal));
+      if (s.failed_step) {
+        line += " step=";
+        line += step_name(*s.failed_step);
+      }
+      line += " message=" + quoted(s.message);
+      return line;
+    }
+  }
+  return "unknown";
+}
+
+bool ready_now(State const& s, std::string_view current_boot_id) {
+  return s.phase == Phase::Ready && !s.boot_id.empty() && s.boot_id == current_boot_id;
+}
+
+StatusAnswer answer_status(std::string const& state_path, std::string const& boot_id_path) {
+  auto state = read_state(state_path);
+  if (!state) {
+    struct stat st {};
+    if (::stat(state_path.c_str(), &st) != 0) return {"starting (no state at " + state_path + ")", 1};
+    return {"unknown (" + state.error().message + ")", 1};
+  }
+  std::string line = status_line(*state);
+  auto boot = read_boot_id(boot_id_path);
+  if (!boot) return {line + " (cannot tell the boot: " + boot.error().message + ")", 1};
+  if (state->boot_id != *boot)
+    return {"stale (state from boot " + state->boot_id + ", this is boot " + *boot + "): " + line, 1};
+  return {line, ready_now(*state, *boot) ? 0 : 1};
+}
+
+}  // namespace cosmicac::readiness

@@ -1,0 +1,31 @@
+// `cosmicac-bootstrap status`: one line from the state file, and the exit rule.
+#pragma once
+
+#include "readiness/state.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace cosmicac::readiness {
+
+// One line without '\n', e.g.
+//   ready container=cosmicac-container id=0123456789ab image=… digest=sha256:…
+//   failed reason=auth step=login message="401 Unauthorized from ghcr.io"
+//   running step=pull 45% (also: disk)
+//   starting
+std::string status_line(State const& s);
+
+// The exit rule: ready, and written in this boot (a state from an earlier
+// boot never counts, however it got there).
+bool ready_now(State const& s, std::string_view current_boot_id);
+
+struct StatusAnswer {
+  std::string line;  // what to print (no '\n')
+  int exit_code = 1; // 0 iff ready_now
+};
+
+// Everything `status` does, no arguments needed: reads the state file and the
+// boot id, never waits. A missing file reads "starting (no state at …)".
+StatusAnswer answer_status(std::string const& state_path, std::string const& boot_id_path);
+
+}  // namespace cosmicac::readiness

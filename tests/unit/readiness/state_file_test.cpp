@@ -1,0 +1,166 @@
+#include "readiness/state_file.hpp"
+
+#include "readiness/boot_id.hpp"
+#include "readiness/status.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+using namespace cosmicac;
+using namespace cosmicac::readiness;
+using std::chrono::milliseconds;
+namespace fs = std::filesystem;
+
+namespace {
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/readiness-test-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+void write_text(fs::path const& p, std::string const& text) {
+  std::ofstream(p) << text;
+}
+
+State ready_state(std::string boot) {
+  State s;
+  Event r = ready({"cosmicac-container", "0123456789abcdef0123", "ghcr.io/x/y:latest", "sha256:beef"},
+                  milliseconds(10));
+  r.seq = 12;
+  r.boot_id = std::move(boot);
+  r.time_ms = 1740830400250;
+  s.apply(r);
+  return s;
+}
+}  // namespace
+
+TEST_CASE("the state file is created with its directory, 0755/0644, and reads back equal") {
+  TempDir t;
+  auto path = (t.path / "run" / "state.json").string();
+  auto s = ready_state("boot-a");
+  ::umask(077);  // the modes must not depend on the caller's umask
+  auto st = write_state(path, s);
+  ::umask(022);
+  REQUIRE(st);
+  CHECK((fs::status(t.path / "run").permissions() & fs::perms::all) == fs::perms(0755));
+  CHECK((fs::status(path).permissions() & fs::perms::all) == fs::perms(0644));
+  auto back = read_state(path);
+  REQUIRE(back);
+  CHECK(*back == s);
+  // Rewriting replaces it and leaves no temporary files behind.
+  State f;
+  f.apply(failed(Step::Login, make_error(Reason::Auth, "401"), milliseconds(1)));
+  REQUIRE(write_state(path, f));
+  CHECK(read_state(path)->phase == Phase::Failed);
+  CHECK(std::distance(fs::directory_iterator(t.path / "run"), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("the state file is replaced by rename: a reader's open file keeps the old content") {
+  TempDir t;
+  auto path = (t.path / "state.json").string();
+  REQUIRE(write_state(path, ready_state("boot-a")));
+  struct stat before {};
+  REQUIRE(::stat(path.c_str(), &before) == 0);
+  State s;
+  REQUIRE(write_state(path, s));
+  struct stat after {};
+  REQUIRE(::stat(path.c_str(), &after) == 0);
+  CHECK(before.st_ino != after.st_ino);  // a new inode: never rewritten in place
+}
+
+TEST_CASE("read_state names the file on errors") {
+  TempDir t;
+  auto path = (t.path / "state.json").string();
+  auto missing = read_state(path);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message.find(path) != std::string::npos);
+  write_text(path, "{\"v\":1,");
+  auto garbage = read_state(path);
+  REQUIRE_FALSE(garbage);
+  CHECK(garbage.error().message.find(path) != std::string::npos);
+  Event hb{.boot_id = "b", .step = Step::Heartbeat};
+  write_text(path, to_json_line(hb));
+  CHECK_FALSE(read_state(path));  // a valid event but not a snapshot
+}
+
+TEST_CASE("status lines") {
+  CHECK(status_line(State{}) == "starting");
+  CHECK(status_line(ready_state("b")) ==
+        "ready container=cosmicac-container id=0123456789ab image=ghcr.io/x/y:latest digest=sha256:beef");
+
+  State f;
+  f.apply(started(Step::Login));
+  f.apply(failed(Step::Login, make_error(Reason::Auth, "401 \"Unauthorized\"\nfrom ghcr.io"), milliseconds(5)));
+  CHECK(status_line(f) == R"(failed reason=auth step=login message="401 \"Unauthorized\"\nfrom ghcr.io")");
+
+  State r;
+  r.apply(started(Step::Disk));
+  r.apply(started(Step::Pull));
+  CHECK(status_line(r) == "running step=pull (also: disk)");
+  r.apply(pull_progress(450, 1000));
+  CHECK(status_line(r) == "running step=pull 45% (also: disk)");
+  r.apply(done(Step::Disk, milliseconds(3)));
+  CHECK(status_line(r) == "running step=pull 45%");
+  r.apply(pull_progress(7, 0));
+  CHECK(status_line(r) == "running step=pull 7 bytes");
+  r.apply(done(Step::Pull, milliseconds(3)));
+  CHECK(status_line(r) == "running");
+}
+
+TEST_CASE("exit 0 only when ready in this boot") {
+  auto s = ready_state("boot-a");
+  CHECK(ready_now(s, "boot-a"));
+  CHECK_FALSE(ready_now(s, "boot-b"));
+  CHECK_FALSE(ready_now(ready_state(""), ""));
+  State running;
+  running.boot_id = "boot-a";
+  running.apply(Event{.boot_id = "boot-a", .step = Step::Pull, .status = StepStatus::Started});
+  CHECK_FALSE(ready_now(running, "boot-a"));
+}
+
+TEST_CASE("answer_status reads the file and the boot id, and refuses a stale ready") {
+  TempDir t;
+  auto state_path = (t.path / "state.json").string();
+  auto boot_path = (t.path / "boot_id").string();
+  write_text(boot_path, "boot-a\n");
+
+  auto none = answer_status(state_path, boot_path);
+  CHECK(none.exit_code == 1);
+  CHECK(none.line == "starting (no state at " + state_path + ")");
+
+  REQUIRE(write_state(state_path, ready_state("boot-a")));
+  auto now = answer_status(state_path, boot_path);
+  CHECK(now.exit_code == 0);
+  CHECK(now.line.rfind("ready container=cosmicac-container", 0) == 0);
+
+  write_text(boot_path, "boot-b\n");  // rebooted, but the old file survived
+  auto stale = answer_status(state_path, boot_path);
+  CHECK(stale.exit_code == 1);
+  CHECK(stale.line.rfind("stale (state from boot boot-a, this is boot boot-b): ready", 0) == 0);
+
+  ::unlink(boot_path.c_str());
+  CHECK(answer_status(state_path, boot_path).exit_code == 1);
+
+  write_text(state_path, "garbage");
+  auto bad = answer_status(state_path, "/proc/sys/kernel/random/boot_id");
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.line.rfind("unknown (", 0) == 0);
+}
+
+TEST_CASE("the real boot id is readable and looks like a UUID") {
+  auto id = read_boot_id();
+  REQUIRE(id);
+  CHECK(id->size() == 36);
+  CHECK(id->back() != '\n');
+}
