@@ -1,0 +1,96 @@
+#include "disk/classify.hpp"
+
+#include <array>
+
+namespace cosmicac::disk {
+
+namespace {
+
+Classification foreign(std::string summary) {
+  return {.kind = ContentKind::Foreign, .summary = std::move(summary)};
+}
+
+std::string describe_signature(Signature const& s) {
+  std::string out = s.type;
+  if (!s.usage.empty()) out += " (" + s.usage + ")";
+  return out;
+}
+
+// Partition types under which we accept an existing filesystem: the Linux
+// filesystem GUID (what parted/sfdisk/our own code write) and MBR type 0x83.
+bool is_linux_data_type(std::string const& table, std::string const& type) {
+  if (table == "gpt") return type == kLinuxFsTypeGuid;
+  if (table == "dos") return type == "0x83";
+  return false;
+}
+
+}  // namespace
+
+std::string_view content_kind_name(ContentKind kind) noexcept {
+  switch (kind) {
+    case ContentKind::Blank: return "blank";
+    case ContentKind::Ours: return "ours";
+    case ContentKind::ExistingFilesystem: return "existing-filesystem";
+    case ContentKind::Foreign: return "foreign";
+  }
+  return "foreign";
+}
+
+bool is_adoptable_filesystem(std::string_view t) noexcept {
+  constexpr std::array<std::string_view, 3> kTypes{"ext4", "xfs", "btrfs"};
+  for (auto k : kTypes)
+    if (t == k) return true;
+  return false;
+}
+
+Classification classify(ContentFacts const& f) {
+  if (!f.probe_error.empty()) return foreign("probe failed: " + f.probe_error);
+  if (f.ambiguous) return foreign("ambiguous probe: more than one signature on the disk");
+
+  if (!f.whole.type.empty()) {
+    if (!f.table_type.empty())
+      return foreign(describe_signature(f.whole) + " signature together with a " + f.table_type +
+                     " partition table");
+    if (f.whole.usage == "filesystem" && is_adoptable_filesystem(f.whole.type))
+      return {.kind = ContentKind::ExistingFilesystem,
+              .summary = f.whole.type + " filesystem on the whole disk (UUID " + f.whole.uuid + ")",
+              .partition = 0, .fs_type = f.whole.type, .fs_uuid = f.whole.uuid};
+    return foreign(describe_signature(f.whole) + " signature on the whole disk");
+  }
+
+  if (!f.table_type.empty()) {
+    if (f.partitions.empty()) return foreign("empty " + f.table_type + " partition table");
+    if (f.partitions.size() > 1)
+      return foreign(std::to_string(f.partitions.size()) + " partitions in a " + f.table_type + " partition table");
+    PartitionEntry const& p = f.partitions.front();
+    std::string const where = "partition " + std::to_string(p.number);
+    if (!p.content_error.empty()) return foreign(where + ": probe failed: " + p.content_error);
+    if (p.content_ambiguous) return foreign(where + ": ambiguous probe: more than one signature");
+    Signature const& c = p.content;
+    bool const is_fs = c.usage == "filesystem" && is_adoptable_filesystem(c.type);
+
+    if (f.table_type == "gpt" && p.name == kPartitionName) {
+      if (c.type.empty())
+        return {.kind = ContentKind::Ours, .summary = "our " + where + " (" + kPartitionName + "), no filesystem yet",
+                .partition = p.number};
+      if (is_fs)
+        return {.kind = ContentKind::Ours,
+                .summary = "our " + where + " (" + kPartitionName + ") with " + c.type + " (UUID " + c.uuid + ")",
+                .partition = p.number, .fs_type = c.type, .fs_uuid = c.uuid};
+      return foreign("our " + where + " holds " + describe_signature(c));
+    }
+    if (is_fs && is_linux_data_type(f.table_type, p.type))
+      return {.kind = ContentKind::ExistingFilesystem,
+              .summary = c.type + " filesystem on the only partition (" + std::to_string(p.number) + ", " +
+                         f.table_type + ") (UUID " + c.uuid + ")",
+              .partition = p.number, .fs_type = c.type, .fs_uuid = c.uuid};
+    std::string what = c.type.empty() ? "no recognised content" : describe_signature(c);
+    return foreign("the only " + where + " of a " + f.table_type + " table (type " + p.type +
+                   (p.name.empty() ? "" : ", name \"" + p.name + "\"") + ") holds " + what);
+  }
+
+  if (!f.head_zero) return foreign("unrecognised data in the first MiB (no known signature)");
+  return {.kind = ContentKind::Blank, .summary = "blank (no signature, no partition table)"};
+}
+
+}  // namespace cosmicac::disk

@@ -1,0 +1,35 @@
+// What a disk holds, judged from libblkid's facts: the rules that decide
+// whether the disk step may write to it (blank), finish its own earlier work
+// (ours), use it as it is (an existing filesystem), or must refuse (foreign).
+#pragma once
+
+#include "disk/facts.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace cosmicac::disk {
+
+enum class ContentKind {
+  Blank,               // no signature, no partition table, first MiB zero: we partition and format
+  Ours,                // GPT with our single cosmicac-data partition (formatted or not yet)
+  ExistingFilesystem,  // ext4/xfs/btrfs on the whole disk or on its only partition: mount as is
+  Foreign,             // anything else: refuse, write nothing
+};
+
+std::string_view content_kind_name(ContentKind kind) noexcept;
+
+struct Classification {
+  ContentKind kind = ContentKind::Foreign;
+  std::string summary;   // for people: "blank", "ext4 on the whole disk", "LVM2_member signature on the whole disk"
+  int partition = 0;     // the partition holding (or to hold) the data; 0 = the whole disk
+  std::string fs_type;   // "" while our partition has no filesystem yet
+  std::string fs_uuid;
+};
+
+// Filesystems we mount as we find them (never repartitioned nor reformatted).
+bool is_adoptable_filesystem(std::string_view blkid_type) noexcept;
+
+Classification classify(ContentFacts const& facts);
+
+}  // namespace cosmicac::disk

@@ -1,0 +1,263 @@
+#include "disk/decide.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace cosmicac::disk {
+
+namespace {
+
+std::string join(std::vector<std::string> const& v, std::string_view sep = ", ") {
+  std::string out;
+  for (auto const& s : v) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+DiskPlan refuse(DiskPlan plan, Reason reason, std::string message) {
+  plan.refusal = make_error(reason, std::move(message));
+  plan.actions.clear();
+  return plan;
+}
+
+std::string partition_device(DiskFacts const& d, int number) {
+  if (number == 0) return d.dev_path;
+  for (auto const& p : d.kernel_partitions)
+    if (p.number == number) return p.dev_path;
+  return {};
+}
+
+// Kernel names of the disk and of its partition `number` (0: the disk).
+std::string partition_name(DiskFacts const& d, int number) {
+  if (number == 0) return d.name;
+  for (auto const& p : d.kernel_partitions)
+    if (p.number == number) return p.name;
+  return {};
+}
+
+}  // namespace
+
+std::string_view action_kind_name(ActionKind kind) noexcept {
+  switch (kind) {
+    case ActionKind::CreatePartitionTable: return "create-partition-table";
+    case ActionKind::MakeFilesystem: return "make-filesystem";
+    case ActionKind::Mount: return "mount";
+    case ActionKind::WriteFstab: return "write-fstab";
+  }
+  return "unknown";
+}
+
+std::string format_size(std::uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(bytes);
+  std::size_t u = 0;
+  while (v >= 1024.0 && u + 1 < std::size(kUnits)) {
+    v /= 1024.0;
+    ++u;
+  }
+  char buf[32];
+  if (v == static_cast<double>(static_cast<std::uint64_t>(v)))
+    std::snprintf(buf, sizeof buf, "%llu %s", static_cast<unsigned long long>(v), kUnits[u]);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[u]);
+  return buf;
+}
+
+std::vector<std::string> backing_disks(SystemFacts const& facts, std::string const& device) {
+  std::map<std::string, std::vector<std::string> const*> parents;
+  for (auto const& n : facts.graph) parents[n.name] = &n.parents;
+  std::set<std::string> disk_names;
+  for (auto const& d : facts.disks) disk_names.insert(d.name);
+
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  std::vector<std::string> todo{device};
+  while (!todo.empty()) {
+    std::string const cur = todo.back();
+    todo.pop_back();
+    if (cur.empty() || !seen.insert(cur).second) continue;
+    auto const it = parents.find(cur);
+    bool const leaf = it == parents.end() || it->second->empty();
+    // Physical disks are the leaves: dm/md devices are listed as (virtual) disks too.
+    if (leaf && disk_names.count(cur) && std::find(out.begin(), out.end(), cur) == out.end()) out.push_back(cur);
+    if (!leaf)
+      for (auto const& p : *it->second) todo.push_back(p);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+DiskPlan decide(SystemFacts const& facts, DiskWanted const& wanted_in) {
+  DiskPlan plan;
+  DiskWanted wanted = wanted_in;
+  // mountinfo lists mount points normalised: compare (and write fstab) alike.
+  std::string mp = std::filesystem::path(wanted.mount_point).lexically_normal().native();
+  while (mp.size() > 1 && mp.back() == '/') mp.pop_back();
+  plan.mount_point = wanted.mount_point;
+  if (mp.empty() || mp.front() != '/' || mp == "/")
+    return refuse(std::move(plan), Reason::ConfigInvalid,
+                  "mount point \"" + wanted.mount_point + "\" is not an absolute path below /");
+  wanted.mount_point = plan.mount_point = mp;
+
+  // Disks in use: the root filesystem's, then any other mounted filesystem's
+  // (except whatever is already at our mount point: that may be our own disk).
+  std::map<std::string, std::string> in_use;  // disk → why
+  auto const root = std::find_if(facts.mounts.begin(), facts.mounts.end(), [](auto const& m) { return m.target == "/"; });
+  if (root == facts.mounts.end()) {
+    plan.root = "/ not found in mountinfo";
+  } else if (root->device.empty()) {
+    plan.root = "/ is " + root->source + ", not on a block device";
+  } else {
+    plan.root_disks = backing_disks(facts, root->device);
+    plan.root = "/ on " + root->device + " (" + root->source + "), backed by " +
+                (plan.root_disks.empty() ? std::string("no whole disk found") : join(plan.root_disks));
+    for (auto const& d : plan.root_disks) in_use[d] = "backs the root filesystem (/ on " + root->source + ")";
+  }
+  for (auto const& m : facts.mounts) {
+    if (m.device.empty() || m.target == "/" || m.target == wanted.mount_point) continue;
+    for (auto const& d : backing_disks(facts, m.device))
+      in_use.emplace(d, "in use: backs " + m.target + " (" + m.source + ")");
+  }
+
+  std::vector<DiskFacts const*> eligible;
+  for (auto const& d : facts.disks) {
+    CandidateReport r{.name = d.name, .dev_path = d.dev_path, .size_bytes = d.size_bytes, .serial = d.serial};
+    if (d.content_probed) r.classification = classify(d.content);
+    bool const ours = r.classification && r.classification->kind == ContentKind::Ours;
+    if (!d.not_candidate.empty()) r.excluded = d.not_candidate;
+    else if (auto u = in_use.find(d.name); u != in_use.end()) r.excluded = u->second;
+    else if (!wanted.serial.empty() && d.serial != wanted.serial)
+      r.excluded = "serial \"" + d.serial + "\" is not the configured \"" + wanted.serial + "\"";
+    else if (!d.content_probed) r.excluded = "content not probed";
+    // Our own partition wins whatever the minimum is now; a configured serial
+    // names the disk outright.
+    else if (wanted.serial.empty() && !ours && d.size_bytes < wanted.min_bytes)
+      r.excluded = "smaller than the minimum " + format_size(wanted.min_bytes);
+    if (r.excluded.empty()) eligible.push_back(&d);
+    plan.candidates.push_back(std::move(r));
+  }
+  auto cls_of = [&](DiskFacts const* d) -> Classification const& {
+    for (auto const& c : plan.candidates)
+      if (c.name == d->name) return *c.classification;
+    static Classification const none;
+    return none;
+  };
+  auto names = [](std::vector<DiskFacts const*> const& v) {
+    std::vector<std::string> n;
+    for (auto* d : v) n.push_back(d->dev_path);
+    return join(n);
+  };
+
+  DiskFacts const* chosen = nullptr;
+  if (!wanted.serial.empty()) {
+    if (eligible.empty()) {
+      std::string msg = "no usable disk with serial \"" + wanted.serial + "\"";
+      for (auto const& c : plan.candidates)
+        if (c.serial == wanted.serial) msg += " (" + c.dev_path + " has it but is excluded: " + c.excluded + ")";
+      return refuse(std::move(plan), Reason::NoDataDisk, msg);
+    }
+    if (eligible.size() > 1)
+      return refuse(std::move(plan), Reason::NoDataDisk,
+                    "several disks report serial \"" + wanted.serial + "\": " + names(eligible));
+    chosen = eligible.front();
+    plan.why = "its serial is \"" + wanted.serial + "\" (the configured data-disk serial)";
+  } else {
+    std::vector<DiskFacts const*> ours;
+    for (auto* d : eligible)
+      if (cls_of(d).kind == ContentKind::Ours) ours.push_back(d);
+    if (ours.size() > 1)
+      return refuse(std::move(plan), Reason::NoDataDisk,
+                    "several disks carry a " + std::string(kPartitionName) + " partition: " + names(ours) +
+                        "; configure the data-disk serial to choose one");
+    if (ours.size() == 1) {
+      chosen = ours.front();
+      plan.why = "it already carries our " + std::string(kPartitionName) + " partition";
+    } else {
+      if (eligible.empty())
+        return refuse(std::move(plan), Reason::NoDataDisk,
+                      "no disk of at least " + format_size(wanted.min_bytes) + " other than the root disk" +
+                          (plan.root_disks.empty() ? std::string() : " (" + join(plan.root_disks) + ")"));
+      std::uint64_t const largest =
+          (*std::max_element(eligible.begin(), eligible.end(),
+                             [](auto* a, auto* b) { return a->size_bytes < b->size_bytes; }))->size_bytes;
+      std::vector<DiskFacts const*> top;
+      for (auto* d : eligible)
+        if (d->size_bytes == largest) top.push_back(d);
+      if (top.size() > 1)
+        return refuse(std::move(plan), Reason::NoDataDisk,
+                      "cannot tell the data disk: " + names(top) + " are equally large (" + format_size(largest) +
+                          "); configure the data-disk serial to choose one");
+      chosen = top.front();
+      plan.why = eligible.size() == 1 ? "the only disk of at least " + format_size(wanted.min_bytes) +
+                                            " that is not in use"
+                                      : "the largest of " + std::to_string(eligible.size()) + " disks of at least " +
+                                            format_size(wanted.min_bytes) + " that are not in use";
+    }
+  }
+
+  Classification const& cls = cls_of(chosen);
+  plan.chosen = ChosenDisk{.name = chosen->name, .dev_path = chosen->dev_path, .size_bytes = chosen->size_bytes,
+                           .serial = chosen->serial, .classification = cls,
+                           .device = cls.kind == ContentKind::Blank ? std::string() : partition_device(*chosen, cls.partition)};
+  if (cls.kind == ContentKind::Foreign)
+    return refuse(std::move(plan), Reason::DiskHasForeignContent,
+                  chosen->dev_path + " (" + format_size(chosen->size_bytes) + ") holds " + cls.summary +
+                      "; refusing to touch it");
+
+  // What is at the mount point now.
+  std::string const node = cls.kind == ContentKind::Blank ? std::string() : partition_name(*chosen, cls.partition);
+  for (auto it = facts.mounts.rbegin(); it != facts.mounts.rend(); ++it) {
+    if (it->target != wanted.mount_point) continue;
+    if (!node.empty() && it->device == node) {
+      plan.chosen->already_mounted = true;
+      break;
+    }
+    return refuse(std::move(plan), Reason::DiskError,
+                  wanted.mount_point + " already holds " + it->source + ", not the data disk " + chosen->dev_path);
+  }
+
+  std::string const part = plan.chosen->device.empty() ? "the new partition " + std::string(kPartitionName)
+                                                        : plan.chosen->device;
+  std::string const fs = cls.fs_type.empty() ? std::string("ext4") : cls.fs_type;
+  switch (cls.kind) {
+    case ContentKind::Blank:
+      plan.why += "; it is blank";
+      plan.actions.push_back({ActionKind::CreatePartitionTable,
+                              "write a GPT on " + chosen->dev_path + " with one partition from 1 MiB to the end, named " +
+                                  kPartitionName + ", type Linux filesystem"});
+      plan.actions.push_back({ActionKind::MakeFilesystem, "format " + part + " as ext4 (label " +
+                                                              kFilesystemLabel + ", lazy init, no discard)"});
+      break;
+    case ContentKind::Ours:
+      if (cls.fs_type.empty()) {
+        plan.why += "; our partition has no filesystem yet (an earlier run stopped before formatting)";
+        plan.actions.push_back({ActionKind::MakeFilesystem, "format " + part + " as ext4 (label " +
+                                                                kFilesystemLabel + ", lazy init, no discard)"});
+      } else {
+        plan.why += "; it holds our " + cls.fs_type + " filesystem, used as it is";
+      }
+      break;
+    case ContentKind::ExistingFilesystem:
+      plan.why += "; it holds " + cls.summary + ", mounted as it is: never repartitioned nor reformatted";
+      break;
+    case ContentKind::Foreign: break;
+  }
+  if (plan.chosen->already_mounted)
+    plan.why += "; already mounted at " + wanted.mount_point;
+  else
+    plan.actions.push_back({ActionKind::Mount, "mount " + part + " (" + fs + ") at " + wanted.mount_point +
+                                                   " (created with mode 0755 if missing)"});
+  plan.actions.push_back(
+      {ActionKind::WriteFstab, "make " + wanted.fstab_path + " mount UUID=" +
+                                   (cls.fs_uuid.empty() ? std::string("<new>") : cls.fs_uuid) + " at " +
+                                   wanted.mount_point + " (" + fs + ", defaults,nofail,x-systemd.device-timeout=" +
+                                   std::to_string(wanted.fstab_device_timeout.count()) + "s), replacing our earlier line"});
+  return plan;
+}
+
+}  // namespace cosmicac::disk

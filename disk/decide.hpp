@@ -1,0 +1,79 @@
+// The decision: from probed facts and what is wanted, which disk (if any) is
+// the data disk and what to do with it. A pure function, so every rule is
+// tested on synthetic facts.
+#pragma once
+
+#include "common/error.hpp"
+#include "disk/classify.hpp"
+#include "disk/facts.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cosmicac::disk {
+
+// What the agent asks for (the lead maps config::Settings onto this).
+struct DiskWanted {
+  std::string mount_point;                          // MNT (absolute)
+  std::string serial;                               // "" → choose by content and size
+  std::uint64_t min_bytes = 100ULL << 30;           // smallest disk considered (when no serial)
+  std::chrono::seconds wait{60};                    // how long plan() waits for a candidate to appear
+  std::chrono::seconds partition_wait{30};          // how long apply() waits for a partition node
+  std::chrono::seconds fstab_device_timeout{30};    // x-systemd.device-timeout in the fstab line
+  std::string fstab_path = "/etc/fstab";
+};
+
+enum class ActionKind { CreatePartitionTable, MakeFilesystem, Mount, WriteFstab };
+std::string_view action_kind_name(ActionKind kind) noexcept;
+
+struct Action {
+  ActionKind kind;
+  std::string description;
+};
+
+struct CandidateReport {
+  std::string name;
+  std::string dev_path;
+  std::uint64_t size_bytes = 0;
+  std::string serial;
+  std::optional<Classification> classification;  // nullopt: not probed
+  std::string excluded;                          // "" = eligible
+};
+
+struct ChosenDisk {
+  std::string name;       // vdb
+  std::string dev_path;   // /dev/vdb
+  std::uint64_t size_bytes = 0;
+  std::string serial;
+  Classification classification;
+  std::string device;     // node holding (or to hold) the filesystem; "" until our partition exists
+  bool already_mounted = false;  // mounted at the mount point already
+};
+
+struct DiskPlan {
+  std::string mount_point;
+  std::string root;                     // "/ on dm-0 (/dev/mapper/vg-root)", or why unknown
+  std::vector<std::string> root_disks;  // physical disks backing /
+  std::vector<CandidateReport> candidates;
+  std::optional<ChosenDisk> chosen;
+  std::string why;                      // why that disk (and what happens to its content)
+  std::vector<Action> actions;          // in order; empty when refused or nothing to do
+  std::optional<Error> refusal;         // set: apply() will not write anything
+};
+
+// Every whole disk (in `graph`) that `device` is built on, following
+// partitions, device-mapper, LVM and md down to the disks. A disk itself
+// yields itself.
+std::vector<std::string> backing_disks(SystemFacts const& facts, std::string const& device);
+
+DiskPlan decide(SystemFacts const& facts, DiskWanted const& wanted);
+
+}  // namespace cosmicac::disk
+
+namespace cosmicac::disk {
+// "200 GiB", "1.5 TiB", "512 MiB": sizes as plans print them.
+std::string format_size(std::uint64_t bytes);
+}  // namespace cosmicac::disk

@@ -1,0 +1,167 @@
+#include "disk/discover.hpp"
+
+#include "disk/probe.hpp"
+
+#include <libmount/libmount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <system_error>
+
+namespace cosmicac::disk {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Reads a small sysfs attribute whole (binary-safe); "" when absent.
+std::string read_attr(fs::path const& p) {
+  std::string out;
+  if (FILE* f = std::fopen(p.c_str(), "rb")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    std::fclose(f);
+  }
+  return out;
+}
+
+std::string trim(std::string s) {
+  auto junk = [](char c) { return c == '\0' || c == ' ' || c == '\n' || c == '\t' || c == '\r'; };
+  while (!s.empty() && junk(s.back())) s.pop_back();
+  std::size_t i = 0;
+  while (i < s.size() && junk(s[i])) ++i;
+  return s.substr(i);
+}
+
+bool starts_with(std::string const& s, std::string_view p) { return s.rfind(p, 0) == 0; }
+
+// Why a whole disk is never a data-disk candidate, by its kind ("" = it may be).
+std::string kind_exclusion(std::string const& name, fs::path const& resolved, std::uint64_t size) {
+  if (starts_with(name, "loop")) return "loop device";
+  if (starts_with(name, "sr")) return "CD-ROM";
+  if (starts_with(name, "zram")) return "compressed RAM disk";
+  if (starts_with(name, "ram")) return "RAM disk";
+  if (resolved.native().find("/devices/virtual/") != std::string::npos)
+    return "virtual device (device-mapper, md, …), not a disk";
+  if (size == 0) return "no medium (size 0)";
+  return {};
+}
+
+struct TableDeleter {
+  void operator()(libmnt_table* t) const noexcept { mnt_unref_table(t); }
+};
+struct IterDeleter {
+  void operator()(libmnt_iter* i) const noexcept { mnt_free_iter(i); }
+};
+
+}  // namespace
+
+std::string read_serial(ProbeOptions const& options, std::string const& disk) {
+  fs::path const base = fs::path(options.sysfs_root) / "class/block" / disk;
+  if (auto s = trim(read_attr(base / "serial")); !s.empty()) return s;
+  if (auto s = trim(read_attr(base / "device/serial")); !s.empty()) return s;
+  // VPD page 0x80 (Unit Serial Number): 4-byte header, byte 1 the page code,
+  // bytes 2-3 the length, then the serial, space-padded.
+  std::string const vpd = read_attr(base / "device/vpd_pg80");
+  if (vpd.size() >= 4 && static_cast<unsigned char>(vpd[1]) == 0x80) {
+    std::size_t const len =
+        (static_cast<std::size_t>(static_cast<unsigned char>(vpd[2])) << 8) | static_cast<unsigned char>(vpd[3]);
+    return trim(vpd.substr(4, std::min(len, vpd.size() - 4)));
+  }
+  return {};
+}
+
+std::vector<KernelPartition> kernel_partitions(ProbeOptions const& options, std::string const& disk) {
+  std::vector<KernelPartition> out;
+  std::error_code ec;
+  fs::path const base = fs::path(options.sysfs_root) / "class/block" / disk;
+  for (auto const& e : fs::directory_iterator(base, ec)) {
+    std::string const number = trim(read_attr(e.path() / "partition"));
+    if (number.empty()) continue;
+    std::string const name = e.path().filename();
+    out.push_back({.number = std::atoi(number.c_str()), .name = name, .dev_path = options.dev_root + "/" + name});
+  }
+  std::sort(out.begin(), out.end(), [](auto const& a, auto const& b) { return a.number < b.number; });
+  return out;
+}
+
+Result<SystemFacts> probe_system(ProbeOptions const& options) {
+  SystemFacts facts;
+  std::error_code ec;
+  fs::path const class_block = fs::path(options.sysfs_root) / "class/block";
+  fs::directory_iterator it(class_block, ec);
+  if (ec) return make_error(Reason::DiskError, "cannot list " + class_block.native() + ": " + ec.message());
+
+  std::map<std::string, std::string> by_devno;  // "major:minor" → kernel name
+  for (auto const& e : it) {
+    std::string const name = e.path().filename();
+    fs::path const resolved = fs::canonical(e.path(), ec);
+    if (ec) continue;  // vanished while listing
+    BlockNode node{.name = name};
+    bool const is_partition = fs::exists(resolved / "partition");
+    if (is_partition) node.parents.push_back(resolved.parent_path().filename());
+    for (auto const& s : fs::directory_iterator(resolved / "slaves", ec)) node.parents.push_back(s.path().filename());
+    ec.clear();
+    if (auto dev = trim(read_attr(resolved / "dev")); !dev.empty()) by_devno[dev] = name;
+    facts.graph.push_back(std::move(node));
+    if (is_partition) continue;
+
+    DiskFacts d;
+    d.name = name;
+    d.dev_path = options.dev_root + "/" + name;
+    std::string const sectors = trim(read_attr(resolved / "size"));
+    d.size_bytes = std::strtoull(sectors.c_str(), nullptr, 10) * 512;  // sysfs size is in 512-byte units, always
+    d.serial = read_serial(options, name);
+    d.not_candidate = kind_exclusion(name, resolved, d.size_bytes);
+    d.kernel_partitions = kernel_partitions(options, name);
+    facts.disks.push_back(std::move(d));
+  }
+  std::sort(facts.disks.begin(), facts.disks.end(), [](auto const& a, auto const& b) { return a.name < b.name; });
+
+  std::unique_ptr<libmnt_table, TableDeleter> tb(mnt_new_table());
+  if (!tb || mnt_table_parse_file(tb.get(), options.mountinfo.c_str()) != 0)
+    return make_error(Reason::DiskError, "cannot read " + options.mountinfo);
+  std::unique_ptr<libmnt_iter, IterDeleter> iter(mnt_new_iter(MNT_ITER_FORWARD));
+  libmnt_fs* mfs = nullptr;
+  while (mnt_table_next_fs(tb.get(), iter.get(), &mfs) == 0) {
+    MountFacts m{.target = mnt_fs_get_target(mfs) ? mnt_fs_get_target(mfs) : "",
+                 .source = mnt_fs_get_source(mfs) ? mnt_fs_get_source(mfs) : ""};
+    dev_t const devno = mnt_fs_get_devno(mfs);
+    if (auto f = by_devno.find(std::to_string(major(devno)) + ":" + std::to_string(minor(devno))); f != by_devno.end()) {
+      m.device = f->second;
+    } else if (starts_with(m.source, "/dev/")) {
+      // btrfs shows an anonymous devno; its source names the device.
+      struct stat st {};
+      if (::stat(m.source.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
+        auto g = by_devno.find(std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev)));
+        if (g != by_devno.end()) m.device = g->second;
+      }
+    }
+    if (m.device.empty() && m.target != "/") continue;  // not on a block device: irrelevant
+    facts.mounts.push_back(std::move(m));
+  }
+  // "/" first (the last mount on "/" is the visible one).
+  auto root = std::find_if(facts.mounts.rbegin(), facts.mounts.rend(), [](auto const& m) { return m.target == "/"; });
+  if (root != facts.mounts.rend()) {
+    MountFacts r = *root;
+    facts.mounts.erase(std::next(root).base());
+    facts.mounts.insert(facts.mounts.begin(), std::move(r));
+  }
+
+  if (options.probe_content) {
+    for (auto& d : facts.disks) {
+      if (!d.not_candidate.empty()) continue;
+      d.content = probe_content(d.dev_path);
+      d.content_probed = true;
+    }
+  }
+  return facts;
+}
+
+}  // namespace cosmicac::disk

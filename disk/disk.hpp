@@ -1,0 +1,43 @@
+// The data-disk step: find the data disk, decide, then partition/format only a
+// blank disk, mount, persist in fstab. Look (probe_system), decide (decide),
+// act (apply); plan() = wait + look + decide.
+#pragma once
+
+#include "common/error.hpp"
+#include "disk/decide.hpp"
+#include "disk/describe.hpp"
+#include "disk/discover.hpp"
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace cosmicac::disk {
+
+using ProgressFn = std::function<void(std::string_view message)>;
+
+struct DiskOutcome {
+  std::string disk;         // /dev/vdb
+  std::string device;       // the node holding the filesystem: /dev/vdb1 (or the disk)
+  std::string fs_type;
+  std::string uuid;
+  std::string mount_point;
+  bool partitioned = false;     // we wrote the GPT this run
+  bool formatted = false;       // we ran mkfs this run
+  bool adopted = false;         // an existing filesystem not made by us, used as it is
+  bool already_mounted = false;
+  bool fstab_changed = false;
+};
+
+// Waits (up to wanted.wait) until decide() finds a disk, probing every second;
+// returns the last plan (its refusal says why when none was found). Errors
+// only when the system cannot be probed at all.
+Result<DiskPlan> plan(DiskWanted const& wanted, ProbeOptions const& options = {});
+
+// Carries out a plan. Re-probes the chosen disk first and refuses if its
+// content changed since the plan; re-probes before each write. Returns the
+// plan's refusal when it has one. Safe to re-run after a crash at any point.
+Result<DiskOutcome> apply(DiskPlan const& plan, DiskWanted const& wanted, ProgressFn const& progress = {},
+                          ProbeOptions const& options = {});
+
+}  // namespace cosmicac::disk

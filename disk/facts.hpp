@@ -1,0 +1,87 @@
+// What the disk step looks at: facts probed from sysfs, mountinfo and libblkid,
+// as plain values. Everything that decides (classify, decide) is a pure
+// function of these, so tests feed synthetic facts instead of disks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cosmicac::disk {
+
+// GPT partition name we give the data partition, and the ext4 label.
+inline constexpr const char* kPartitionName = "cosmicac-data";
+inline constexpr const char* kFilesystemLabel = "cosmicac-data";  // ext4 labels: ≤ 16 bytes
+inline constexpr const char* kLinuxFsTypeGuid = "0FC63DAF-8483-4772-8E79-3D69D8477DE4";
+
+// One libblkid superblock probe (of a whole disk or of one partition's area).
+struct Signature {
+  std::string type;   // blkid TYPE: ext4, xfs, LVM2_member, crypto_LUKS, … ("" = none)
+  std::string usage;  // blkid USAGE: filesystem, raid, crypto, other
+  std::string uuid;
+  std::string label;
+};
+
+// One entry of the partition table, as libblkid read it from the disk itself.
+struct PartitionEntry {
+  int number = 0;               // 1-based, as the kernel numbers it
+  std::uint64_t start_bytes = 0;
+  std::uint64_t size_bytes = 0;
+  std::string name;             // GPT partition name ("" on MBR)
+  std::string type;             // GPT type GUID (upper case) or MBR type "0x83"
+  Signature content;            // superblock probe of the partition's area
+  bool content_ambiguous = false;
+  std::string content_error;    // non-empty: the probe of this partition failed
+};
+
+// Everything libblkid says about what is on one disk. Probe failures are facts
+// too (they lead to a refusal), not errors.
+struct ContentFacts {
+  std::string probe_error;       // non-empty: the probe failed (then nothing else is known)
+  bool ambiguous = false;        // blkid_do_safeprobe returned -2 (several signatures)
+  Signature whole;               // superblock on the whole disk
+  std::string table_type;        // PTTYPE: gpt, dos, "" = none
+  std::vector<PartitionEntry> partitions;
+  bool head_zero = true;         // the first MiB is all zero bytes (nothing unrecognised there)
+};
+
+// A block device's place in the stack: its parents are what it is built on
+// (a partition's disk, a dm/md device's slaves).
+struct BlockNode {
+  std::string name;                  // kernel name: vda2, dm-0, nvme0n1p1
+  std::vector<std::string> parents;  // kernel names
+};
+
+// A partition the kernel knows (sysfs), for finding the partition's device node.
+struct KernelPartition {
+  int number = 0;
+  std::string name;      // nvme0n1p1, vdb1
+  std::string dev_path;  // /dev/nvme0n1p1
+};
+
+struct DiskFacts {
+  std::string name;             // kernel name: vdb, sda, nvme1n1
+  std::string dev_path;         // /dev/vdb
+  std::uint64_t size_bytes = 0;
+  std::string serial;           // "" when the device reports none
+  std::string not_candidate;    // set by discovery: "loop device", "CD-ROM", … ("" = candidate)
+  bool content_probed = false;
+  ContentFacts content;
+  std::vector<KernelPartition> kernel_partitions;
+};
+
+// A mounted filesystem, with the kernel name of its block device ("" when it
+// is not backed by a block device: tmpfs, overlay, nfs, …).
+struct MountFacts {
+  std::string target;
+  std::string source;   // as mountinfo says: /dev/mapper/vg-root
+  std::string device;   // kernel name: dm-0
+};
+
+struct SystemFacts {
+  std::vector<DiskFacts> disks;   // every whole disk discovery saw
+  std::vector<BlockNode> graph;   // every block device, with its parents
+  std::vector<MountFacts> mounts; // "/" first when known
+};
+
+}  // namespace cosmicac::disk

@@ -1,0 +1,33 @@
+// Mounting the data filesystem through a libmount context, and checking what
+// /proc/self/mountinfo says is mounted where.
+#pragma once
+
+#include "common/error.hpp"
+
+#include <optional>
+#include <string>
+#include <sys/types.h>
+
+namespace cosmicac::disk {
+
+struct MountedFs {
+  std::string source;   // as mountinfo says
+  std::string fstype;
+  dev_t devno = 0;
+};
+
+// The top-most filesystem mounted exactly at `target` (already canonical),
+// per the mountinfo file; nullopt when nothing is mounted there.
+Result<std::optional<MountedFs>> mounted_at(std::string const& target,
+                                            std::string const& mountinfo = "/proc/self/mountinfo");
+
+// mkdir -p with mode 0755 for each directory it creates. DiskError naming the path.
+Status make_mount_point(std::string const& path);
+
+// Mounts `device` (fstype) at `mount_point` unless it is already mounted
+// there. Returns true when it already was. DiskError when something else is
+// mounted there (naming both) or the mount fails or does not verify.
+Result<bool> ensure_mounted(std::string const& device, std::string const& fstype, std::string const& mount_point,
+                            std::string const& mountinfo = "/proc/self/mountinfo");
+
+}  // namespace cosmicac::disk

@@ -1,0 +1,175 @@
+#include "disk/probe.hpp"
+
+#include <blkid/blkid.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace cosmicac::disk {
+
+namespace {
+
+constexpr std::uint64_t kSector = 512;  // libblkid reports partition offsets in 512-byte sectors
+constexpr std::size_t kHeadBytes = 1 << 20;
+
+struct ProbeDeleter {
+  void operator()(blkid_struct_probe* p) const noexcept { blkid_free_probe(p); }
+};
+using ProbePtr = std::unique_ptr<blkid_struct_probe, ProbeDeleter>;
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { if (fd_ >= 0) ::close(fd_); }
+  Fd(Fd const&) = delete;
+  Fd& operator=(Fd const&) = delete;
+  int get() const { return fd_; }
+ private:
+  int fd_;
+};
+
+std::string lookup(blkid_probe pr, const char* name) {
+  const char* data = nullptr;
+  if (blkid_probe_lookup_value(pr, name, &data, nullptr) == 0 && data != nullptr) return data;
+  return {};
+}
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+// Superblock probe of [offset, offset+size) of fd; size 0 = to the end.
+AreaProbe probe_area(int fd, std::uint64_t offset, std::uint64_t size) {
+  AreaProbe out;
+  ProbePtr pr(blkid_new_probe());
+  if (!pr) return {.error = "cannot allocate a libblkid probe"};
+  if (blkid_probe_set_device(pr.get(), fd, static_cast<blkid_loff_t>(offset), static_cast<blkid_loff_t>(size)) != 0)
+    return {.error = "libblkid cannot use the device area"};
+  blkid_probe_enable_superblocks(pr.get(), 1);
+  blkid_probe_set_superblocks_flags(pr.get(), BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE | BLKID_SUBLKS_UUID |
+                                                  BLKID_SUBLKS_LABEL);
+  blkid_probe_enable_partitions(pr.get(), 0);
+  int const rc = blkid_do_safeprobe(pr.get());
+  if (rc == -2) out.ambiguous = true;
+  else if (rc < 0) out.error = "libblkid probe failed";
+  else if (rc == 0)
+    out.signature = {.type = lookup(pr.get(), "TYPE"), .usage = lookup(pr.get(), "USAGE"),
+                     .uuid = lookup(pr.get(), "UUID"), .label = lookup(pr.get(), "LABEL")};
+  return out;
+}
+
+bool head_is_zero(int fd, std::string& error) {
+  std::vector<char> buf(kHeadBytes);
+  std::size_t got = 0;
+  while (got < buf.size()) {
+    ssize_t const n = ::pread(fd, buf.data() + got, buf.size() - got, static_cast<off_t>(got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      error = "cannot read the first MiB: " + errno_text(errno);
+      return false;
+    }
+    if (n == 0) break;  // smaller than 1 MiB
+    got += static_cast<std::size_t>(n);
+  }
+  return std::all_of(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(got), [](char c) { return c == 0; });
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+ContentFacts probe_content(std::string const& path) {
+  ContentFacts facts;
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    facts.probe_error = "cannot open " + path + ": " + errno_text(errno);
+    return facts;
+  }
+
+  // Superblocks and partition tables together, so that a filesystem and a
+  // partition table on the same disk (or two filesystems) show up as such.
+  ProbePtr pr(blkid_new_probe());
+  if (!pr || blkid_probe_set_device(pr.get(), fd.get(), 0, 0) != 0) {
+    facts.probe_error = "libblkid cannot use " + path;
+    return facts;
+  }
+  blkid_probe_enable_superblocks(pr.get(), 1);
+  blkid_probe_set_superblocks_flags(pr.get(), BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE | BLKID_SUBLKS_UUID |
+                                                  BLKID_SUBLKS_LABEL);
+  blkid_probe_enable_partitions(pr.get(), 1);
+  int const rc = blkid_do_safeprobe(pr.get());
+  if (rc == -2) {
+    facts.ambiguous = true;
+    return facts;
+  }
+  if (rc < 0) {
+    facts.probe_error = "libblkid probe of " + path + " failed";
+    return facts;
+  }
+  if (rc == 0) {
+    facts.whole = {.type = lookup(pr.get(), "TYPE"), .usage = lookup(pr.get(), "USAGE"),
+                   .uuid = lookup(pr.get(), "UUID"), .label = lookup(pr.get(), "LABEL")};
+    facts.table_type = lookup(pr.get(), "PTTYPE");
+  }
+
+  if (!facts.table_type.empty()) {
+    // The entries, from a probe of the partitions chain alone.
+    ProbePtr pp(blkid_new_probe());
+    if (!pp || blkid_probe_set_device(pp.get(), fd.get(), 0, 0) != 0) {
+      facts.probe_error = "libblkid cannot use " + path;
+      return facts;
+    }
+    blkid_probe_enable_superblocks(pp.get(), 0);
+    blkid_probe_enable_partitions(pp.get(), 1);
+    blkid_partlist list = blkid_probe_get_partitions(pp.get());
+    if (list == nullptr) {
+      facts.probe_error = "libblkid cannot read the " + facts.table_type + " partition table of " + path;
+      return facts;
+    }
+    int const n = blkid_partlist_numof_partitions(list);
+    for (int i = 0; i < n; ++i) {
+      blkid_partition par = blkid_partlist_get_partition(list, i);
+      if (par == nullptr) continue;
+      PartitionEntry e;
+      e.number = blkid_partition_get_partno(par);
+      e.start_bytes = static_cast<std::uint64_t>(blkid_partition_get_start(par)) * kSector;
+      e.size_bytes = static_cast<std::uint64_t>(blkid_partition_get_size(par)) * kSector;
+      if (const char* name = blkid_partition_get_name(par)) e.name = name;
+      if (const char* type = blkid_partition_get_type_string(par)) {
+        e.type = upper(type);
+      } else {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "0x%02x", static_cast<unsigned>(blkid_partition_get_type(par)) & 0xffU);
+        e.type = buf;
+      }
+      AreaProbe const area = probe_area(fd.get(), e.start_bytes, e.size_bytes);
+      e.content = area.signature;
+      e.content_ambiguous = area.ambiguous;
+      e.content_error = area.error;
+      facts.partitions.push_back(std::move(e));
+    }
+  }
+
+  if (facts.whole.type.empty() && facts.table_type.empty()) {
+    std::string error;
+    facts.head_zero = head_is_zero(fd.get(), error);
+    if (!error.empty()) facts.probe_error = error + " of " + path;
+  }
+  return facts;
+}
+
+AreaProbe probe_superblock(std::string const& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return {.error = "cannot open " + path + ": " + errno_text(errno)};
+  return probe_area(fd.get(), 0, 0);
+}
+
+}  // namespace cosmicac::disk

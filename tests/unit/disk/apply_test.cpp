@@ -1,0 +1,173 @@
+// The whole apply() on a real loop device (partscan on) backed by a sparse
+// 120 GiB file, with a temporary fstab and mount point. Needs root and loop
+// devices: without them the test fails, saying so.
+#include "disk/disk.hpp"
+#include "disk/mount.hpp"
+#include "disk/partition.hpp"
+#include "disk/probe.hpp"
+#include "test_images.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+
+using namespace cosmicac;
+using namespace cosmicac::disk;
+using namespace cosmicac::disk::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::uint64_t GiB = 1ULL << 30;
+
+// Unmounts the mount point on scope exit (before the loop device detaches).
+struct Unmount {
+  std::string path;
+  ~Unmount() {
+    while (::umount2(path.c_str(), 0) == 0) {
+    }
+  }
+};
+
+// The real system's facts, restricted to this loop device as the only disk
+// (loop devices are never candidates on a real system).
+SystemFacts facts_for(LoopDevice const& loop) {
+  auto f = probe_system({.probe_content = false});
+  REQUIRE(f);
+  SystemFacts out = *f;
+  out.disks.clear();
+  for (auto d : f->disks) {
+    if (d.name != loop.name()) continue;
+    d.not_candidate.clear();
+    d.content = probe_content(d.dev_path);
+    d.content_probed = true;
+    out.disks.push_back(d);
+  }
+  REQUIRE(out.disks.size() == 1);
+  return out;
+}
+
+std::string slurp(std::string const& p) {
+  std::string out;
+  if (FILE* f = std::fopen(p.c_str(), "r")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    std::fclose(f);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("apply on a blank 120 GiB loop device: partition, format, mount, fstab; a re-run changes nothing") {
+  TempDir dir;
+  auto img = make_sparse(dir / "disk.img", 120 * GiB);
+  LoopDevice loop(img, /*partscan=*/true);
+  std::string const mnt = dir / "mnt/data";
+  Unmount guard{mnt};
+  DiskWanted const wanted{.mount_point = mnt, .partition_wait = 10s, .fstab_path = dir / "fstab"};
+
+  DiskPlan const p = decide(facts_for(loop), wanted);
+  INFO(describe(p));
+  REQUIRE_FALSE(p.refusal);
+  REQUIRE(p.chosen);
+  CHECK(p.chosen->classification.kind == ContentKind::Blank);
+
+  std::vector<std::string> progress;
+  auto const t0 = std::chrono::steady_clock::now();
+  auto out = apply(p, wanted, [&](std::string_view m) { progress.emplace_back(m); });
+  auto const took = std::chrono::steady_clock::now() - t0;
+  REQUIRE(out);
+  CHECK(out->partitioned);
+  CHECK(out->formatted);
+  CHECK_FALSE(out->adopted);
+  CHECK_FALSE(out->already_mounted);
+  CHECK(out->fstab_changed);
+  CHECK(out->device == loop.path() + "p1");
+  CHECK(out->fs_type == "ext4");
+  CHECK_FALSE(out->uuid.empty());
+  CHECK(progress.size() >= 4);
+  CHECK(took < 60s);  // lazy init: seconds, not minutes
+
+  // The mount point holds that filesystem, per mountinfo.
+  struct stat part {};
+  REQUIRE(::stat(out->device.c_str(), &part) == 0);
+  auto m = mounted_at(mnt);
+  REQUIRE(m);
+  REQUIRE(*m);
+  CHECK((*m)->devno == part.st_rdev);
+  struct stat md {};
+  REQUIRE(::stat(mnt.c_str(), &md) == 0);
+  CHECK((md.st_mode & 0777) == 0755);
+  CHECK(slurp(wanted.fstab_path).find("UUID=" + out->uuid + " " + mnt + " ext4 defaults,nofail,x-systemd.device-timeout=30s 0 2") !=
+        std::string::npos);
+
+  // Run again from a fresh look: ours, already mounted, nothing written.
+  DiskPlan const again = decide(facts_for(loop), wanted);
+  INFO(describe(again));
+  REQUIRE_FALSE(again.refusal);
+  CHECK(again.chosen->classification.kind == ContentKind::Ours);
+  CHECK(again.chosen->already_mounted);
+  auto out2 = apply(again, wanted);
+  REQUIRE(out2);
+  CHECK_FALSE(out2->partitioned);
+  CHECK_FALSE(out2->formatted);
+  CHECK(out2->already_mounted);
+  CHECK_FALSE(out2->fstab_changed);
+  CHECK(out2->uuid == out->uuid);
+}
+
+TEST_CASE("apply resumes after a crash between partitioning and mkfs, and refuses a plan gone stale") {
+  TempDir dir;
+  auto img = make_sparse(dir / "disk.img", 2 * GiB);
+  LoopDevice loop(img, /*partscan=*/true);
+  std::string const mnt = dir / "mnt";
+  Unmount guard{mnt};
+  DiskWanted const wanted{.mount_point = mnt, .min_bytes = 1, .partition_wait = 10s, .fstab_path = dir / "fstab"};
+
+  // A plan made while the disk was blank, then "someone" partitions it: stale.
+  DiskPlan const stale = decide(facts_for(loop), wanted);
+  REQUIRE(stale.chosen);
+  REQUIRE(stale.chosen->classification.kind == ContentKind::Blank);
+  REQUIRE(create_data_partition(loop.path()));  // the crash happened right after this
+  auto refused = apply(stale, wanted);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("changed since it was planned") != std::string::npos);
+
+  DiskPlan const p = decide(facts_for(loop), wanted);
+  INFO(describe(p));
+  REQUIRE_FALSE(p.refusal);
+  CHECK(p.chosen->classification.kind == ContentKind::Ours);
+  CHECK(p.chosen->classification.fs_type.empty());
+  auto out = apply(p, wanted);
+  REQUIRE(out);
+  CHECK_FALSE(out->partitioned);
+  CHECK(out->formatted);
+  CHECK(probe_superblock(out->device).signature.label == kFilesystemLabel);
+}
+
+TEST_CASE("ensure_mounted: a different filesystem at the mount point is an error naming both") {
+  TempDir dir;
+  auto a = make_sparse(dir / "a.img", 64ULL << 20);
+  auto b = make_sparse(dir / "b.img", 64ULL << 20);
+  run_ok("mkfs.ext4", {"-q", a});
+  run_ok("mkfs.ext4", {"-q", b});
+  LoopDevice la(a), lb(b);
+  std::string const mnt = dir / "mnt";
+  Unmount guard{mnt};
+  auto first = ensure_mounted(la.path(), "ext4", mnt);
+  REQUIRE(first);
+  CHECK_FALSE(*first);
+  auto same = ensure_mounted(la.path(), "ext4", mnt);
+  REQUIRE(same);
+  CHECK(*same);
+  auto other = ensure_mounted(lb.path(), "ext4", mnt);
+  REQUIRE_FALSE(other);
+  CHECK(other.error().reason == Reason::DiskError);
+  CHECK(other.error().message.find(la.path()) != std::string::npos);
+  CHECK(other.error().message.find(lb.path()) != std::string::npos);
+}
