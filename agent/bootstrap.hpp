@@ -1,0 +1,20 @@
+// The bootstrap as a small graph of steps (agent/bootstrap.cpp shows it whole).
+#pragma once
+
+#include "config/settings.hpp"
+#include "readiness/reporter.hpp"
+
+namespace cosmicac::agent {
+
+// Everything the run needs besides the settings; tests and the VM bed override paths.
+struct Environment {
+  std::string fstab_path = "/etc/fstab";
+  std::string sysfs_root = "/sys";
+  std::string dev_root = "/dev";
+};
+
+// Runs every step, reporting through `reporter`. Returns the process exit code
+// (0 ready, 1 failed). Idempotent: a second run with nothing changed only checks.
+int run_bootstrap(config::Settings const& settings, Environment const& env, readiness::Reporter& reporter);
+
+}  // namespace cosmicac::agent

@@ -1,0 +1,150 @@
+// The subcommands: each loads what it needs, calls one module or the
+// bootstrap graph, and turns the outcome into an exit code.
+#include "agent/commands.hpp"
+
+#include "agent/bootstrap.hpp"
+#include "agent/install.hpp"
+#include "agent/plan.hpp"
+#include "common/log.hpp"
+#include "common/secret.hpp"
+#include "common/systemd_manager.hpp"
+#include "config/envs.hpp"
+#include "readiness/port_writer.hpp"
+#include "readiness/state_file.hpp"
+#include "readiness/status.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+namespace cosmicac::agent {
+namespace {
+
+bool no_args(std::vector<std::string> const& args, const char* command) {
+  if (args.empty()) return true;
+  std::fprintf(stderr, "cosmicac-bootstrap %s: unexpected argument '%s'\n", command, args.front().c_str());
+  return false;
+}
+
+std::string read_stdin(std::size_t limit) {
+  std::string data;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+    if (data.size() > limit) break;
+  }
+  return data;
+}
+
+}  // namespace
+
+int cmd_run(GlobalOptions const& opts, std::vector<std::string> const& args) {
+  if (!no_args(args, "run")) return kExitUsage;
+  harden_process_against_dumps();  // the registry token will live in this process
+  log::setup(opts.verbose);
+
+  auto loaded = config::load_settings(opts.config_path);
+  readiness::ReporterOptions ro;
+  ro.state_path = readiness::kDefaultStatePath;
+  std::string port_name = loaded ? loaded->settings.readiness_port : std::string(readiness::kDefaultPortName);
+  ro.port_path = readiness::port_path(port_name);
+  if (loaded) ro.heartbeat = std::chrono::duration_cast<std::chrono::milliseconds>(loaded->settings.heartbeat);
+  readiness::Reporter reporter(ro);
+
+  if (!loaded) {
+    // Say why on every channel before giving up: the host sees config-invalid.
+    auto const& err = loaded.error();
+    spdlog::error("configuration {}: {}", opts.config_path, err.message);
+    reporter.publish(readiness::failed(readiness::Step::Config, err, std::chrono::milliseconds(0)));
+    systemd::notify_status("failed: " + std::string(reason_name(err.reason)) + ": " + err.message);
+    reporter.flush(std::chrono::seconds(2));
+    return kExitUsage;
+  }
+  for (auto const& w : loaded->warnings) spdlog::warn("configuration {}: {}", opts.config_path, w);
+
+  int code = run_bootstrap(loaded->settings, Environment{}, reporter);
+  reporter.flush(std::chrono::seconds(3));
+  return code;
+}
+
+int cmd_plan(GlobalOptions const& opts, std::vector<std::string> const& args) {
+  bool json = false;
+  for (auto const& a : args) {
+    if (a == "--json") {
+      json = true;
+    } else {
+      std::fprintf(stderr, "cosmicac-bootstrap plan: unexpected argument '%s'\n", a.c_str());
+      return kExitUsage;
+    }
+  }
+  log::setup(opts.verbose);
+  auto loaded = config::load_settings(opts.config_path);
+  if (!loaded) {
+    std::fprintf(stderr, "cosmicac-bootstrap: configuration %s: %s\n", opts.config_path.c_str(),
+                 loaded.error().message.c_str());
+    return kExitUsage;
+  }
+  for (auto const& w : loaded->warnings) std::fprintf(stderr, "warning: %s: %s\n", opts.config_path.c_str(), w.c_str());
+  return print_plan(loaded->settings, Environment{}, json);
+}
+
+int cmd_status(GlobalOptions const&, std::vector<std::string> const& args) {
+  // Run by KubeVirt's readiness probe through the guest agent: no arguments, no
+  // config, a few milliseconds. Exit 0 if and only if the bootstrap is ready.
+  if (!no_args(args, "status")) return kExitUsage;
+  auto answer = readiness::answer_status(readiness::kDefaultStatePath, "/proc/sys/kernel/random/boot_id");
+  std::printf("%s\n", answer.line.c_str());
+  return answer.exit_code == 0 ? kExitOk : kExitFailed;
+}
+
+int cmd_parse_envs(GlobalOptions const&, std::vector<std::string> const& args) {
+  if (!no_args(args, "parse-envs")) return kExitUsage;
+  constexpr std::size_t kLimit = 1 << 20;
+  std::string text = read_stdin(kLimit);
+  if (text.size() > kLimit) {
+    std::fputs("cosmicac-bootstrap parse-envs: input larger than 1 MiB\n", stderr);
+    return kExitUsage;
+  }
+  // One trailing newline is the terminal's, not the value's.
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  auto env = config::parse_envs(text);
+  wipe(text);
+  if (!env) {
+    std::fprintf(stderr, "cosmicac-bootstrap parse-envs: %s\n", env.error().message.c_str());
+    return kExitUsage;
+  }
+  std::printf("%s\n", config::envs_to_json_array(*env).c_str());
+  return kExitOk;
+}
+
+int cmd_install(GlobalOptions const& opts, std::vector<std::string> const& args) {
+  InstallOptions io;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--root" && i + 1 < args.size()) {
+      io.root = args[++i];
+      io.use_systemd = false;  // another root's systemd is not ours to drive
+    } else if (args[i] == "--no-start") {
+      io.start = false;
+    } else {
+      std::fprintf(stderr, "cosmicac-bootstrap install: unexpected argument '%s'\n", args[i].c_str());
+      return kExitUsage;
+    }
+  }
+  log::setup(opts.verbose);
+  auto report = install(io);
+  if (!report) {
+    spdlog::error("install failed: {}", report.error().message);
+    return kExitFailed;
+  }
+  std::printf("cosmicac-bootstrap installed: binary %s, unit %s%s\n", report->binary_changed ? "updated" : "unchanged",
+              report->unit_changed ? "updated" : "unchanged", report->started ? ", unit started" : "");
+  return kExitOk;
+}
+
+}  // namespace cosmicac::agent

@@ -1,0 +1,86 @@
+#include "agent/plan.hpp"
+
+#include "container/gpu.hpp"
+#include "disk/disk.hpp"
+#include "registry/docker_service.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace cosmicac::agent {
+namespace {
+
+// Names only: ENVS values may be secrets, and a plan is for printing.
+std::vector<std::string> env_names(std::vector<std::string> const& env) {
+  std::vector<std::string> names;
+  names.reserve(env.size());
+  for (auto const& e : env) names.push_back(e.substr(0, e.find('=')));
+  return names;
+}
+
+}  // namespace
+
+int print_plan(config::Settings const& s, Environment const& env, bool json) {
+  nlohmann::json out;
+  int code = 0;
+  bool const gpus = container::want_gpus(s.gpu_mode, env.sysfs_root);
+  out["config"] = {
+      {"image", s.image.str()},
+      {"container", s.container_name},
+      {"mount_point", s.mount_point},
+      {"job_type", s.job_type},
+      {"gpu_mode", config::gpu_mode_name(s.gpu_mode)},
+      {"gpus", gpus},
+      {"env", env_names(s.env)},
+      {"pull_policy", config::pull_policy_name(s.pull_policy)},
+  };
+
+  std::string disk_text;
+  if (s.mount_point.empty()) {
+    out["disk"] = {{"skipped", "MNT is not set"}};
+    disk_text = "data disk: skipped (MNT is not set)\n";
+  } else {
+    disk::DiskWanted w;
+    w.mount_point = s.mount_point;
+    w.serial = s.data_disk_serial;
+    w.min_bytes = s.data_disk_min_bytes;
+    w.wait = std::chrono::seconds(0);  // a plan looks once, it does not wait for disks
+    w.fstab_device_timeout = s.fstab_device_timeout;
+    w.fstab_path = env.fstab_path;
+    disk::ProbeOptions probe;
+    probe.sysfs_root = env.sysfs_root;
+    probe.dev_root = env.dev_root;
+    auto plan = disk::plan(w, probe);
+    if (plan) {
+      out["disk"] = disk::to_json(*plan);
+      disk_text = disk::describe(*plan);
+      if (plan->refusal) code = 1;
+    } else {
+      out["disk"] = {{"error", plan.error().message}};
+      disk_text = "data disk: cannot probe: " + plan.error().message + "\n";
+      code = 1;
+    }
+  }
+
+  registry::DockerOptions dopt;
+  dopt.socket_path = s.docker_socket;
+  dopt.install = s.install_docker;
+  auto const docker = registry::plan_docker(registry::probe_docker(dopt), s.install_docker);
+  out["docker"] = {{"explanation", docker.explanation}};
+
+  if (json) {
+    std::printf("%s\n", out.dump(2).c_str());
+    return code;
+  }
+  std::printf("configuration\n  image        %s (pull policy %s)\n  container    %s\n  mount point  %s\n"
+              "  job type     %s\n  GPUs         %s (GPU_MODE=%s)\n  env          %zu variables\n\n",
+              s.image.str().c_str(), std::string(config::pull_policy_name(s.pull_policy)).c_str(),
+              s.container_name.c_str(), s.mount_point.empty() ? "(none)" : s.mount_point.c_str(),
+              s.job_type.empty() ? "(none)" : s.job_type.c_str(), gpus ? "all" : "none",
+              std::string(config::gpu_mode_name(s.gpu_mode)).c_str(), s.env.size());
+  std::printf("%s\ndocker: %s\n", disk_text.c_str(), docker.explanation.c_str());
+  return code;
+}
+
+}  // namespace cosmicac::agent
