@@ -1,0 +1,62 @@
+// The CLI contract other tools rely on: subcommands, exit codes, no secrets in errors.
+#include "common/process.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+using namespace cosmicac;
+
+namespace {
+CommandResult agent(std::vector<std::string> args, std::string input = {}) {
+  auto r = run_command({.program = COSMICAC_AGENT_BINARY, .args = std::move(args), .input = std::move(input)});
+  REQUIRE(r);
+  return *r;
+}
+}  // namespace
+
+TEST_CASE("--version and --help exit 0; an unknown command is a usage error (2)") {
+  CHECK(agent({"--version"}).exit_code == 0);
+  auto help = agent({"--help"});
+  CHECK(help.exit_code == 0);
+  for (auto cmd : {"run", "plan", "status", "parse-envs", "install"}) CHECK(help.out.find(cmd) != std::string::npos);
+  CHECK(agent({"frobnicate"}).exit_code == 2);
+  CHECK(agent({}).exit_code == 2);
+}
+
+TEST_CASE("parse-envs prints Docker's Env array and never runs a value") {
+  std::filesystem::remove("/tmp/cosmicac-cli-pwned");
+  auto r = agent({"parse-envs"}, "CFG={name:llama,max_tokens:512};X=1 $(touch /tmp/cosmicac-cli-pwned);MSG=hello world\n");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "[\"CFG={\\\"name\\\":\\\"llama\\\",\\\"max_tokens\\\":512}\",\"X=1 $(touch /tmp/cosmicac-cli-pwned)\","
+                 "\"MSG=hello world\"]\n");
+  CHECK_FALSE(std::filesystem::exists("/tmp/cosmicac-cli-pwned"));
+}
+
+TEST_CASE("parse-envs rejects a bad entry with exit 2, naming the key but not the value") {
+  auto r = agent({"parse-envs"}, "A=1;TOKEN={secret-value-123");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("TOKEN") != std::string::npos);
+  CHECK(r.err.find("secret-value-123") == std::string::npos);
+}
+
+TEST_CASE("status takes no arguments and exits non-zero when there is no ready state") {
+  CHECK(agent({"status", "extra"}).exit_code == 2);
+  auto r = agent({"status"});
+  // No agent has run on this machine: not ready, one line.
+  CHECK(r.exit_code == 1);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+}
+
+TEST_CASE("an invalid config file makes plan exit 2 naming the key and line") {
+  auto path = std::filesystem::temp_directory_path() / "cosmicac-cli-test.cfg";
+  std::ofstream(path) << "# test\nNAME=bad name!\n";
+  auto r = agent({"--config", path.string(), "plan"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("NAME") != std::string::npos);
+  CHECK(r.err.find("line 2") != std::string::npos);
+  std::filesystem::remove(path);
+}

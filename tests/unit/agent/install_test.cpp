@@ -1,0 +1,83 @@
+#include "agent/install.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using namespace cosmicac::agent;
+
+namespace {
+struct TempRoot {
+  fs::path path;
+  TempRoot() {
+    char tmpl[] = "/tmp/cosmicac-install-XXXXXX";
+    path = ::mkdtemp(tmpl);
+  }
+  ~TempRoot() { fs::remove_all(path); }
+};
+std::string slurp(fs::path const& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST_CASE("install puts the binary (0755) and the embedded unit (0644) under the root") {
+  TempRoot root;
+  auto src = root.path / "source-binary";
+  std::ofstream(src) << "binary v1";
+  InstallOptions o{.root = root.path.string(), .source_binary = src.string(), .use_systemd = false};
+  auto r = install(o);
+  REQUIRE(r);
+  CHECK(r->binary_changed);
+  CHECK(r->unit_changed);
+  auto bin = root.path / "usr/local/bin/cosmicac-bootstrap";
+  auto unit = root.path / "etc/systemd/system/cosmicac-bootstrap.service";
+  CHECK(slurp(bin) == "binary v1");
+  CHECK((fs::status(bin).permissions() & fs::perms::all) == static_cast<fs::perms>(0755));
+  CHECK((fs::status(unit).permissions() & fs::perms::all) == static_cast<fs::perms>(0644));
+  CHECK(slurp(unit) == std::string(embedded_unit()));
+  CHECK(slurp(unit).find("ExecStart=/usr/local/bin/cosmicac-bootstrap run") != std::string::npos);
+}
+
+TEST_CASE("a second install changes nothing; a different binary replaces the installed one") {
+  TempRoot root;
+  auto src = root.path / "source-binary";
+  std::ofstream(src) << "binary v1";
+  InstallOptions o{.root = root.path.string(), .source_binary = src.string(), .use_systemd = false};
+  REQUIRE(install(o));
+  auto bin = root.path / "usr/local/bin/cosmicac-bootstrap";
+  struct stat before {};
+  REQUIRE(::stat(bin.c_str(), &before) == 0);
+
+  auto again = install(o);
+  REQUIRE(again);
+  CHECK_FALSE(again->binary_changed);
+  CHECK_FALSE(again->unit_changed);
+  struct stat after {};
+  REQUIRE(::stat(bin.c_str(), &after) == 0);
+  CHECK(before.st_ino == after.st_ino);  // not rewritten
+
+  std::ofstream(src) << "binary v2";
+  auto newer = install(o);
+  REQUIRE(newer);
+  CHECK(newer->binary_changed);
+  CHECK_FALSE(newer->unit_changed);
+  CHECK(slurp(bin) == "binary v2");
+  CHECK_FALSE(fs::exists(bin.string() + ".cosmicac-new"));
+}
+
+TEST_CASE("install reports a missing source binary as an error naming it") {
+  TempRoot root;
+  InstallOptions o{.root = root.path.string(), .source_binary = (root.path / "nope").string(), .use_systemd = false};
+  auto r = install(o);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message.find("nope") != std::string::npos);
+}
