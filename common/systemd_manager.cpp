@@ -37,7 +37,7 @@ Error bus_error(std::string const& what, sd_bus_error const& err, int r) {
 Status reload() {
   auto bus = open_bus();
   if (!bus) return bus.error();
-  sd_bus_error err = SD_BUS_ERROR_NULL;
+  sd_bus_error err{};  // == SD_BUS_ERROR_NULL (a C compound literal)
   int r = sd_bus_call_method(bus->get(), kDest, kPath, kManager, "Reload", &err, nullptr, "");
   Status res = r < 0 ? Status(bus_error("systemd daemon-reload failed", err, r)) : ok();
   sd_bus_error_free(&err);
@@ -54,7 +54,7 @@ Status enable_unit_files(std::vector<std::string> const& names) {
     if (r >= 0) r = sd_bus_message_append(m, "s", n.c_str());
   if (r >= 0) r = sd_bus_message_close_container(m);
   if (r >= 0) r = sd_bus_message_append(m, "bb", 0, 1);
-  sd_bus_error err = SD_BUS_ERROR_NULL;
+  sd_bus_error err{};  // == SD_BUS_ERROR_NULL (a C compound literal)
   if (r >= 0) r = sd_bus_call(bus->get(), m, 0, &err, nullptr);
   sd_bus_message_unref(m);
   Status res = r < 0 ? Status(bus_error("enabling " + (names.empty() ? std::string() : names.front()) + " failed", err, r)) : ok();
@@ -65,7 +65,7 @@ Status enable_unit_files(std::vector<std::string> const& names) {
 Status start_unit(std::string const& name) {
   auto bus = open_bus();
   if (!bus) return bus.error();
-  sd_bus_error err = SD_BUS_ERROR_NULL;
+  sd_bus_error err{};  // == SD_BUS_ERROR_NULL (a C compound literal)
   sd_bus_message* reply = nullptr;
   int r = sd_bus_call_method(bus->get(), kDest, kPath, kManager, "StartUnit", &err, &reply, "ss", name.c_str(),
                              "replace");
@@ -78,14 +78,14 @@ Status start_unit(std::string const& name) {
 std::string active_state(std::string const& name) {
   auto bus = open_bus();
   if (!bus) return {};
-  sd_bus_error err = SD_BUS_ERROR_NULL;
+  sd_bus_error err{};  // == SD_BUS_ERROR_NULL (a C compound literal)
   sd_bus_message* reply = nullptr;
   std::string state;
   int r = sd_bus_call_method(bus->get(), kDest, kPath, kManager, "LoadUnit", &err, &reply, "s", name.c_str());
   const char* path = nullptr;
   if (r >= 0 && sd_bus_message_read(reply, "o", &path) >= 0 && path) {
     char* value = nullptr;
-    sd_bus_error err2 = SD_BUS_ERROR_NULL;
+    sd_bus_error err2{};  // == SD_BUS_ERROR_NULL (a C compound literal)
     if (sd_bus_get_property_string(bus->get(), kDest, path, "org.freedesktop.systemd1.Unit", "ActiveState", &err2,
                                    &value) >= 0 && value) {
       state = value;

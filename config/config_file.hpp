@@ -23,6 +23,8 @@ Result<std::vector<ConfigEntry>> parse_config_file(std::string_view text, std::s
 
 // Renders entries so that parse_config_file reads back exactly these values
 // (used by cosmicac-vmi to write the guest's config through cloud-init).
+// Keys must be names ([A-Za-z_][A-Za-z0-9_]*); values may hold any byte but NUL.
+// Each header_comment line becomes a `# ` comment.
 std::string encode_config_file(std::vector<std::pair<std::string, std::string>> const& entries,
                                std::string_view header_comment = {});
 

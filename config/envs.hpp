@@ -30,4 +30,10 @@ using EnvValue = std::variant<std::string, nlohmann::json>;
 // Errors (ConfigInvalid) for a key that is not a POSIX environment name.
 Result<std::string> encode_envs(std::vector<std::pair<std::string, EnvValue>> const& vars);
 
+// Docker's Env array as compact JSON (`cosmicac-bootstrap parse-envs`).
+std::string envs_to_json_array(std::vector<std::string> const& env);
+
+// True for a POSIX environment variable name: [A-Za-z_][A-Za-z0-9_]*.
+bool is_env_name(std::string_view name) noexcept;
+
 }  // namespace cosmicac::config

@@ -1,0 +1,172 @@
+// The distribution reference grammar, by hand: its only implementation is
+// Go (distribution/reference); Debian packages no C/C++ equivalent.
+#include "config/image_ref.hpp"
+
+#include <fmt/format.h>
+
+namespace cosmicac::config {
+namespace {
+
+constexpr std::size_t kMaxNameLength = 255;  // distribution's NameTotalLengthMax
+constexpr std::size_t kMaxTagLength = 128;
+
+bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool alnum(char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
+bool hex_lower(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+bool has_upper(std::string_view s) {
+  for (char c : s)
+    if (c >= 'A' && c <= 'Z') return true;
+  return false;
+}
+
+Error bad(std::string_view what) {
+  return make_error(Reason::ConfigInvalid, fmt::format("invalid image reference: {}", what));
+}
+
+// path-component := [a-z0-9]+ (separator [a-z0-9]+)*, separator := [_.] | __ | [-]+
+bool valid_path_component(std::string_view c) {
+  std::size_t i = 0;
+  auto const n = c.size();
+  auto run = [&] {
+    std::size_t const b = i;
+    while (i < n && lower_alnum(c[i])) ++i;
+    return i > b;
+  };
+  if (!run()) return false;
+  while (i < n) {
+    if (c[i] == '.') {
+      ++i;
+    } else if (c[i] == '_') {
+      ++i;
+      if (i < n && c[i] == '_') ++i;
+    } else if (c[i] == '-') {
+      while (i < n && c[i] == '-') ++i;
+    } else {
+      return false;
+    }
+    if (!run()) return false;
+  }
+  return true;
+}
+
+// domain-component := [a-zA-Z0-9] | [a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]
+bool valid_host(std::string_view h) {
+  if (h.size() > 2 && h.front() == '[' && h.back() == ']') {  // IPv6 literal
+    std::string_view const ip = h.substr(1, h.size() - 2);
+    int colons = 0;
+    for (char c : ip) {
+      if (c == ':') ++colons;
+      else if (!hex_lower(c) && !(c >= 'A' && c <= 'F')) return false;
+    }
+    return colons >= 2;
+  }
+  std::size_t b = 0;
+  for (;;) {
+    std::size_t e = h.find('.', b);
+    if (e == std::string_view::npos) e = h.size();
+    std::string_view const comp = h.substr(b, e - b);
+    if (comp.empty() || !alnum(comp.front()) || !alnum(comp.back())) return false;
+    for (char c : comp)
+      if (!alnum(c) && c != '-') return false;
+    if (e == h.size()) return true;
+    b = e + 1;
+  }
+}
+
+bool valid_domain(std::string_view d) {
+  std::string_view host = d;
+  std::size_t const close = d.rfind(']');
+  std::size_t const colon = d.rfind(':');
+  if (colon != std::string_view::npos && (close == std::string_view::npos || colon > close)) {
+    std::string_view const port = d.substr(colon + 1);
+    if (port.empty() || port.size() > 5) return false;
+    unsigned p = 0;
+    for (char c : port) {
+      if (c < '0' || c > '9') return false;
+      p = p * 10U + static_cast<unsigned>(c - '0');
+    }
+    if (p == 0 || p > 65535) return false;
+    host = d.substr(0, colon);
+  }
+  return valid_host(host);
+}
+
+}  // namespace
+
+std::string ImageRef::repository() const { return domain + "/" + path; }
+
+std::string ImageRef::str() const {
+  std::string s = repository();
+  if (!tag.empty()) s += ":" + tag;
+  if (!digest.empty()) s += "@" + digest;
+  return s;
+}
+
+Result<ImageRef> parse_image_ref(std::string_view text) {
+  if (text.empty()) return bad("empty");
+  for (char c : text) {
+    auto const u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7F) return bad("contains whitespace, control or non-ASCII characters");
+  }
+  ImageRef ref;
+  std::string_view name = text;
+
+  if (std::size_t const at = name.find('@'); at != std::string_view::npos) {
+    std::string_view const digest = name.substr(at + 1);
+    name = name.substr(0, at);
+    if (!digest.starts_with("sha256:")) return bad("digest must be sha256:<64 hex digits>");
+    std::string_view const hex = digest.substr(7);
+    if (hex.size() != 64) return bad("digest must be sha256:<64 hex digits>");
+    for (char c : hex)
+      if (!hex_lower(c)) return bad("digest must be sha256:<64 lowercase hex digits>");
+    ref.digest = std::string(digest);
+  }
+
+  std::size_t const slash = name.rfind('/');
+  std::size_t const colon = name.rfind(':');
+  if (colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash)) {
+    std::string_view const tag = name.substr(colon + 1);
+    name = name.substr(0, colon);
+    if (tag.empty()) return bad("empty tag after ':'");
+    if (tag.size() > kMaxTagLength) return bad("tag longer than 128 characters");
+    auto word = [](char c) { return alnum(c) || c == '_'; };
+    if (!word(tag.front())) return bad("tag must start with a letter, digit or '_'");
+    for (char c : tag)
+      if (!word(c) && c != '.' && c != '-') return bad("tag may contain only letters, digits, '_', '.' and '-'");
+    ref.tag = std::string(tag);
+  }
+  if (name.empty()) return bad("missing repository name");
+
+  // A first component is a registry host when it looks like one (has '.' or
+  // ':', is "localhost", or has capitals), as Docker decides.
+  std::string_view path = name;
+  std::size_t const first = name.find('/');
+  if (first != std::string_view::npos) {
+    std::string_view const head = name.substr(0, first);
+    if (head.find_first_of(".:") != std::string_view::npos || head == "localhost" || has_upper(head)) {
+      if (!valid_domain(head)) return bad("invalid registry host or port");
+      ref.domain = std::string(head);
+      path = name.substr(first + 1);
+    }
+  }
+  if (ref.domain.empty() || ref.domain == "index.docker.io") ref.domain = "docker.io";
+  if (path.empty()) return bad("missing repository path");
+  if (has_upper(path)) return bad("repository name must be lowercase");
+  std::size_t b = 0;
+  for (;;) {
+    std::size_t e = path.find('/', b);
+    if (e == std::string_view::npos) e = path.size();
+    if (!valid_path_component(path.substr(b, e - b)))
+      return bad("path components are lowercase letters and digits separated by '.', '_', '__' or '-'");
+    if (e == path.size()) break;
+    b = e + 1;
+  }
+  ref.path = std::string(path);
+  if (ref.domain == "docker.io" && ref.path.find('/') == std::string::npos) ref.path = "library/" + ref.path;
+  // Measured after normalisation, so that str() always parses back.
+  if (ref.repository().size() > kMaxNameLength) return bad("repository name longer than 255 characters");
+  if (ref.tag.empty() && ref.digest.empty()) ref.tag = "latest";
+  return ref;
+}
+
+}  // namespace cosmicac::config

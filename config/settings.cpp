@@ -1,0 +1,216 @@
+#include "config/settings.hpp"
+
+#include "config/config_file.hpp"
+#include "config/envs.hpp"
+#include "config/scalars.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace cosmicac::config {
+namespace {
+
+constexpr std::size_t kMaxFileSize = 1 << 20;  // a settings file is a few hundred bytes
+
+// A problem with a value; the caller names origin, line and key.
+Status problem(std::string what) { return make_error(Reason::ConfigInvalid, std::move(what)); }
+
+template <class T>
+Status assign(Result<T> r, T& out) {
+  if (!r) return r.error();
+  out = std::move(*r);
+  return ok();
+}
+
+bool has_control(std::string_view v) {
+  for (char c : v)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) return true;
+  return false;
+}
+
+bool ilower_equals(std::string_view v, std::string_view lower) {
+  if (v.size() != lower.size()) return false;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    char c = v[k];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[k]) return false;
+  }
+  return true;
+}
+
+using Setter = Status (*)(Settings&, std::string_view);
+
+struct Key {
+  std::string_view name;
+  Setter set;  // called only for non-empty values: an empty value keeps the default
+};
+
+Status set_duration(std::chrono::seconds& out, std::string_view v) { return assign(parse_duration(v), out); }
+
+constexpr std::array<Key, 21> kKeys{{
+    {"MNT", [](Settings& s, std::string_view v) { return assign(normalise_mount_point(v), s.mount_point); }},
+    {"IMG", [](Settings& s, std::string_view v) { return assign(parse_image_ref(v), s.image); }},
+    {"NAME",
+     [](Settings& s, std::string_view v) {
+       if (!valid_container_name(v))
+         return problem("not a valid container name ([a-zA-Z0-9][a-zA-Z0-9_.-]*, at most 128 characters)");
+       s.container_name = v;
+       return ok();
+     }},
+    {"JOB_TYPE",
+     [](Settings& s, std::string_view v) {
+       if (has_control(v)) return problem("must not contain control characters");
+       s.job_type = v;
+       return ok();
+     }},
+    {"ENVS", [](Settings& s, std::string_view v) { return assign(parse_envs(v), s.env); }},
+    {"DATA_DISK_SERIAL",
+     [](Settings& s, std::string_view v) {
+       if (has_control(v)) return problem("must not contain control characters");
+       s.data_disk_serial = v;
+       return ok();
+     }},
+    {"DATA_DISK_MIN_SIZE",
+     [](Settings& s, std::string_view v) {
+       auto r = parse_size(v);
+       if (r && *r == 0) return problem("must be greater than zero");
+       return assign(std::move(r), s.data_disk_min_bytes);
+     }},
+    {"DATA_DISK_WAIT", [](Settings& s, std::string_view v) { return set_duration(s.data_disk_wait, v); }},
+    {"FSTAB_DEVICE_TIMEOUT", [](Settings& s, std::string_view v) { return set_duration(s.fstab_device_timeout, v); }},
+    {"CRED_ISO_LABEL",
+     [](Settings& s, std::string_view v) {
+       // ISO 9660 volume identifiers are at most 32 characters.
+       if (v.size() > 32 || has_control(v) || v.find('/') != std::string_view::npos)
+         return problem("must be at most 32 characters, without '/' or control characters");
+       s.cred_iso_label = v;
+       return ok();
+     }},
+    {"CRED_ISO_WAIT", [](Settings& s, std::string_view v) { return set_duration(s.cred_iso_wait, v); }},
+    {"DOCKER_SOCKET",
+     [](Settings& s, std::string_view v) {
+       if (v.front() != '/' || has_control(v)) return problem("must be an absolute path");
+       s.docker_socket = v;
+       return ok();
+     }},
+    {"INSTALL_DOCKER", [](Settings& s, std::string_view v) { return assign(parse_bool(v), s.install_docker); }},
+    {"PULL_POLICY",
+     [](Settings& s, std::string_view v) {
+       if (ilower_equals(v, "missing")) s.pull_policy = PullPolicy::Missing;
+       else if (ilower_equals(v, "always")) s.pull_policy = PullPolicy::Always;
+       else return problem("must be missing or always");
+       return ok();
+     }},
+    {"RETRY_BUDGET", [](Settings& s, std::string_view v) { return set_duration(s.retry_budget, v); }},
+    {"GPU_MODE",
+     [](Settings& s, std::string_view v) {
+       if (ilower_equals(v, "all")) s.gpu_mode = GpuMode::All;
+       else if (ilower_equals(v, "none")) s.gpu_mode = GpuMode::None;
+       else if (ilower_equals(v, "auto")) s.gpu_mode = GpuMode::Auto;
+       else return problem("must be all, none or auto");
+       return ok();
+     }},
+    {"GPU_WAIT", [](Settings& s, std::string_view v) { return set_duration(s.gpu_wait, v); }},
+    {"SETTLE_SECONDS", [](Settings& s, std::string_view v) { return set_duration(s.settle, v); }},
+    {"HEALTH_TIMEOUT", [](Settings& s, std::string_view v) { return set_duration(s.health_timeout, v); }},
+    {"READINESS_PORT",
+     [](Settings& s, std::string_view v) {
+       // A file name under /dev/virtio-ports.
+       if (v.front() == '.' || v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+                                   std::string_view::npos)
+         return problem("must be a port name of letters, digits, '.', '_' and '-'");
+       s.readiness_port = v;
+       return ok();
+     }},
+    {"HEARTBEAT_SECONDS",
+     [](Settings& s, std::string_view v) {
+       auto r = parse_duration(v);
+       if (r && r->count() == 0) return problem("must be at least 1 second");
+       return assign(std::move(r), s.heartbeat);
+     }},
+}};
+
+Key const* find_key(std::string_view name) {
+  for (auto const& k : kKeys)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string_view gpu_mode_name(GpuMode m) noexcept {
+  switch (m) {
+    case GpuMode::All: return "all";
+    case GpuMode::None: return "none";
+    case GpuMode::Auto: return "auto";
+  }
+  return "all";
+}
+
+std::string_view pull_policy_name(PullPolicy p) noexcept {
+  switch (p) {
+    case PullPolicy::Missing: return "missing";
+    case PullPolicy::Always: return "always";
+  }
+  return "missing";
+}
+
+Result<LoadedSettings> parse_settings(std::string_view text, std::string_view origin) {
+  auto entries = parse_config_file(text, origin);
+  if (!entries) return entries.error();
+  LoadedSettings out;
+  out.settings.image = parse_image_ref(kDefaultImage).value();
+  out.settings.container_name = kDefaultContainerName;
+  std::vector<std::pair<std::string_view, int>> seen;
+  for (auto const& e : *entries) {
+    Key const* key = find_key(e.key);
+    if (key == nullptr) {
+      out.warnings.push_back(fmt::format("{} line {}: unknown key {} (ignored)", origin, e.line, e.key));
+      continue;
+    }
+    for (auto const& [name, line] : seen)
+      if (name == key->name)
+        out.warnings.push_back(
+            fmt::format("{} line {}: {} is set again (overrides line {})", origin, e.line, e.key, line));
+    seen.emplace_back(key->name, e.line);
+    if (e.value.empty()) continue;  // as the script's ${X:-default}: empty means unset
+    if (auto st = key->set(out.settings, e.value); !st)
+      return make_error(Reason::ConfigInvalid,
+                        fmt::format("{} line {}: {}: {}", origin, e.line, e.key, st.error().message));
+  }
+  return out;
+}
+
+Result<LoadedSettings> load_settings(std::string const& path) {
+  int const fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return parse_settings("", path);  // no file: all defaults, as the script did
+    return make_error(Reason::ConfigInvalid, fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t const n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int const err = errno;
+      ::close(fd);
+      return make_error(Reason::ConfigInvalid, fmt::format("{}: cannot read: {}", path, std::strerror(err)));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxFileSize) {
+      ::close(fd);
+      return make_error(Reason::ConfigInvalid, fmt::format("{}: larger than 1 MiB", path));
+    }
+  }
+  ::close(fd);
+  return parse_settings(text, path);
+}
+
+}  // namespace cosmicac::config

@@ -1,0 +1,162 @@
+#include "config/settings.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+using namespace cosmicac;
+using namespace cosmicac::config;
+using namespace std::chrono_literals;
+
+namespace {
+LoadedSettings load(std::string_view text) {
+  auto r = parse_settings(text, "/etc/default/docker-bootstrap");
+  INFO("text: " << text);
+  if (!r) FAIL("unexpected error: " << r.error());
+  return *r;
+}
+std::string error_of(std::string_view text) {
+  auto r = parse_settings(text, "cfg");
+  INFO("text: " << text);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().reason == Reason::ConfigInvalid);
+  return r.error().message;
+}
+}  // namespace
+
+TEST_CASE("settings: defaults") {
+  auto const s = load("").settings;
+  CHECK(s.mount_point.empty());
+  CHECK(s.image.str() == "ghcr.io/tetherto/cosmicac-wrk-agent-inference:latest");
+  CHECK(s.container_name == "cosmicac-container");
+  CHECK(s.env.empty());
+  CHECK(s.data_disk_min_bytes == 100ULL << 30);
+  CHECK(s.data_disk_wait == 60s);
+  CHECK(s.fstab_device_timeout == 30s);
+  CHECK(s.cred_iso_label == "cfgdata");
+  CHECK(s.docker_socket == "/var/run/docker.sock");
+  CHECK(s.install_docker);
+  CHECK(s.pull_policy == PullPolicy::Missing);
+  CHECK(s.gpu_mode == GpuMode::All);
+  CHECK(s.retry_budget == 600s);
+  CHECK(s.health_timeout == 300s);
+  CHECK(s.readiness_port == "org.cosmicac.bootstrap.0");
+  CHECK(s.heartbeat == 5s);
+}
+
+TEST_CASE("settings: every key is read and typed") {
+  auto const loaded = load(
+      "MNT=/data//models/\n"
+      "IMG=10.0.2.100:5000/team/model:v2\n"
+      "NAME=llm-1\n"
+      "JOB_TYPE=GPU_CONTAINER\n"
+      "ENVS='CFG={url:\"http://h:8080/x\",n:5};MSG=hello world'\n"
+      "DATA_DISK_SERIAL='QM 0001'\n"
+      "DATA_DISK_MIN_SIZE=1T\n"
+      "DATA_DISK_WAIT=2m\n"
+      "FSTAB_DEVICE_TIMEOUT=45s\n"
+      "CRED_ISO_LABEL=creds\n"
+      "CRED_ISO_WAIT=10\n"
+      "DOCKER_SOCKET=/run/docker.sock\n"
+      "INSTALL_DOCKER=no\n"
+      "PULL_POLICY=always\n"
+      "RETRY_BUDGET=1h\n"
+      "GPU_MODE=auto\n"
+      "GPU_WAIT=90\n"
+      "SETTLE_SECONDS=0\n"
+      "HEALTH_TIMEOUT=10m\n"
+      "READINESS_PORT=org.example.port\n"
+      "HEARTBEAT_SECONDS=2\n");
+  CHECK(loaded.warnings.empty());
+  auto const& s = loaded.settings;
+  CHECK(s.mount_point == "/data/models");
+  CHECK(s.image == ImageRef{"10.0.2.100:5000", "team/model", "v2", ""});
+  CHECK(s.container_name == "llm-1");
+  CHECK(s.job_type == "GPU_CONTAINER");
+  CHECK(s.env == std::vector<std::string>{R"(CFG={"url":"http://h:8080/x","n":5})", "MSG=hello world"});
+  CHECK(s.data_disk_serial == "QM 0001");
+  CHECK(s.data_disk_min_bytes == 1ULL << 40);
+  CHECK(s.data_disk_wait == 120s);
+  CHECK(s.fstab_device_timeout == 45s);
+  CHECK(s.cred_iso_label == "creds");
+  CHECK(s.cred_iso_wait == 10s);
+  CHECK(s.docker_socket == "/run/docker.sock");
+  CHECK_FALSE(s.install_docker);
+  CHECK(s.pull_policy == PullPolicy::Always);
+  CHECK(s.retry_budget == 3600s);
+  CHECK(s.gpu_mode == GpuMode::Auto);
+  CHECK(s.gpu_wait == 90s);
+  CHECK(s.settle == 0s);
+  CHECK(s.health_timeout == 600s);
+  CHECK(s.readiness_port == "org.example.port");
+  CHECK(s.heartbeat == 2s);
+  CHECK(gpu_mode_name(s.gpu_mode) == "auto");
+  CHECK(pull_policy_name(s.pull_policy) == "always");
+}
+
+TEST_CASE("settings: empty values keep defaults; unknown and repeated keys warn") {
+  auto const loaded = load("IMG=\nNAME=\n# c\nFOO=1\nMNT=/a\nMNT=/b\n");
+  CHECK(loaded.settings.image.str() == kDefaultImage);
+  CHECK(loaded.settings.container_name == kDefaultContainerName);
+  CHECK(loaded.settings.mount_point == "/b");
+  CHECK(loaded.warnings == std::vector<std::string>{
+                               "/etc/default/docker-bootstrap line 4: unknown key FOO (ignored)",
+                               "/etc/default/docker-bootstrap line 6: MNT is set again (overrides line 5)"});
+}
+
+TEST_CASE("settings: invalid values are errors naming key and line, not the value") {
+  CHECK(error_of("\nMNT=relative/path") == "cfg line 2: MNT: must be an absolute path");
+  CHECK(error_of("MNT=/etc") == "cfg line 1: MNT: must not be a system directory");
+  CHECK(error_of("A=1\nIMG=Bad/Name") == "cfg line 2: IMG: invalid image reference: repository name must be lowercase");
+  CHECK(error_of("NAME=-x") ==
+        "cfg line 1: NAME: not a valid container name ([a-zA-Z0-9][a-zA-Z0-9_.-]*, at most 128 characters)");
+  CHECK(error_of("DATA_DISK_MIN_SIZE=lots").starts_with("cfg line 1: DATA_DISK_MIN_SIZE: expected a size"));
+  CHECK(error_of("DATA_DISK_MIN_SIZE=0") == "cfg line 1: DATA_DISK_MIN_SIZE: must be greater than zero");
+  CHECK(error_of("GPU_WAIT=soon").starts_with("cfg line 1: GPU_WAIT: expected a duration"));
+  CHECK(error_of("INSTALL_DOCKER=maybe") == "cfg line 1: INSTALL_DOCKER: expected yes/no, true/false or 1/0");
+  CHECK(error_of("PULL_POLICY=never") == "cfg line 1: PULL_POLICY: must be missing or always");
+  CHECK(error_of("GPU_MODE=some") == "cfg line 1: GPU_MODE: must be all, none or auto");
+  CHECK(error_of("HEARTBEAT_SECONDS=0") == "cfg line 1: HEARTBEAT_SECONDS: must be at least 1 second");
+  CHECK(error_of("READINESS_PORT=../x").starts_with("cfg line 1: READINESS_PORT: "));
+  CHECK(error_of("DOCKER_SOCKET=docker.sock") == "cfg line 1: DOCKER_SOCKET: must be an absolute path");
+  CHECK(error_of("CRED_ISO_LABEL=" + std::string(33, 'x')).starts_with("cfg line 1: CRED_ISO_LABEL: "));
+  auto const envs = error_of("MNT=/data\n\nENVS='A=1;TOKEN={k:\"hunter2'\n");
+  CHECK(envs == "cfg line 3: ENVS: ENVS entry 2 (TOKEN): unterminated string at offset 11 of the literal");
+  CHECK(envs.find("hunter2") == std::string::npos);
+  CHECK(error_of("ENVS=\"X=1 $(touch /tmp/p)\"").starts_with("cfg line 1: ENVS: shell expansion"));
+}
+
+TEST_CASE("settings: load_settings reads a real file; a missing file means defaults") {
+  auto const dir = std::filesystem::temp_directory_path() / ("cosmicac-settings-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto const path = (dir / "docker-bootstrap").string();
+
+  auto missing = load_settings(path);
+  REQUIRE(missing);
+  CHECK(missing->settings.container_name == kDefaultContainerName);
+
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs("MNT=/models\nWHAT=1\nNAME=bad name\n", f);
+  std::fclose(f);
+  auto bad = load_settings(path);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message == path + " line 3: NAME: unquoted whitespace in the value (quote the value)");
+
+  f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs("MNT=/models\nWHAT=1\n", f);
+  std::fclose(f);
+  auto good = load_settings(path);
+  REQUIRE(good);
+  CHECK(good->settings.mount_point == "/models");
+  CHECK(good->warnings == std::vector<std::string>{path + " line 2: unknown key WHAT (ignored)"});
+
+  auto dir_error = load_settings(dir.string());
+  REQUIRE_FALSE(dir_error);
+  CHECK(dir_error.error().message.starts_with(dir.string() + ": cannot read"));
+  std::filesystem::remove_all(dir);
+}
