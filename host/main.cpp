@@ -1,12 +1,288 @@
-// cosmicac-vmi: creates the KubeVirt VMIs that carry the agent (skeleton).
+// cosmicac-vmi: renders and applies the KubeVirt objects of one CosmicAC GPU
+// VM (README, "cosmicac-vmi"). Exit status: 0 ok, 1 failure, 2 usage or spec
+// error.
+#include "host/duration.hpp"
+#include "host/job_spec.hpp"
+#include "host/kube_client.hpp"
+#include "host/kube_ops.hpp"
+#include "host/kubeconfig.hpp"
+#include "host/manifests.hpp"
+#include "host/userdata.hpp"
+#include "host/yaml_json.hpp"
+#include "readiness/event.hpp"
+#include "readiness/socket_follower.hpp"
+
+#include <chrono>
 #include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
+
+namespace {
+
+using namespace cosmicac;
+using namespace cosmicac::host;
+
+constexpr int kOk = 0, kFailure = 1, kUsage = 2;
+
+constexpr const char* kUsageText =
+    "usage: cosmicac-vmi COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  render -f SPEC [-o yaml|json]   print the manifests (YAML stream, or a v1 List)\n"
+    "  render-userdata -f SPEC         print only the cloud-init user-data\n"
+    "  apply -f SPEC                   create the objects (existing ones are kept)\n"
+    "  wait NAME [-n NS] | -f SPEC     wait until the VMI is Ready [--timeout 20m] [--interval 5s]\n"
+    "  wait --serial SOCKET [--json]   follow the agent's virtio-serial port (QEMU's host end) until ready\n"
+    "  delete -f SPEC [--delete-data]  delete the VMI, its root DataVolume and user-data Secret;\n"
+    "                                  the data PVC only with --delete-data\n"
+    "\n"
+    "cluster options (apply, wait, delete): --kubeconfig FILE, --context NAME\n"
+    "  (else $KUBECONFIG, ~/.kube/config, or the in-cluster service account)\n"
+    "SPEC is a YAML or JSON job spec (see host/examples/); '-' reads stdin.\n"
+    "  --help, --version\n";
+
+void say(std::string const& s) {
+  std::fputs(s.c_str(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+int fail(int code, std::string const& msg) {
+  std::fprintf(stderr, "cosmicac-vmi: %s\n", msg.c_str());
+  return code;
+}
+
+int usage_error(std::string const& msg) {
+  std::fprintf(stderr, "cosmicac-vmi: %s\n\n%s", msg.c_str(), kUsageText);
+  return kUsage;
+}
+
+// Options: "--name value", "--name=value", "-f value"; flags; one positional.
+struct Args {
+  std::map<std::string, std::string> values;
+  std::map<std::string, bool> flags;
+  std::vector<std::string> positional;
+};
+
+std::optional<Args> parse_args(std::vector<std::string> const& argv, std::vector<std::string> const& value_opts,
+                               std::vector<std::string> const& flag_opts, std::string& error) {
+  Args a;
+  auto is = [](std::vector<std::string> const& v, std::string const& s) {
+    for (auto const& x : v)
+      if (x == s) return true;
+    return false;
+  };
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_inline = false;
+    if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
+      value = arg.substr(arg.find('=') + 1);
+      arg = arg.substr(0, arg.find('='));
+      has_inline = true;
+    }
+    if (is(value_opts, arg)) {
+      if (!has_inline) {
+        if (i + 1 >= argv.size()) { error = arg + " needs a value"; return std::nullopt; }
+        value = argv[++i];
+      }
+      a.values[arg] = value;
+    } else if (is(flag_opts, arg) && !has_inline) {
+      a.flags[arg] = true;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      error = "unknown option " + arg;
+      return std::nullopt;
+    } else {
+      a.positional.push_back(arg);
+    }
+  }
+  return a;
+}
+
+std::string opt(Args const& a, std::string const& key) {
+  auto it = a.values.find(key);
+  return it == a.values.end() ? "" : it->second;
+}
+
+std::string spec_path(Args const& a) {
+  std::string f = opt(a, "-f");
+  return f.empty() ? opt(a, "--filename") : f;
+}
+
+Result<ClusterAccess> cluster(Args const& a) {
+  return load_cluster_access(opt(a, "--kubeconfig"), opt(a, "--context"), KubeEnvironment::from_process());
+}
+
+int cmd_render(std::vector<std::string> const& argv, bool userdata_only) {
+  std::string err;
+  auto a = parse_args(argv, {"-f", "--filename", "-o", "--output"}, {}, err);
+  if (!a) return usage_error(err);
+  if (spec_path(*a).empty()) return usage_error("-f SPEC is required");
+  if (!a->positional.empty()) return usage_error("unexpected argument " + a->positional[0]);
+  std::string format = opt(*a, "-o").empty() ? opt(*a, "--output") : opt(*a, "-o");
+  if (format.empty()) format = "yaml";
+  if (format != "yaml" && format != "json") return usage_error("-o must be yaml or json");
+  if (userdata_only && !opt(*a, "-o").empty()) return usage_error("render-userdata takes no -o");
+
+  auto spec = load_job_spec(spec_path(*a));
+  if (!spec) return fail(kUsage, spec.error().message);
+  if (userdata_only) {
+    std::fputs(render_userdata(*spec).c_str(), stdout);
+    return kOk;
+  }
+  auto objects = render_manifests(*spec);
+  std::string out = format == "json" ? as_list(objects).dump(2) + "\n" : to_yaml_stream(objects);
+  std::fputs(out.c_str(), stdout);
+  return kOk;
+}
+
+int cmd_apply(std::vector<std::string> const& argv) {
+  std::string err;
+  auto a = parse_args(argv, {"-f", "--filename", "--kubeconfig", "--context"}, {}, err);
+  if (!a) return usage_error(err);
+  if (spec_path(*a).empty()) return usage_error("-f SPEC is required");
+  if (!a->positional.empty()) return usage_error("unexpected argument " + a->positional[0]);
+  auto spec = load_job_spec(spec_path(*a));
+  if (!spec) return fail(kUsage, spec.error().message);
+  auto access = cluster(*a);
+  if (!access) return fail(kFailure, access.error().message);
+  KubeClient client(std::move(*access));
+  auto res = apply_objects(client, render_manifests(*spec), say);
+  if (!res) return fail(kFailure, res.error().message);
+  say("applied; run `cosmicac-vmi wait -f " + spec_path(*a) + "` to wait for readiness");
+  return kOk;
+}
+
+// `wait --serial SOCKET`: readiness straight from the agent's virtio-serial
+// port (QEMU exposes its host end as a unix socket; KubeVirt does not, so
+// there `wait` reads the VMI's Ready condition instead). Prints every event;
+// exit 0 on `ready`, 1 on `failed` or when the timeout passes.
+int wait_serial(Args const& a) {
+  std::chrono::milliseconds timeout = std::chrono::minutes(20);
+  if (!opt(a, "--timeout").empty()) {
+    auto d = parse_duration(opt(a, "--timeout"));
+    if (!d) return usage_error(std::string("--timeout: ") + d.error().message);
+    timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+  }
+  bool const raw = a.flags.count("--json") > 0;
+  readiness::SocketFollower follower(opt(a, "--serial"));
+  std::optional<readiness::Event> last;
+  auto end = follower.run(std::chrono::steady_clock::now() + timeout, [&](readiness::Event const& e) {
+    if (raw) {
+      std::string line = readiness::to_json_line(e);
+      std::fwrite(line.data(), 1, line.size(), stdout);
+    } else if (e.step != readiness::Step::Heartbeat) {
+      std::printf("%-8s %-12s %-9s %s\n", std::string(readiness::phase_name(e.phase)).c_str(),
+                  std::string(readiness::step_name(e.step)).c_str(),
+                  e.status ? std::string(readiness::status_name(*e.status)).c_str() : "",
+                  e.reason ? (std::string(reason_name(*e.reason)) + ": " + e.message).c_str() : e.message.c_str());
+    }
+    std::fflush(stdout);
+    last = e;
+    return e.phase != readiness::Phase::Ready && e.phase != readiness::Phase::Failed;
+  });
+  if (!end) return fail(kFailure, end.error().message);
+  if (last && last->phase == readiness::Phase::Ready) {
+    say("ready" + (last->container ? ": container " + last->container->name + " " + last->container->id.substr(0, 12)
+                                   : std::string()));
+    return kOk;
+  }
+  if (last && last->phase == readiness::Phase::Failed)
+    return fail(kFailure, "bootstrap failed" + (last->reason ? ": " + std::string(reason_name(*last->reason)) : std::string()) +
+                              (last->message.empty() ? std::string() : " (" + last->message + ")"));
+  return fail(kFailure, "no readiness within the timeout" +
+                            (follower.last_error().empty() ? std::string() : " (last: " + follower.last_error() + ")"));
+}
+
+int cmd_wait(std::vector<std::string> const& argv) {
+  std::string err;
+  auto a = parse_args(argv,
+                      {"-f", "--filename", "--kubeconfig", "--context", "--timeout", "--interval", "-n", "--namespace",
+                       "--serial"},
+                      {"--json"}, err);
+  if (!a) return usage_error(err);
+  if (!opt(*a, "--serial").empty()) return wait_serial(*a);
+
+  std::string ns, name;
+  if (!spec_path(*a).empty()) {
+    if (!a->positional.empty()) return usage_error("give either NAME or -f SPEC, not both");
+    auto spec = load_job_spec(spec_path(*a));
+    if (!spec) return fail(kUsage, spec.error().message);
+    ns = spec->ns;
+    name = spec->name;
+  } else if (a->positional.size() == 1) {
+    name = a->positional[0];
+    ns = opt(*a, "-n").empty() ? opt(*a, "--namespace") : opt(*a, "-n");
+  } else {
+    return usage_error("wait needs a VMI NAME or -f SPEC");
+  }
+  WaitOptions w;
+  for (auto [key, field] : {std::pair{"--timeout", &w.timeout}, std::pair{"--interval", &w.interval}}) {
+    if (opt(*a, key).empty()) continue;
+    auto d = parse_duration(opt(*a, key));
+    if (!d) return usage_error(std::string(key) + ": " + d.error().message);
+    *field = *d;
+  }
+  auto access = cluster(*a);
+  if (!access) return fail(kFailure, access.error().message);
+  if (ns.empty()) ns = access->default_namespace;
+  KubeClient client(std::move(*access));
+  auto st = wait_for_ready(client, ns, name, w, say);
+  if (!st) return fail(kFailure, st.error().message);
+  say("VirtualMachineInstance " + ns + "/" + name + " is ready");
+  return kOk;
+}
+
+int cmd_delete(std::vector<std::string> const& argv) {
+  std::string err;
+  auto a = parse_args(argv, {"-f", "--filename", "--kubeconfig", "--context"}, {"--delete-data"}, err);
+  if (!a) return usage_error(err);
+  if (spec_path(*a).empty()) return usage_error("-f SPEC is required");
+  if (!a->positional.empty()) return usage_error("unexpected argument " + a->positional[0]);
+  auto spec = load_job_spec(spec_path(*a));
+  if (!spec) return fail(kUsage, spec.error().message);
+  auto plan = plan_delete(*spec, a->flags.count("--delete-data") > 0);
+  say("plan:");
+  for (auto const& s : plan) say(std::string("  ") + (s.path.empty() ? "keep   " : "delete ") + s.object + " — " + s.why);
+  auto access = cluster(*a);
+  if (!access) return fail(kFailure, access.error().message);
+  KubeClient client(std::move(*access));
+  auto st = execute_delete(client, plan, say);
+  if (!st) return fail(kFailure, st.error().message);
+  return kOk;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::string_view(argv[1]) == "--version") {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) return usage_error("a command is required");
+  std::string cmd = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (cmd == "--version" || cmd == "version") {
     std::printf("cosmicac-vmi %s\n", COSMICAC_VERSION);
-    return 0;
+    return kOk;
   }
-  std::fputs("usage: cosmicac-vmi render|apply|wait|delete ...\n", stderr);
-  return 2;
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::fputs(kUsageText, stdout);
+    return kOk;
+  }
+  for (auto const& r : rest)
+    if (r == "--help" || r == "-h") {
+      std::fputs(kUsageText, stdout);
+      return kOk;
+    }
+  try {
+    if (cmd == "render") return cmd_render(rest, false);
+    if (cmd == "render-userdata") return cmd_render(rest, true);
+    if (cmd == "apply") return cmd_apply(rest);
+    if (cmd == "wait") return cmd_wait(rest);
+    if (cmd == "delete") return cmd_delete(rest);
+  } catch (std::exception const& e) {
+    return fail(kFailure, std::string("internal error: ") + e.what());
+  }
+  return usage_error("unknown command '" + cmd + "'");
 }

@@ -1,0 +1,31 @@
+// What the guest sees, in one place: the names the VMI manifest and the
+// install user-data must agree on (volume labels, disk serial, paths).
+#pragma once
+
+#include <cstddef>
+
+namespace cosmicac::host {
+
+// Volume labels of the two CD-ROMs. Distinct, so that the guest finds each by
+// /dev/disk/by-label/<label> and never by position (sr0/sr1 order is not
+// stable). KubeVirt's default label is "cfgdata" for both, hence explicit.
+inline constexpr const char* kCredVolumeLabel = "cosmicac-cred";
+inline constexpr const char* kBootVolumeLabel = "cosmicac-boot";
+
+// Default virtio serial of the data disk: the guest finds it as
+// /dev/disk/by-id/virtio-<serial>. virtio-blk keeps at most 20 bytes.
+inline constexpr const char* kDefaultDataDiskSerial = "cosmicac-data";
+inline constexpr std::size_t kMaxSerialLength = 20;
+
+// The file on the bootstrap ISO (ConfigMap key) and where it is installed.
+inline constexpr const char* kAgentIsoFile = "cosmicac-bootstrap";
+inline constexpr const char* kAgentPath = "/usr/local/bin/cosmicac-bootstrap";
+inline constexpr const char* kInstallUnit = "cosmicac-install.service";
+inline constexpr const char* kIsoMountPoint = "/run/cosmicac-cd";
+inline constexpr const char* kGuestConfigPath = "/etc/default/docker-bootstrap";
+
+// KubeVirt's admission webhook refuses inline cloudInitNoCloud.userData above
+// this size; larger user-data goes into a Secret.
+inline constexpr std::size_t kInlineUserDataLimit = 2048;
+
+}  // namespace cosmicac::host

@@ -1,0 +1,317 @@
+#include "host/job_spec.hpp"
+
+#include "config/image_ref.hpp"
+#include "config/settings.hpp"
+#include "host/guest_layout.hpp"
+#include "host/quantity.hpp"
+#include "host/yaml_json.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+namespace cosmicac::host {
+namespace {
+
+constexpr std::size_t kMaxJobName = 63 - 9;  // the longest suffix, "-userdata", must still fit a DNS label
+
+struct SpecError {
+  std::string field;
+  std::string message;
+};
+
+[[noreturn]] void fail(std::string field, std::string message) { throw SpecError{std::move(field), std::move(message)}; }
+
+bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool alnum(char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
+
+// RFC 1123 label: what Kubernetes requires of namespaces and what we require
+// of the job name (it becomes the VM's hostname).
+bool is_dns_label(std::string_view s, std::size_t max = 63) {
+  if (s.empty() || s.size() > max || !lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
+  for (char c : s)
+    if (!lower_alnum(c) && c != '-') return false;
+  return true;
+}
+
+// RFC 1123 subdomain: names of Secrets, ConfigMaps, StorageClasses, NADs.
+bool is_dns_subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253 || !lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
+  for (char c : s)
+    if (!lower_alnum(c) && c != '-' && c != '.') return false;
+  return true;
+}
+
+// The name part of a qualified resource name (nvidia.com/<this>).
+bool is_resource_suffix(std::string_view s) {
+  if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
+  for (char c : s)
+    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  return true;
+}
+
+bool is_env_name(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (char c : s)
+    if (!alnum(c) && c != '_') return false;
+  return true;
+}
+
+// Reads one JSON object, remembering which keys were used so that unknown
+// keys (typos) are reported instead of silently ignored.
+class Fields {
+ public:
+  Fields(Json const& obj, std::string prefix) : obj_(obj), prefix_(std::move(prefix)) {
+    if (!obj_.is_object()) fail(prefix_.empty() ? "(top level)" : prefix_, "must be a mapping");
+  }
+
+  std::string path(std::string const& key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
+
+  Json const* get(std::string const& key) {
+    used_.insert(key);
+    auto it = obj_.find(key);
+    if (it == obj_.end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+
+  std::optional<std::string> str(std::string const& key) {
+    Json const* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_string()) fail(path(key), "must be a string");
+    std::string s = v->get<std::string>();
+    if (s.empty()) fail(path(key), "must not be empty");
+    if (s.find_first_of(std::string("\n\r\0", 3)) != std::string::npos) fail(path(key), "must be a single line");
+    return s;
+  }
+
+  std::string required_str(std::string const& key) {
+    auto s = str(key);
+    if (!s) fail(path(key), "is required");
+    return *s;
+  }
+
+  std::optional<long long> integer(std::string const& key, long long lo, long long hi) {
+    Json const* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_number_integer()) fail(path(key), "must be an integer");
+    long long n = v->get<long long>();
+    if (n < lo || n > hi)
+      fail(path(key), "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " (got " +
+                          std::to_string(n) + ")");
+    return n;
+  }
+
+  // A quantity: written as a string ("100Gi") or a bare number of bytes.
+  std::optional<std::string> quantity(std::string const& key) {
+    Json const* v = get(key);
+    if (!v) return std::nullopt;
+    std::string s;
+    if (v->is_string()) s = v->get<std::string>();
+    else if (v->is_number_integer()) s = v->dump();
+    else fail(path(key), "must be a quantity such as 100Gi");
+    auto q = parse_quantity(s);
+    if (!q) fail(path(key), q.error().message);
+    if (*q <= 0) fail(path(key), "must be positive");
+    if (*q != std::floor(*q)) fail(path(key), "must be a whole number of bytes");
+    return s;
+  }
+
+  std::optional<Fields> object(std::string const& key) {
+    Json const* v = get(key);
+    if (!v) return std::nullopt;
+    return Fields(*v, path(key));
+  }
+
+  void no_unknown_keys() const {
+    for (auto it = obj_.begin(); it != obj_.end(); ++it)
+      if (!used_.count(it.key())) fail(path(it.key()), "unknown field");
+  }
+
+ private:
+  Json const& obj_;
+  std::string prefix_;
+  std::set<std::string> used_;
+};
+
+std::optional<DeviceRequest> device(Fields& top, std::string const& key, std::string const& name_key,
+                                    std::string const& vendor) {
+  auto f = top.object(key);
+  if (!f) return std::nullopt;
+  std::string suffix = f->required_str(name_key);
+  if (!is_resource_suffix(suffix))
+    fail(f->path(name_key), "must be the resource name after '" + vendor + "/' (letters, digits, '-', '_', '.')");
+  DeviceRequest d{vendor + "/" + suffix, static_cast<int>(f->integer("count", 1, 16).value_or(1))};
+  f->no_unknown_keys();
+  return d;
+}
+
+void check_image(std::string const& field, std::string const& image) {
+  auto ref = config::parse_image_ref(image);
+  if (!ref) fail(field, ref.error().message);
+}
+
+void check_subdomain(std::string const& field, std::string const& value) {
+  if (!is_dns_subdomain(value)) fail(field, "'" + value + "' is not a valid Kubernetes object name (RFC 1123 subdomain)");
+}
+
+void check_mount_point(std::string const& field, std::string const& mnt) {
+  if (mnt.front() != '/') fail(field, "must be an absolute path");
+  if (mnt == "/") fail(field, "must not be the root directory");
+  std::size_t start = 1;
+  while (start <= mnt.size()) {
+    std::size_t end = mnt.find('/', start);
+    if (end == std::string::npos) end = mnt.size();
+    std::string_view part(mnt.data() + start, end - start);
+    if (part == "." || part == "..") fail(field, "must not contain '.' or '..' components");
+    start = end + 1;
+  }
+  for (char c : mnt)
+    if (c == ' ' || c == '\t' || c == ':' || c == ',') fail(field, "must not contain spaces, ':' or ','");
+}
+
+JobSpec build(Json const& doc) {
+  JobSpec spec;
+  Fields top(doc, "");
+
+  spec.name = top.required_str("name");
+  if (!is_dns_label(spec.name, kMaxJobName))
+    fail("name", "'" + spec.name + "' must be a DNS label of at most " + std::to_string(kMaxJobName) +
+                     " characters (lowercase letters, digits, '-')");
+  spec.ns = top.required_str("namespace");
+  if (!is_dns_label(spec.ns)) fail("namespace", "'" + spec.ns + "' is not a valid namespace name");
+
+  auto cpu = top.integer("cpu", 1, 1024);
+  if (!cpu) fail("cpu", "is required (number of virtual CPU cores)");
+  spec.cpu_cores = static_cast<int>(*cpu);
+  auto memory = top.quantity("memory");
+  if (!memory) fail("memory", "is required (for example 64Gi)");
+  spec.memory = *memory;
+
+  spec.gpu = device(top, "gpu", "type", "nvidia.com");
+  spec.infiniband = device(top, "infiniband", "name", "mellanox.com");
+
+  if (auto root = top.object("rootDisk")) {
+    if (auto image = root->str("image")) {
+      std::string img = *image;
+      if (img.rfind("docker://", 0) == 0) img.erase(0, 9);
+      check_image(root->path("image"), img);
+      spec.root_image = img;
+    }
+    if (auto size = root->quantity("size")) spec.root_size = *size;
+    root->no_unknown_keys();
+  }
+
+  if (auto data = top.object("dataDisk")) {
+    DataDisk d;
+    auto size = data->quantity("size");
+    if (!size) fail(data->path("size"), "is required (at least 100Gi)");
+    if (parse_quantity(*size).value() < 100 * kGiB)
+      fail(data->path("size"), "must be at least 100Gi (the agent only takes a data disk of 100 GiB or more), got " + *size);
+    d.size = *size;
+    d.mount_point = data->required_str("mountPoint");
+    check_mount_point(data->path("mountPoint"), d.mount_point);
+    d.serial = data->str("serial").value_or(kDefaultDataDiskSerial);
+    if (d.serial.size() > kMaxSerialLength) fail(data->path("serial"), "must be at most 20 characters (virtio-blk limit)");
+    for (char c : d.serial)
+      if (!alnum(c) && c != '-' && c != '_' && c != '.')
+        fail(data->path("serial"), "may contain only letters, digits, '-', '_', '.'");
+    data->no_unknown_keys();
+    spec.data_disk = d;
+  }
+
+  if (auto v = top.str("storageClass")) { check_subdomain("storageClass", *v); spec.storage_class = *v; }
+  if (auto v = top.str("pullSecret")) { check_subdomain("pullSecret", *v); spec.pull_secret = *v; }
+  spec.credential_secret = spec.pull_secret;
+  if (auto v = top.str("credentialSecret")) { check_subdomain("credentialSecret", *v); spec.credential_secret = *v; }
+  if (auto v = top.str("bootstrapConfigMap")) { check_subdomain("bootstrapConfigMap", *v); spec.bootstrap_configmap = *v; }
+
+  if (auto v = top.str("overlayNetwork")) {
+    std::string nad = *v;
+    auto slash = nad.find('/');
+    if (slash == std::string::npos) check_subdomain("overlayNetwork", nad);
+    else {
+      if (!is_dns_label(nad.substr(0, slash))) fail("overlayNetwork", "namespace part of '" + nad + "' is not valid");
+      check_subdomain("overlayNetwork", nad.substr(slash + 1));
+    }
+    spec.overlay_network = nad;
+  }
+
+  spec.container_image = config::kDefaultImage;
+  spec.container_name = config::kDefaultContainerName;
+  if (auto c = top.object("container")) {
+    if (auto img = c->str("image")) { check_image(c->path("image"), *img); spec.container_image = *img; }
+    if (auto n = c->str("name")) {
+      bool okname = alnum(n->front()) && n->size() <= 128;
+      for (char ch : *n) okname = okname && (alnum(ch) || ch == '_' || ch == '.' || ch == '-');
+      if (!okname) fail(c->path("name"), "'" + *n + "' is not a valid container name ([a-zA-Z0-9][a-zA-Z0-9_.-]*)");
+      spec.container_name = *n;
+    }
+    if (auto jt = c->str("jobType")) {
+      for (char ch : *jt)
+        if (!alnum(ch) && ch != '_' && ch != '-') fail(c->path("jobType"), "may contain only letters, digits, '_', '-'");
+      spec.job_type = *jt;
+    }
+    if (Json const* env = c->get("env")) {
+      if (!env->is_object()) fail(c->path("env"), "must be a mapping of NAME: value");
+      for (auto it = env->begin(); it != env->end(); ++it) {
+        std::string field = c->path("env") + "." + it.key();
+        if (!is_env_name(it.key())) fail(field, "is not a valid environment variable name");
+        Json const& v = it.value();
+        if (v.is_object() || v.is_array()) {
+          spec.env.emplace_back(it.key(), nlohmann::json::parse(v.dump()));
+        } else if (v.is_string()) {
+          spec.env.emplace_back(it.key(), v.get<std::string>());
+        } else if (v.is_number() || v.is_boolean()) {
+          spec.env.emplace_back(it.key(), v.dump());  // 8080 → "8080", true → "true"
+        } else {
+          fail(field, "must be a string, number, boolean, mapping or list (write \"\" for an empty value)");
+        }
+      }
+      // The encoder is the authority on what ENVS can carry: ask it now so that
+      // rendering cannot fail later.
+      auto encoded = config::encode_envs(spec.env);
+      if (!encoded) fail(c->path("env"), encoded.error().message);
+    }
+    c->no_unknown_keys();
+  }
+
+  top.no_unknown_keys();
+  return spec;
+}
+
+}  // namespace
+
+Result<JobSpec> parse_job_spec(std::string_view text, std::string_view origin) {
+  auto doc = parse_yaml_or_json(text, origin);
+  if (!doc) return doc.error();
+  try {
+    return build(*doc);
+  } catch (SpecError const& e) {
+    return make_error(Reason::ConfigInvalid, std::string(origin) + ": " + e.field + ": " + e.message);
+  }
+}
+
+Result<JobSpec> load_job_spec(std::string const& path) {
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) return make_error(Reason::ConfigInvalid, "cannot open job spec " + path);
+  std::string text;
+  char buf[8192];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+    text.append(buf, n);
+    if (text.size() > (1u << 20)) {
+      if (f != stdin) std::fclose(f);
+      return make_error(Reason::ConfigInvalid, "job spec " + path + " is larger than 1 MiB");
+    }
+  }
+  bool err = std::ferror(f) != 0;
+  if (f != stdin) std::fclose(f);
+  if (err) return make_error(Reason::ConfigInvalid, "cannot read job spec " + path);
+  return parse_job_spec(text, path == "-" ? "<stdin>" : path);
+}
+
+std::string root_datavolume_name(JobSpec const& spec) { return spec.name + "-root"; }
+std::string data_pvc_name(JobSpec const& spec) { return spec.name + "-data"; }
+std::string userdata_secret_name(JobSpec const& spec) { return spec.name + "-userdata"; }
+
+}  // namespace cosmicac::host

@@ -1,0 +1,225 @@
+#include "host/kube_ops.hpp"
+
+#include <thread>
+
+namespace cosmicac::host {
+namespace {
+
+struct KindInfo {
+  std::string_view api_version, kind, prefix, plural;
+};
+
+constexpr KindInfo kKinds[] = {
+    {"v1", "Secret", "/api/v1", "secrets"},
+    {"v1", "PersistentVolumeClaim", "/api/v1", "persistentvolumeclaims"},
+    {"cdi.kubevirt.io/v1beta1", "DataVolume", "/apis/cdi.kubevirt.io/v1beta1", "datavolumes"},
+    {"kubevirt.io/v1", "VirtualMachineInstance", "/apis/kubevirt.io/v1", "virtualmachineinstances"},
+};
+
+KindInfo const* find_kind(std::string_view api_version, std::string_view kind) {
+  for (auto const& k : kKinds)
+    if (k.api_version == api_version && k.kind == kind) return &k;
+  return nullptr;
+}
+
+std::string path_for(KindInfo const& k, std::string const& ns, std::string const& name = {}) {
+  std::string p = std::string(k.prefix) + "/namespaces/" + ns + "/" + std::string(k.plural);
+  if (!name.empty()) p += "/" + name;
+  return p;
+}
+
+std::string describe(Json const& o) {
+  return o.value("kind", "?") + " " + o["metadata"].value("namespace", "?") + "/" + o["metadata"].value("name", "?");
+}
+
+std::string status_message(HttpResponse const& resp) {
+  try {
+    auto j = nlohmann::json::parse(resp.body);
+    if (j.is_object() && j.contains("message") && j["message"].is_string()) return j["message"].get<std::string>();
+  } catch (...) {
+  }
+  return {};
+}
+
+std::string status_reason(HttpResponse const& resp) {
+  try {
+    auto j = nlohmann::json::parse(resp.body);
+    if (j.is_object() && j.contains("reason") && j["reason"].is_string()) return j["reason"].get<std::string>();
+  } catch (...) {
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::string> collection_path(Json const& o) {
+  auto const* k = find_kind(o.value("apiVersion", ""), o.value("kind", ""));
+  if (!k) return make_error(Reason::Internal, "no REST mapping for " + o.value("apiVersion", "") + " " + o.value("kind", ""));
+  return path_for(*k, o["metadata"].value("namespace", ""));
+}
+
+Result<std::string> object_path(Json const& o) {
+  auto c = collection_path(o);
+  if (!c) return c;
+  return *c + "/" + o["metadata"].value("name", "");
+}
+
+std::string vmi_path(std::string const& ns, std::string const& name) { return path_for(kKinds[3], ns, name); }
+
+Error api_error(std::string const& what, HttpResponse const& resp) {
+  std::string msg = status_message(resp);
+  std::string detail = "HTTP " + std::to_string(resp.status) + (msg.empty() ? "" : ": " + msg);
+  switch (resp.status) {
+    case 401:
+      return make_error(Reason::Auth, what + ": " + detail + " (the kubeconfig's credentials were not accepted)");
+    case 403:
+      return make_error(Reason::Auth, what + ": " + detail + " (the identity lacks this permission; see host/rbac/role.yaml)");
+    case 404:
+      return make_error(Reason::ConfigInvalid,
+                        what + ": " + detail + " (is the API installed — KubeVirt/CDI — and does the namespace exist?)");
+    default:
+      return make_error(Reason::Internal, what + ": " + detail, resp.status >= 500 || resp.status == 429);
+  }
+}
+
+Result<std::vector<ApplyResult>> apply_objects(KubeClient& client, std::vector<Json> const& objects, Say const& say) {
+  std::vector<ApplyResult> results;
+  for (auto const& o : objects) {
+    auto path = collection_path(o);
+    if (!path) return path.error();
+    std::string what = "creating " + describe(o);
+    auto resp = client.request("POST", *path, o.dump());
+    if (!resp) return resp.error();
+    if (resp->status == 200 || resp->status == 201 || resp->status == 202) {
+      say(describe(o) + " created");
+      results.push_back({describe(o), ApplyOutcome::Created});
+    } else if (resp->status == 409 && status_reason(*resp) != "Conflict") {
+      // AlreadyExists (reason "AlreadyExists"; a 409 "Conflict" is a different failure).
+      say(describe(o) + " already exists: kept as is (not updated)");
+      results.push_back({describe(o), ApplyOutcome::Kept});
+    } else {
+      return api_error(what, *resp);
+    }
+  }
+  return results;
+}
+
+std::vector<DeleteStep> plan_delete(JobSpec const& spec, bool delete_data) {
+  std::vector<DeleteStep> plan;
+  std::string ns = spec.ns;
+  // The VMI first: it holds the volumes.
+  plan.push_back({"VirtualMachineInstance " + ns + "/" + spec.name, path_for(kKinds[3], ns, spec.name), "the VM"});
+  plan.push_back({"DataVolume " + ns + "/" + root_datavolume_name(spec),
+                  path_for(kKinds[2], ns, root_datavolume_name(spec)),
+                  "the root disk (re-imported by CDI on the next apply)"});
+  plan.push_back({"Secret " + ns + "/" + userdata_secret_name(spec), path_for(kKinds[0], ns, userdata_secret_name(spec)),
+                  "the user-data (absent when it was inline)"});
+  if (spec.data_disk) {
+    if (delete_data)
+      plan.push_back({"PersistentVolumeClaim " + ns + "/" + data_pvc_name(spec),
+                      path_for(kKinds[1], ns, data_pvc_name(spec)), "the data disk (--delete-data)"});
+    else
+      plan.push_back({"PersistentVolumeClaim " + ns + "/" + data_pvc_name(spec), "",
+                      "the data disk is kept (pass --delete-data to delete it)"});
+  }
+  return plan;
+}
+
+Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, Say const& say) {
+  static const std::string kBackground =
+      R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})";
+  for (auto const& step : plan) {
+    if (step.path.empty()) {
+      say(step.object + ": kept — " + step.why);
+      continue;
+    }
+    auto resp = client.request("DELETE", step.path, kBackground);
+    if (!resp) return resp.error();
+    if (resp->status == 200 || resp->status == 202) say(step.object + " deleted (" + step.why + ")");
+    else if (resp->status == 404) say(step.object + " already absent");
+    else return api_error("deleting " + step.object, *resp);
+  }
+  return ok();
+}
+
+VmiState assess_vmi(Json const& vmi) {
+  VmiState s;
+  s.found = true;
+  Json const empty = Json::object();
+  Json const& status = vmi.contains("status") && vmi["status"].is_object() ? vmi["status"] : empty;
+  s.phase = status.value("phase", "");
+  if (s.phase.empty()) s.phase = "Pending";
+  std::string ready_status = "Unknown";
+  std::string ready_detail;
+  std::string other;
+  if (status.contains("conditions") && status["conditions"].is_array()) {
+    for (auto const& c : status["conditions"]) {
+      if (!c.is_object()) continue;
+      std::string type = c.value("type", "");
+      std::string st = c.value("status", "");
+      if (type == "Ready") {
+        ready_status = st;
+        std::string reason = c.value("reason", "");
+        std::string message = c.value("message", "");
+        if (!reason.empty() || !message.empty())
+          ready_detail = " (" + reason + (reason.empty() || message.empty() ? "" : ": ") + message + ")";
+      } else if (!type.empty()) {
+        other += " " + type + "=" + st;
+      }
+    }
+  }
+  s.ready = ready_status == "True";
+  s.terminal = s.phase == "Failed" || s.phase == "Succeeded";
+  s.summary = "phase=" + s.phase + " Ready=" + ready_status + ready_detail + other;
+  return s;
+}
+
+Result<VmiState> wait_for_ready(KubeClient& client, std::string const& ns, std::string const& name,
+                                WaitOptions const& opts, Say const& say) {
+  using clock = std::chrono::steady_clock;
+  auto deadline = clock::now() + opts.timeout;
+  std::string path = vmi_path(ns, name);
+  std::string who = "VirtualMachineInstance " + ns + "/" + name;
+  std::string last_summary = "no response yet";
+  std::string last_said;
+  for (;;) {
+    auto resp = client.request("GET", path);
+    std::string now_summary;
+    if (!resp) {
+      now_summary = "API unreachable: " + resp.error().message;
+    } else if (resp->status == 200) {
+      Json vmi;
+      try {
+        vmi = Json::parse(resp->body);
+      } catch (nlohmann::json::parse_error const&) {
+        return make_error(Reason::Internal, "GET " + who + ": the response is not JSON");
+      }
+      VmiState st = assess_vmi(vmi);
+      now_summary = st.summary;
+      if (now_summary != last_said) say(who + ": " + now_summary);
+      last_said = now_summary;
+      if (st.ready) return st;
+      if (st.terminal)
+        return make_error(Reason::Internal, who + " reached phase " + st.phase + " and will never become ready (" +
+                                                st.summary + ")");
+    } else if (resp->status == 404) {
+      now_summary = "not found (not created yet, or deleted)";
+    } else if (resp->status == 401 || resp->status == 403) {
+      return api_error("getting " + who, *resp);
+    } else {
+      now_summary = "HTTP " + std::to_string(resp->status) + " from the API server";
+    }
+    if (now_summary != last_said) say(who + ": " + now_summary);
+    last_said = now_summary;
+    last_summary = now_summary;
+    auto now = clock::now();
+    if (now >= deadline) {
+      auto secs = std::chrono::duration_cast<std::chrono::seconds>(opts.timeout).count();
+      return make_error(Reason::Internal, who + " did not become ready within " + std::to_string(secs) +
+                                              "s; last state: " + last_summary);
+    }
+    std::this_thread::sleep_for(std::min<clock::duration>(opts.interval, deadline - now));
+  }
+}
+
+}  // namespace cosmicac::host

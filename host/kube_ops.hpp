@@ -1,0 +1,71 @@
+// What cosmicac-vmi does to a cluster, in the verbs of host/rbac/role.yaml
+// only (create, get, delete): create-or-keep, delete, and waiting for the VMI
+// by polling GET. Each operation reports progress through a callback (the CLI
+// prints it; tests collect it).
+#pragma once
+
+#include "common/error.hpp"
+#include "host/job_spec.hpp"
+#include "host/kube_client.hpp"
+#include "host/yaml_json.hpp"
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cosmicac::host {
+
+using Say = std::function<void(std::string const&)>;
+
+// REST paths for the kinds cosmicac-vmi renders.
+Result<std::string> collection_path(Json const& object);
+Result<std::string> object_path(Json const& object);
+std::string vmi_path(std::string const& ns, std::string const& name);
+
+// A failed API call as an Error: 401/403 → Auth, 404 of a collection → a
+// missing API group, others with the server's Status message.
+Error api_error(std::string const& what, HttpResponse const& resp);
+
+enum class ApplyOutcome { Created, Kept };
+struct ApplyResult {
+  std::string object;  // "DataVolume cosmic-ac/job-root"
+  ApplyOutcome outcome;
+};
+
+// POSTs each object in order; 409 AlreadyExists keeps the existing object
+// (it is not updated: delete and re-apply to change it).
+Result<std::vector<ApplyResult>> apply_objects(KubeClient& client, std::vector<Json> const& objects, Say const& say);
+
+// The deletion plan: look, decide, act.
+struct DeleteStep {
+  std::string object;  // "PersistentVolumeClaim cosmic-ac/job-data"
+  std::string path;    // empty: kept
+  std::string why;     // for the printed plan
+};
+std::vector<DeleteStep> plan_delete(JobSpec const& spec, bool delete_data);
+// 404 counts as already deleted.
+Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, Say const& say);
+
+// What a VMI's status says, as a pure function of the object.
+struct VmiState {
+  bool found = false;
+  std::string phase;    // Pending, Scheduling, Scheduled, Running, Succeeded, Failed, Unknown
+  bool ready = false;   // condition Ready=True
+  bool terminal = false;  // Succeeded/Failed: it will never become ready
+  std::string summary;  // "phase=Running Ready=False (reason: ...)"
+};
+VmiState assess_vmi(Json const& vmi);
+
+struct WaitOptions {
+  std::chrono::milliseconds timeout{std::chrono::minutes(20)};
+  std::chrono::milliseconds interval{std::chrono::seconds(5)};
+};
+
+// Polls GET until Ready, a terminal phase (error), an auth error, or the
+// timeout (error naming the last state seen). Transport errors and 5xx are
+// retried until the timeout. Progress is reported when the state changes.
+Result<VmiState> wait_for_ready(KubeClient& client, std::string const& ns, std::string const& name,
+                                WaitOptions const& opts, Say const& say);
+
+}  // namespace cosmicac::host

@@ -1,0 +1,125 @@
+// The cosmicac-vmi binary: exit codes and messages, including apply and wait
+// against the stand-in API server (plain HTTP on 127.0.0.1).
+#include "apiserver_standin.hpp"
+#include "common/process.hpp"
+#include "test_files.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+using namespace cosmicac;
+using nlohmann::json;
+
+namespace {
+
+CommandResult vmi(std::vector<std::string> args, std::string input = {}) {
+  Command c{.program = COSMICAC_VMI_BINARY, .args = std::move(args), .description = "cosmicac-vmi"};
+  c.timeout = std::chrono::seconds(60);
+  c.input = std::move(input);
+  c.log_output_on_failure = false;
+  return run_command(c).value();
+}
+
+const std::string kExample = COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml";
+
+std::string kubeconfig_for(test::ApiServerStandIn const& server, test::TempDir const& dir) {
+  std::string path = dir.path + "/kubeconfig";
+  test::write_text(path, "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
+                         "clusters:\n- name: c\n  cluster: {server: '" +
+                             server.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("cli: --version, --help, usage errors") {
+  auto v = vmi({"--version"});
+  CHECK(v.exit_code == 0);
+  CHECK(v.out == "cosmicac-vmi " COSMICAC_VERSION "\n");
+  auto h = vmi({"--help"});
+  CHECK(h.exit_code == 0);
+  CHECK(h.out.find("render -f SPEC") != std::string::npos);
+  CHECK(vmi({}).exit_code == 2);
+  auto unknown = vmi({"frobnicate"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("unknown command 'frobnicate'") != std::string::npos);
+  CHECK(vmi({"render"}).exit_code == 2);
+  CHECK(vmi({"render", "-f", kExample, "-o", "xml"}).exit_code == 2);
+  CHECK(vmi({"render", "-f", kExample, "--bogus"}).exit_code == 2);
+}
+
+TEST_CASE("cli: render prints a YAML stream; -o json a v1 List; render-userdata the cloud-config") {
+  auto y = vmi({"render", "-f", kExample});
+  REQUIRE(y.exit_code == 0);
+  CHECK(y.out.rfind("---\napiVersion: cdi.kubevirt.io/v1beta1\nkind: DataVolume\n", 0) == 0);
+  auto j = vmi({"render", "-f", kExample, "-o", "json"});
+  REQUIRE(j.exit_code == 0);
+  auto list = json::parse(j.out);
+  CHECK(list["kind"] == "List");
+  CHECK(list["items"].size() == 3);
+  auto u = vmi({"render-userdata", "-f", kExample});
+  REQUIRE(u.exit_code == 0);
+  CHECK(u.out.rfind("#cloud-config\n", 0) == 0);
+  auto stdin_spec = vmi({"render", "-f", "-"}, test::read_text(kExample));
+  CHECK(stdin_spec.exit_code == 0);
+  CHECK(stdin_spec.out == y.out);
+}
+
+TEST_CASE("cli: a bad spec exits 2 naming the field") {
+  auto r = vmi({"render", "-f", "-"}, "name: x\nnamespace: y\ncpu: 2\nmemory: 4Gi\ndataDisk: {size: 10Gi, mountPoint: /d}\n");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("<stdin>: dataDisk.size: must be at least 100Gi") != std::string::npos);
+  auto missing = vmi({"render", "-f", "/nonexistent/spec.yaml"});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("cannot open job spec /nonexistent/spec.yaml") != std::string::npos);
+}
+
+TEST_CASE("cli: apply, apply again (kept), wait until ready, delete") {
+  test::ApiServerStandIn server("Bearer good-token");
+  test::TempDir dir;
+  std::string kc = kubeconfig_for(server, dir);
+  auto a = vmi({"apply", "-f", kExample, "--kubeconfig", kc});
+  INFO(a.err);
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 created") != std::string::npos);
+  auto again = vmi({"apply", "-f", kExample, "--kubeconfig=" + kc});
+  CHECK(again.exit_code == 0);
+  CHECK(again.out.find("already exists: kept") != std::string::npos);
+
+  std::string vmi_path = "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/llama-70b-0";
+  server.script_status(vmi_path, {json{{"phase", "Scheduling"}},
+                                  json{{"phase", "Running"},
+                                       {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}});
+  auto w = vmi({"wait", "-f", kExample, "--kubeconfig", kc, "--interval", "50ms", "--timeout", "20s"});
+  CHECK(w.exit_code == 0);
+  CHECK(w.out.find("phase=Scheduling") != std::string::npos);
+  CHECK(w.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 is ready") != std::string::npos);
+
+  auto d = vmi({"delete", "-f", kExample, "--kubeconfig", kc});
+  CHECK(d.exit_code == 0);
+  CHECK(d.out.find("keep   PersistentVolumeClaim cosmic-ac/llama-70b-0-data") != std::string::npos);
+  CHECK(server.has("/api/v1/namespaces/cosmic-ac/persistentvolumeclaims/llama-70b-0-data"));
+  CHECK_FALSE(server.has(vmi_path));
+}
+
+TEST_CASE("cli: wait for a VMI that never becomes ready exits 1 with a clear message") {
+  test::ApiServerStandIn server("Bearer good-token");
+  test::TempDir dir;
+  std::string kc = kubeconfig_for(server, dir);
+  std::string path = "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/stuck";
+  server.put(path, json{{"metadata", {{"name", "stuck"}}}});
+  server.script_status(path, {json{{"phase", "Running"},
+                                   {"conditions", json::array({{{"type", "Ready"}, {"status", "False"}}})}}});
+  auto w = vmi({"wait", "stuck", "-n", "cosmic-ac", "--kubeconfig", kc, "--timeout", "1s", "--interval", "100ms"});
+  CHECK(w.exit_code == 1);
+  CHECK(w.err.find("VirtualMachineInstance cosmic-ac/stuck did not become ready within 1s; last state: "
+                   "phase=Running Ready=False") != std::string::npos);
+}
+
+TEST_CASE("cli: cluster errors exit 1; wait --serial is reserved") {
+  test::TempDir dir;
+  auto r = vmi({"apply", "-f", kExample, "--kubeconfig", dir.path + "/none"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("cannot open kubeconfig") != std::string::npos);
+  CHECK(vmi({"wait", "x", "--serial", "/tmp/sock"}).exit_code == 2);
+  CHECK(vmi({"wait", "x", "--timeout", "soon"}).exit_code == 2);
+}

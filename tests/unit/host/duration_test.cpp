@@ -1,0 +1,21 @@
+#include "host/duration.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+using namespace cosmicac::host;
+using namespace std::chrono_literals;
+
+TEST_CASE("duration: kubectl-style units") {
+  CHECK(parse_duration("20m").value() == 20min);
+  CHECK(parse_duration("1h30m").value() == 90min);
+  CHECK(parse_duration("90s").value() == 90s);
+  CHECK(parse_duration("250ms").value() == 250ms);
+  CHECK(parse_duration("45").value() == 45s);
+}
+
+TEST_CASE("duration: malformed or zero is refused") {
+  for (auto bad : {"", "m", "10x", "0s", "1h-5m", "5 m", "1.5h", "10m5"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_duration(bad));
+  }
+}

@@ -1,0 +1,132 @@
+#include "host/job_spec.hpp"
+
+#include "test_files.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <variant>
+
+using namespace cosmicac;
+using namespace cosmicac::host;
+
+namespace {
+
+const std::string kBase = "name: job-1\nnamespace: ns\ncpu: 4\nmemory: 16Gi\n";
+
+std::string spec_error(std::string const& yaml) {
+  auto r = parse_job_spec(yaml, "spec.yaml");
+  if (r) return "(accepted)";
+  CHECK(r.error().reason == Reason::ConfigInvalid);
+  return r.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("job_spec: every example parses") {
+  for (auto const& path : test::example_specs()) {
+    INFO(path);
+    auto r = load_job_spec(path);
+    if (!r) FAIL(r.error().message);
+  }
+}
+
+TEST_CASE("job_spec: defaults for everything optional") {
+  auto s = parse_job_spec(kBase, "t").value();
+  CHECK(s.root_image == "ghcr.io/tetherto/kubevirt-image:latest");
+  CHECK(s.root_size == "150Gi");
+  CHECK(s.storage_class == "local-path");
+  CHECK(s.pull_secret == "ghcr-pull-cred");
+  CHECK(s.credential_secret == "ghcr-pull-cred");
+  CHECK(s.bootstrap_configmap == "bootstrap-cm");
+  CHECK(s.container_image == "ghcr.io/tetherto/cosmicac-wrk-agent-inference:latest");
+  CHECK(s.container_name == "cosmicac-container");
+  CHECK_FALSE(s.gpu);
+  CHECK_FALSE(s.data_disk);
+  CHECK(s.env.empty());
+}
+
+TEST_CASE("job_spec: the reference example, field by field") {
+  auto s = load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value();
+  CHECK(s.name == "llama-70b-0");
+  CHECK(s.ns == "cosmic-ac");
+  CHECK(s.cpu_cores == 64);
+  CHECK(s.gpu->resource == "nvidia.com/GH100_H100_SXM5_80GB");
+  CHECK(s.gpu->count == 8);
+  CHECK(s.infiniband->resource == "mellanox.com/cx7_ib_pf");
+  CHECK(s.data_disk->size == "500Gi");
+  CHECK(s.data_disk->mount_point == "/data");
+  CHECK(s.data_disk->serial == "cosmicac-data");
+  CHECK(s.overlay_network == "overlay-net");
+  CHECK(s.job_type == "GPU_CONTAINER");
+  REQUIRE(s.env.size() == 4);
+  CHECK(s.env[0].first == "MODEL_ID");
+  CHECK(std::get<std::string>(s.env[1].second) == "8");  // a YAML number becomes its text
+  CHECK(std::get<nlohmann::json>(s.env[3].second)["weights"] == nlohmann::json::array({1, 2, 3}));
+}
+
+TEST_CASE("job_spec: credentialSecret follows pullSecret unless given") {
+  auto s = parse_job_spec(kBase + "pullSecret: regcred\n", "t").value();
+  CHECK(s.credential_secret == "regcred");
+  auto t = parse_job_spec(kBase + "pullSecret: regcred\ncredentialSecret: docker-cred\n", "t").value();
+  CHECK(t.credential_secret == "docker-cred");
+}
+
+TEST_CASE("job_spec: YAML and JSON forms are the same spec") {
+  auto y = parse_job_spec(kBase + "gpu: {type: A100, count: 2}\ncontainer:\n  env: {A: x, B: {c: 1}}\n", "y").value();
+  auto j = parse_job_spec(R"({"name":"job-1","namespace":"ns","cpu":4,"memory":"16Gi","gpu":{"type":"A100","count":2},
+                             "container":{"env":{"A":"x","B":{"c":1}}}})", "j").value();
+  CHECK(y.gpu->resource == j.gpu->resource);
+  CHECK(y.gpu->count == j.gpu->count);
+  CHECK(y.env == j.env);
+}
+
+TEST_CASE("job_spec: errors name the field") {
+  CHECK(spec_error("namespace: ns\ncpu: 4\nmemory: 1Gi\n") == "spec.yaml: name: is required");
+  CHECK(spec_error(kBase + "dataDisk: {size: 50Gi, mountPoint: /data}\n") ==
+        "spec.yaml: dataDisk.size: must be at least 100Gi (the agent only takes a data disk of 100 GiB or more), got 50Gi");
+  CHECK(spec_error(kBase + "dataDisk: {size: 200Gi}\n") == "spec.yaml: dataDisk.mountPoint: is required");
+  CHECK(spec_error(kBase + "dataDisk: {size: 200Gi, mountPoint: data}\n") ==
+        "spec.yaml: dataDisk.mountPoint: must be an absolute path");
+  CHECK(spec_error(kBase + "dataDisk: {size: 200Gi, mountPoint: /a/../b}\n") ==
+        "spec.yaml: dataDisk.mountPoint: must not contain '.' or '..' components");
+  CHECK(spec_error(kBase + "dataDisk: {size: 200Gi, mountPoint: /d, serial: this-serial-is-far-too-long}\n") ==
+        "spec.yaml: dataDisk.serial: must be at most 20 characters (virtio-blk limit)");
+  CHECK(spec_error(kBase + "gpu: {type: A100, count: 0}\n") == "spec.yaml: gpu.count: must be between 1 and 16 (got 0)");
+  CHECK(spec_error(kBase + "gpu: {count: 1}\n") == "spec.yaml: gpu.type: is required");
+  CHECK(spec_error(kBase + "gpu: {type: nvidia.com/A100}\n").find("spec.yaml: gpu.type: must be the resource name after 'nvidia.com/'") == 0);
+  CHECK(spec_error(kBase + "gpus: {type: A100}\n") == "spec.yaml: gpus: unknown field");
+  CHECK(spec_error(kBase + "container: {imgae: x}\n") == "spec.yaml: container.imgae: unknown field");
+  CHECK(spec_error(kBase + "memory2: 1\n") == "spec.yaml: memory2: unknown field");
+  CHECK(spec_error("name: Job_1\nnamespace: ns\ncpu: 4\nmemory: 1Gi\n").find("spec.yaml: name: 'Job_1' must be a DNS label") == 0);
+  CHECK(spec_error("name: job\nnamespace: ns\ncpu: four\nmemory: 1Gi\n") == "spec.yaml: cpu: must be an integer");
+  CHECK(spec_error("name: job\nnamespace: ns\ncpu: 4\nmemory: lots\n").find("spec.yaml: memory: 'lots' is not a quantity") == 0);
+  CHECK(spec_error("name: job\nnamespace: ns\ncpu: 4\n") == "spec.yaml: memory: is required (for example 64Gi)");
+  CHECK(spec_error(kBase + "storageClass: Local_Path\n").find("spec.yaml: storageClass: 'Local_Path' is not a valid") == 0);
+  CHECK(spec_error(kBase + "rootDisk: {image: 'ghcr.io/UPPER/x'}\n").find("spec.yaml: rootDisk.image: ") == 0);
+  CHECK(spec_error(kBase + "container: {env: {1BAD: x}}\n") ==
+        "spec.yaml: container.env.1BAD: is not a valid environment variable name");
+  CHECK(spec_error(kBase + "container: {env: {EMPTY: }}\n").find("spec.yaml: container.env.EMPTY: must be a string") == 0);
+  CHECK(spec_error(kBase + "overlayNetwork: 'Bad/x'\n").find("spec.yaml: overlayNetwork: namespace part") == 0);
+  CHECK(spec_error("- a\n- b\n") == "spec.yaml: (top level): must be a mapping");
+}
+
+TEST_CASE("job_spec: environment values never appear in errors") {
+  // A secret-looking value next to an invalid key: the message names the key only.
+  std::string msg = spec_error(kBase + "container: {env: {API_KEY: sk-very-secret, bad-key: sk-other-secret}}\n");
+  CHECK(msg.find("bad-key") != std::string::npos);
+  CHECK(msg.find("secret") == std::string::npos);
+}
+
+TEST_CASE("job_spec: a docker:// prefix on the root image is accepted and normalised") {
+  auto s = parse_job_spec(kBase + "rootDisk: {image: 'docker://ghcr.io/a/b:1'}\n", "t").value();
+  CHECK(s.root_image == "ghcr.io/a/b:1");
+}
+
+TEST_CASE("job_spec: derived object names") {
+  auto s = parse_job_spec(kBase, "t").value();
+  CHECK(root_datavolume_name(s) == "job-1-root");
+  CHECK(data_pvc_name(s) == "job-1-data");
+  CHECK(userdata_secret_name(s) == "job-1-userdata");
+  std::string long_name(55, 'a');
+  CHECK_FALSE(parse_job_spec("name: " + long_name + "\nnamespace: ns\ncpu: 1\nmemory: 1Gi\n", "t"));
+}

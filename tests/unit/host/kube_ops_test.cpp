@@ -1,0 +1,254 @@
+// The API client against the STAND-IN API server (apiserver_standin.hpp; no
+// kube-apiserver runs here). Plain HTTP on 127.0.0.1: TLS options are passed
+// to libcurl but not exercised by these tests.
+#include "host/kube_ops.hpp"
+
+#include "apiserver_standin.hpp"
+#include "host/manifests.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+using namespace cosmicac;
+using namespace cosmicac::host;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kDvPath = "/apis/cdi.kubevirt.io/v1beta1/namespaces/cosmic-ac/datavolumes";
+constexpr const char* kVmiPath = "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances";
+constexpr const char* kPvcPath = "/api/v1/namespaces/cosmic-ac/persistentvolumeclaims";
+
+JobSpec example() { return load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value(); }
+
+ClusterAccess access_to(test::ApiServerStandIn const& server, std::string token = "good-token") {
+  ClusterAccess a;
+  a.server = server.url();
+  a.origin = "test";
+  if (!token.empty()) a.bearer_token = Secret(std::move(token));
+  return a;
+}
+
+struct Said {
+  std::vector<std::string> lines;
+  Say fn() {
+    return [this](std::string const& s) { lines.push_back(s); };
+  }
+  bool contains(std::string const& needle) const {
+    for (auto const& l : lines)
+      if (l.find(needle) != std::string::npos) return true;
+    return false;
+  }
+};
+
+json status(std::string phase, std::string ready, std::string reason = "") {
+  json c{{"type", "Ready"}, {"status", ready}};
+  if (!reason.empty()) c["reason"] = reason;
+  return json{{"phase", phase}, {"conditions", json::array({c})}};
+}
+
+}  // namespace
+
+TEST_CASE("kube_ops: apply creates every object in order, with the bearer token") {
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  Said said;
+  auto res = apply_objects(client, render_manifests(example()), said.fn());
+  if (!res) FAIL(res.error().message);
+  REQUIRE(res->size() == 3);
+  for (auto const& r : *res) CHECK(r.outcome == ApplyOutcome::Created);
+  CHECK(server.requests() == std::vector<std::string>{"POST " + std::string(kDvPath), "POST " + std::string(kPvcPath),
+                                                      "POST " + std::string(kVmiPath)});
+  for (auto const& a : server.authorizations()) CHECK(a == "Bearer good-token");
+  CHECK(server.get(std::string(kVmiPath) + "/llama-70b-0")["spec"]["domain"]["cpu"]["cores"] == 64);
+  CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 created"));
+}
+
+TEST_CASE("kube_ops: 409 AlreadyExists keeps the object and says so") {
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  Said said;
+  auto objs = render_manifests(example());
+  REQUIRE(apply_objects(client, objs, said.fn()));
+  auto again = apply_objects(client, objs, said.fn());
+  REQUIRE(again);
+  for (auto const& r : *again) CHECK(r.outcome == ApplyOutcome::Kept);
+  CHECK(said.contains("DataVolume cosmic-ac/llama-70b-0-root already exists: kept as is"));
+}
+
+TEST_CASE("kube_ops: a wrong token is 401 → an auth error naming the call") {
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server, "stale-token"));
+  Said said;
+  auto res = apply_objects(client, render_manifests(example()), said.fn());
+  REQUIRE_FALSE(res);
+  CHECK(res.error().reason == Reason::Auth);
+  CHECK(res.error().message.find("creating DataVolume cosmic-ac/llama-70b-0-root: HTTP 401") == 0);
+  CHECK(res.error().message.find("stale-token") == std::string::npos);
+  CHECK(server.authorizations().at(0) == "Bearer stale-token");
+}
+
+TEST_CASE("kube_ops: no credentials at all → 401 from a server that wants them") {
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server, ""));
+  auto res = apply_objects(client, render_manifests(example()), [](std::string const&) {});
+  REQUIRE_FALSE(res);
+  CHECK(res.error().reason == Reason::Auth);
+  CHECK(server.authorizations().at(0).empty());
+}
+
+TEST_CASE("kube_ops: basic authentication is sent when the kubeconfig has a username") {
+  test::ApiServerStandIn server("Basic YWRtaW46czNjcmV0");  // admin:s3cret
+  ClusterAccess a = access_to(server, "");
+  a.username = "admin";
+  a.password = Secret("s3cret");
+  KubeClient client(std::move(a));
+  CHECK(apply_objects(client, render_manifests(example()), [](std::string const&) {}));
+}
+
+TEST_CASE("kube_ops: 403 names the missing permission; a missing API group says so") {
+  {
+    test::ApiServerStandIn server("Bearer good-token");
+    server.deny("POST", kVmiPath);
+    KubeClient client(access_to(server));
+    auto res = apply_objects(client, render_manifests(example()), [](std::string const&) {});
+    REQUIRE_FALSE(res);
+    CHECK(res.error().reason == Reason::Auth);
+    CHECK(res.error().message.find("creating VirtualMachineInstance cosmic-ac/llama-70b-0: HTTP 403") == 0);
+    CHECK(res.error().message.find("host/rbac/role.yaml") != std::string::npos);
+  }
+  {
+    test::ApiServerStandIn server("Bearer good-token");
+    server.unserve("/apis/cdi.kubevirt.io/");
+    KubeClient client(access_to(server));
+    auto res = apply_objects(client, render_manifests(example()), [](std::string const&) {});
+    REQUIRE_FALSE(res);
+    CHECK(res.error().message.find("HTTP 404") != std::string::npos);
+    CHECK(res.error().message.find("KubeVirt/CDI") != std::string::npos);
+  }
+}
+
+TEST_CASE("kube_ops: an unreachable server is a transient error naming the URL") {
+  ClusterAccess a;
+  a.server = "http://127.0.0.1:1";  // nothing listens on port 1
+  KubeClient client(std::move(a));
+  auto r = client.request("GET", "/api");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().transient);
+  CHECK(r.error().message.find("GET http://127.0.0.1:1/api") == 0);
+}
+
+TEST_CASE("kube_ops: wait follows the VMI to Ready, printing each new state") {
+  test::ApiServerStandIn server("Bearer good-token");
+  std::string path = std::string(kVmiPath) + "/job";
+  server.put(path, json{{"kind", "VirtualMachineInstance"}, {"metadata", {{"name", "job"}}}});
+  server.script_status(path, {json::object(), status("Scheduling", "False", "PodNotReady"),
+                              status("Running", "False", "NotReady"), status("Running", "False", "NotReady"),
+                              status("Running", "True")});
+  KubeClient client(access_to(server));
+  Said said;
+  auto st = wait_for_ready(client, "cosmic-ac", "job", {.timeout = 10s, .interval = 10ms}, said.fn());
+  if (!st) FAIL(st.error().message);
+  CHECK(st->ready);
+  CHECK(said.lines == std::vector<std::string>{
+                          "VirtualMachineInstance cosmic-ac/job: phase=Pending Ready=Unknown",
+                          "VirtualMachineInstance cosmic-ac/job: phase=Scheduling Ready=False (PodNotReady)",
+                          "VirtualMachineInstance cosmic-ac/job: phase=Running Ready=False (NotReady)",
+                          "VirtualMachineInstance cosmic-ac/job: phase=Running Ready=True"});
+}
+
+TEST_CASE("kube_ops: a VMI that never becomes ready times out with the last state") {
+  test::ApiServerStandIn server("Bearer good-token");
+  std::string path = std::string(kVmiPath) + "/job";
+  server.put(path, json{{"metadata", {{"name", "job"}}}});
+  server.script_status(path, {status("Running", "False", "GuestNotReady")});
+  KubeClient client(access_to(server));
+  auto t0 = std::chrono::steady_clock::now();
+  auto st = wait_for_ready(client, "cosmic-ac", "job", {.timeout = 1500ms, .interval = 100ms}, [](auto const&) {});
+  auto elapsed = std::chrono::steady_clock::now() - t0;
+  REQUIRE_FALSE(st);
+  CHECK(st.error().message ==
+        "VirtualMachineInstance cosmic-ac/job did not become ready within 1s; last state: phase=Running Ready=False "
+        "(GuestNotReady)");
+  CHECK(elapsed >= 1500ms);
+  CHECK(elapsed < 5s);
+  CHECK(server.requests().size() >= 5);  // it kept polling
+}
+
+TEST_CASE("kube_ops: a Failed VMI ends the wait at once") {
+  test::ApiServerStandIn server("Bearer good-token");
+  std::string path = std::string(kVmiPath) + "/job";
+  server.put(path, json{{"metadata", {{"name", "job"}}}});
+  server.script_status(path, {json{{"phase", "Failed"}}});
+  KubeClient client(access_to(server));
+  auto st = wait_for_ready(client, "cosmic-ac", "job", {.timeout = 30s, .interval = 10ms}, [](auto const&) {});
+  REQUIRE_FALSE(st);
+  CHECK(st.error().message.find("reached phase Failed and will never become ready") != std::string::npos);
+  CHECK(server.requests().size() == 1);
+}
+
+TEST_CASE("kube_ops: wait rides out 503s and a not-yet-created VMI, but not a 403") {
+  test::ApiServerStandIn server("Bearer good-token");
+  std::string path = std::string(kVmiPath) + "/job";
+  server.fail_next(503, 2);
+  KubeClient client(access_to(server));
+  Said said;
+  // Not created yet: 404 until the object appears.
+  std::thread creator([&] {
+    std::this_thread::sleep_for(200ms);
+    server.put(path, json{{"metadata", {{"name", "job"}}}});
+    server.script_status(path, {status("Running", "True")});
+  });
+  auto st = wait_for_ready(client, "cosmic-ac", "job", {.timeout = 10s, .interval = 20ms}, said.fn());
+  creator.join();
+  if (!st) FAIL(st.error().message);
+  CHECK(said.contains("HTTP 503 from the API server"));
+  CHECK(said.contains("not found (not created yet, or deleted)"));
+
+  test::ApiServerStandIn denied("Bearer good-token");
+  denied.deny("GET", kVmiPath);
+  KubeClient c2(access_to(denied));
+  auto d = wait_for_ready(c2, "cosmic-ac", "job", {.timeout = 10s, .interval = 10ms}, [](auto const&) {});
+  REQUIRE_FALSE(d);
+  CHECK(d.error().reason == Reason::Auth);
+}
+
+TEST_CASE("kube_ops: delete keeps the data PVC unless asked, and tolerates absent objects") {
+  auto spec = example();
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  REQUIRE(apply_objects(client, render_manifests(spec), [](auto const&) {}));
+  std::string pvc = std::string(kPvcPath) + "/llama-70b-0-data";
+  Said said;
+  REQUIRE(execute_delete(client, plan_delete(spec, false), said.fn()));
+  CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
+  CHECK_FALSE(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
+  CHECK(server.has(pvc));
+  CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata already absent"));
+  CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data: kept"));
+
+  Said again;
+  REQUIRE(execute_delete(client, plan_delete(spec, true), again.fn()));
+  CHECK_FALSE(server.has(pvc));
+  CHECK(again.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 already absent"));
+  CHECK(again.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data deleted"));
+}
+
+TEST_CASE("kube_ops: the delete plan (pure)") {
+  auto plan = plan_delete(example(), false);
+  REQUIRE(plan.size() == 4);
+  CHECK(plan[0].object == "VirtualMachineInstance cosmic-ac/llama-70b-0");
+  CHECK(plan[3].path.empty());
+  CHECK(plan_delete(example(), true)[3].path == std::string(kPvcPath) + "/llama-70b-0-data");
+}
+
+TEST_CASE("kube_ops: assess_vmi reads phase and conditions") {
+  auto s = assess_vmi(json{{"status", {{"phase", "Running"},
+                                       {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}},
+                                                                   {{"type", "AgentConnected"}, {"status", "True"}}})}}}});
+  CHECK(s.ready);
+  CHECK_FALSE(s.terminal);
+  CHECK(s.summary == "phase=Running Ready=True AgentConnected=True");
+  CHECK(assess_vmi(json{{"status", {{"phase", "Succeeded"}}}}).terminal);
+  CHECK(assess_vmi(json::object()).phase == "Pending");
+}

@@ -1,0 +1,182 @@
+#include "host/kubeconfig.hpp"
+
+#include "test_files.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <filesystem>
+
+using namespace cosmicac;
+using namespace cosmicac::host;
+
+namespace {
+
+// "hello CA" / "cert bytes" / "key bytes", base64.
+constexpr const char* kConfig = R"(apiVersion: v1
+kind: Config
+current-context: dev
+clusters:
+- name: dev-cluster
+  cluster:
+    server: https://dev.example:6443/
+    certificate-authority-data: aGVsbG8gQ0E=
+- name: prod-cluster
+  cluster:
+    server: https://prod.example:6443
+    certificate-authority: certs/ca.pem
+    insecure-skip-tls-verify: true
+users:
+- name: dev-user
+  user:
+    token: dev-token
+- name: prod-user
+  user:
+    client-certificate-data: Y2VydCBieXRlcw==
+    client-key-data: a2V5IGJ5dGVz
+- name: file-user
+  user:
+    client-certificate: /abs/client.crt
+    client-key: rel/client.key
+- name: exec-user
+  user:
+    exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}
+- name: half-user
+  user:
+    client-certificate-data: Y2VydCBieXRlcw==
+contexts:
+- name: dev
+  context: {cluster: dev-cluster, user: dev-user, namespace: team-a}
+- name: prod
+  context: {cluster: prod-cluster, user: prod-user}
+- name: files
+  context: {cluster: prod-cluster, user: file-user}
+- name: exec
+  context: {cluster: dev-cluster, user: exec-user}
+- name: half
+  context: {cluster: dev-cluster, user: half-user}
+- name: dangling
+  context: {cluster: nowhere, user: dev-user}
+)";
+
+ClusterAccess resolve(std::string const& context) {
+  auto r = resolve_kubeconfig({{"/home/u/.kube/config", kConfig}}, context);
+  if (!r) FAIL(r.error().message);
+  return std::move(*r);
+}
+
+std::string resolve_error(std::string const& context) {
+  auto r = resolve_kubeconfig({{"/home/u/.kube/config", kConfig}}, context);
+  REQUIRE_FALSE(r);
+  return r.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("kubeconfig: current-context, bearer token, CA data, namespace") {
+  auto a = resolve("");
+  CHECK(a.server == "https://dev.example:6443");
+  CHECK(a.bearer_token.reveal() == "dev-token");
+  CHECK(a.ca_pem == "hello CA");
+  CHECK(a.default_namespace == "team-a");
+  CHECK_FALSE(a.insecure_skip_tls_verify);
+  CHECK(a.origin == "kubeconfig /home/u/.kube/config, context dev");
+}
+
+TEST_CASE("kubeconfig: --context picks another; client certificate and key data; CA file relative to the kubeconfig") {
+  auto a = resolve("prod");
+  CHECK(a.server == "https://prod.example:6443");
+  CHECK(a.client_cert_pem == "cert bytes");
+  CHECK(a.client_key_pem.reveal() == "key bytes");
+  CHECK(a.bearer_token.empty());
+  CHECK(a.ca_file == "/home/u/.kube/certs/ca.pem");
+  CHECK(a.insecure_skip_tls_verify);
+  CHECK(a.default_namespace == "default");
+}
+
+TEST_CASE("kubeconfig: certificate and key files, absolute and relative") {
+  auto a = resolve("files");
+  CHECK(a.client_cert_file == "/abs/client.crt");
+  CHECK(a.client_key_file == "/home/u/.kube/rel/client.key");
+}
+
+TEST_CASE("kubeconfig: clear errors") {
+  CHECK(resolve_error("nope") == "kubeconfig /home/u/.kube/config: context 'nope' not found");
+  CHECK(resolve_error("dangling") ==
+        "kubeconfig /home/u/.kube/config: context 'dangling' names cluster 'nowhere', which is not defined");
+  CHECK(resolve_error("exec").find("uses an exec/auth-provider plugin") != std::string::npos);
+  CHECK(resolve_error("half").find("needs both the certificate and the key") != std::string::npos);
+  auto none = resolve_kubeconfig({{"/k", "apiVersion: v1\nkind: Config\n"}}, "");
+  REQUIRE_FALSE(none);
+  CHECK(none.error().message == "kubeconfig /k: no current-context set and no --context given");
+}
+
+TEST_CASE("kubeconfig: KUBECONFIG lists merge, the first file wins per entry") {
+  std::string first = "current-context: a\ncontexts:\n- name: a\n  context: {cluster: c, user: u}\n"
+                      "users:\n- name: u\n  user: {token: first-token}\n";
+  std::string second = "current-context: b\nclusters:\n- name: c\n  cluster: {server: 'http://second:1'}\n"
+                       "users:\n- name: u\n  user: {token: second-token}\n";
+  auto a = resolve_kubeconfig({{"/one", first}, {"/two", second}}, "").value();
+  CHECK(a.server == "http://second:1");
+  CHECK(a.bearer_token.reveal() == "first-token");
+}
+
+TEST_CASE("kubeconfig: tokenFile is read (relative to the kubeconfig) and trimmed") {
+  test::TempDir dir;
+  test::write_text(dir.path + "/tok", "file-token\n");
+  std::string cfg = "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+                    "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
+                    "users:\n- name: u\n  user: {tokenFile: tok}\n";
+  auto a = resolve_kubeconfig({{dir.path + "/config", cfg}}, "").value();
+  CHECK(a.bearer_token.reveal() == "file-token");
+}
+
+TEST_CASE("kubeconfig: lookup order --kubeconfig, KUBECONFIG, ~/.kube/config, in-cluster") {
+  test::TempDir dir;
+  auto cfg = [](std::string const& server) {
+    return "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n  cluster: {server: '" +
+           server + "'}\n";
+  };
+  std::filesystem::create_directories(dir.path + "/home/.kube");
+  test::write_text(dir.path + "/home/.kube/config", cfg("https://home"));
+  test::write_text(dir.path + "/env-config", cfg("https://env"));
+  test::write_text(dir.path + "/explicit", cfg("https://explicit"));
+  std::filesystem::create_directories(dir.path + "/sa");
+  test::write_text(dir.path + "/sa/token", "sa-token\n");
+  test::write_text(dir.path + "/sa/ca.crt", "ca");
+  test::write_text(dir.path + "/sa/namespace", "workloads");
+
+  KubeEnvironment env;
+  env.home = dir.path + "/home";
+  env.kubeconfig_env = dir.path + "/missing:" + dir.path + "/env-config";
+  env.service_host = "10.0.0.1";
+  env.service_port = "443";
+  env.service_account_dir = dir.path + "/sa";
+
+  CHECK(load_cluster_access(dir.path + "/explicit", "", env).value().server == "https://explicit");
+  CHECK(load_cluster_access("", "", env).value().server == "https://env");
+  env.kubeconfig_env.clear();
+  CHECK(load_cluster_access("", "", env).value().server == "https://home");
+  env.home = dir.path + "/nohome";
+  auto in = load_cluster_access("", "", env).value();
+  CHECK(in.server == "https://10.0.0.1:443");
+  CHECK(in.bearer_token.reveal() == "sa-token");
+  CHECK(in.ca_file == dir.path + "/sa/ca.crt");
+  CHECK(in.default_namespace == "workloads");
+  env.service_host.clear();
+  auto none = load_cluster_access("", "", env);
+  REQUIRE_FALSE(none);
+  CHECK(none.error().message.find("no kubeconfig found and not running in a cluster") == 0);
+  auto missing = load_cluster_access(dir.path + "/does-not-exist", "", env);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message == "cannot open kubeconfig " + dir.path + "/does-not-exist");
+}
+
+TEST_CASE("kubeconfig: base64 decoding") {
+  CHECK(base64_decode("").value().empty());
+  CHECK(base64_decode("YQ==").value() == "a");
+  CHECK(base64_decode("YWI=").value() == "ab");
+  CHECK(base64_decode("YWJj").value() == "abc");
+  CHECK(base64_decode("YW\nJj\n").value() == "abc");
+  CHECK_FALSE(base64_decode("YWJ"));
+  CHECK_FALSE(base64_decode("Y!Jj"));
+}

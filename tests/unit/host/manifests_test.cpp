@@ -1,0 +1,269 @@
+// Every rendered object against the published API schemas (KubeVirt v1.7.0,
+// CDI v1.62.0) and KubeVirt's admission-webhook rules; golden files of the
+// rendered output (regenerate with COSMICAC_UPDATE_GOLDEN=1).
+#include "host/manifests.hpp"
+
+#include "host/guest_layout.hpp"
+#include "host/userdata.hpp"
+#include "swagger_validator.hpp"
+#include "test_files.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+
+using namespace cosmicac;
+using namespace cosmicac::host;
+using nlohmann::json;
+
+namespace {
+
+test::SwaggerValidator const& kubevirt() {
+  static auto v = test::SwaggerValidator::load(test::schemas_dir() + "/kubevirt-v1.7.0-swagger.json");
+  return v;
+}
+test::SwaggerValidator const& cdi() {
+  static auto v = test::SwaggerValidator::load(test::schemas_dir() + "/cdi-v1.62.0-swagger.json");
+  return v;
+}
+
+json plain(Json const& o) { return json::parse(o.dump()); }
+
+// KubeVirt's webhook rules that Swagger cannot express (shared/schemas/README.md).
+std::vector<std::string> webhook_violations(json const& vmi, std::vector<json> const& rendered) {
+  std::vector<std::string> v;
+  auto const& spec = vmi["spec"];
+  std::map<std::string, json> volumes;
+  for (auto const& vol : spec["volumes"]) volumes[vol["name"].get<std::string>()] = vol;
+  std::set<std::string> disk_names;
+  std::map<std::string, std::string> cdrom_labels;  // label → disk
+  for (auto const& d : spec["domain"]["devices"]["disks"]) {
+    std::string name = d["name"];
+    if (!disk_names.insert(name).second) v.push_back("disk " + name + " defined twice");
+    if (!volumes.count(name)) v.push_back("disk " + name + " has no volume");
+    if (d.contains("cdrom")) {
+      if (d["cdrom"].value("bus", "sata") == "virtio") v.push_back("cdrom " + name + " on bus virtio");
+      if (d.contains("serial")) v.push_back("serial on cdrom " + name);
+      json const& vol = volumes[name];
+      std::string label = "cfgdata";
+      for (auto kind : {"secret", "configMap"})
+        if (vol.contains(kind)) label = vol[kind].value("volumeLabel", "cfgdata");
+      if (cdrom_labels.count(label)) v.push_back("cdroms " + cdrom_labels[label] + " and " + name + " share label " + label);
+      cdrom_labels[label] = name;
+    } else if (d.contains("serial") && !d.contains("disk")) {
+      v.push_back("serial on a non-disk target " + name);
+    }
+  }
+  for (auto const& [name, vol] : volumes) {
+    if (!disk_names.count(name)) v.push_back("volume " + name + " has no disk");
+    if (vol.contains("cloudInitNoCloud")) {
+      auto const& nc = vol["cloudInitNoCloud"];
+      if (nc.contains("userData") && nc["userData"].get<std::string>().size() > kInlineUserDataLimit)
+        v.push_back("inline userData above 2048 bytes");
+      if (nc.contains("secretRef")) {
+        bool found = false;
+        for (auto const& o : rendered)
+          found = found || (o["kind"] == "Secret" && o["metadata"]["name"] == nc["secretRef"]["name"] &&
+                            o["stringData"].contains("userdata"));
+        if (!found) v.push_back("secretRef names a Secret that is not rendered");
+      }
+    }
+  }
+  return v;
+}
+
+void validate_all(std::vector<Json> const& objects) {
+  std::vector<json> rendered;
+  for (auto const& o : objects) rendered.push_back(plain(o));
+  for (auto const& o : rendered) {
+    std::string kind = o["kind"];
+    INFO(kind << " " << o["metadata"]["name"].get<std::string>());
+    std::vector<std::string> errors;
+    if (kind == "VirtualMachineInstance") {
+      errors = kubevirt().validate("v1.VirtualMachineInstance", o);
+      auto w = webhook_violations(o, rendered);
+      errors.insert(errors.end(), w.begin(), w.end());
+    } else if (kind == "DataVolume") {
+      errors = cdi().validate("v1beta1.DataVolume", o);
+    } else if (kind == "PersistentVolumeClaim") {
+      // No core/v1 schema is shipped; CDI's spec carries PersistentVolumeClaimSpec.
+      errors = cdi().validate("v1.PersistentVolumeClaimSpec", o["spec"]);
+      auto meta = cdi().validate("v1.ObjectMeta", o["metadata"]);
+      errors.insert(errors.end(), meta.begin(), meta.end());
+    } else if (kind == "Secret") {
+      errors = cdi().validate("v1.ObjectMeta", o["metadata"]);
+      if (!o["stringData"].is_object()) errors.push_back("Secret without stringData");
+    } else {
+      errors.push_back("unexpected kind " + kind);
+    }
+    for (auto const& e : errors) UNSCOPED_INFO(e);
+    CHECK(errors.empty());
+  }
+}
+
+json find_kind(std::vector<Json> const& objs, std::string const& kind) {
+  for (auto const& o : objs)
+    if (o["kind"] == kind) return plain(o);
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("manifests: the schemas are present (shared/schemas beside the repo)") {
+  REQUIRE(std::filesystem::exists(test::schemas_dir() + "/kubevirt-v1.7.0-swagger.json"));
+  REQUIRE(std::filesystem::exists(test::schemas_dir() + "/cdi-v1.62.0-swagger.json"));
+  CHECK(kubevirt().has_definition("v1.VirtualMachineInstance"));
+  CHECK(cdi().has_definition("v1beta1.DataVolume"));
+}
+
+TEST_CASE("manifests: every example's objects validate against the schemas and webhook rules") {
+  for (auto const& path : test::example_specs()) {
+    INFO(path);
+    validate_all(render_manifests(load_job_spec(path).value()));
+  }
+}
+
+TEST_CASE("manifests: the validator and rules do catch what they claim to") {
+  auto objs = render_manifests(load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value());
+  json vmi = find_kind(objs, "VirtualMachineInstance");
+  std::vector<json> rendered{vmi};
+
+  json typo = vmi;
+  typo["spec"]["volumes"][2]["secret"]["volumelabel"] = "x";
+  CHECK_FALSE(kubevirt().validate("v1.VirtualMachineInstance", typo).empty());
+  json wrong_type = vmi;
+  wrong_type["spec"]["domain"]["cpu"]["cores"] = "64";
+  CHECK_FALSE(kubevirt().validate("v1.VirtualMachineInstance", wrong_type).empty());
+  json bad_quantity = vmi;
+  bad_quantity["spec"]["domain"]["resources"]["requests"]["memory"] = "512GB";
+  CHECK_FALSE(kubevirt().validate("v1.VirtualMachineInstance", bad_quantity).empty());
+  json no_name = vmi;
+  no_name["spec"]["domain"]["devices"]["gpus"][0].erase("name");
+  CHECK_FALSE(kubevirt().validate("v1.VirtualMachineInstance", no_name).empty());
+  json bad_enum = find_kind(objs, "DataVolume");
+  bad_enum["spec"]["storage"]["accessModes"][0] = "ReadWriteSometimes";
+  CHECK_FALSE(cdi().validate("v1beta1.DataVolume", bad_enum).empty());
+
+  json virtio_cdrom = vmi;
+  virtio_cdrom["spec"]["domain"]["devices"]["disks"][2]["cdrom"]["bus"] = "virtio";
+  CHECK_FALSE(webhook_violations(virtio_cdrom, rendered).empty());
+  json same_label = vmi;
+  same_label["spec"]["volumes"][3]["configMap"]["volumeLabel"] = kCredVolumeLabel;
+  CHECK_FALSE(webhook_violations(same_label, rendered).empty());
+  json cdrom_serial = vmi;
+  cdrom_serial["spec"]["domain"]["devices"]["disks"][2]["serial"] = "x";
+  CHECK_FALSE(webhook_violations(cdrom_serial, rendered).empty());
+  json big = vmi;
+  big["spec"]["volumes"][4]["cloudInitNoCloud"]["userData"] = std::string(2049, 'x');
+  CHECK_FALSE(webhook_violations(big, rendered).empty());
+  CHECK(webhook_violations(vmi, rendered).empty());
+}
+
+TEST_CASE("manifests: devices, disks and volumes of the reference job") {
+  auto spec = load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value();
+  auto objs = render_manifests(spec);
+  REQUIRE(objs.size() == 3);  // DataVolume, PVC, VMI: the user-data fits inline
+  CHECK(objs[0]["kind"] == "DataVolume");
+  CHECK(objs[1]["kind"] == "PersistentVolumeClaim");
+  CHECK(objs[2]["kind"] == "VirtualMachineInstance");
+
+  json dv = plain(objs[0]);
+  CHECK(dv["spec"]["source"]["registry"]["url"] == "docker://ghcr.io/tetherto/kubevirt-image:latest");
+  CHECK(dv["spec"]["source"]["registry"]["secretRef"] == "ghcr-pull-cred");
+  CHECK(dv["spec"]["storage"]["storageClassName"] == "local-path");
+  CHECK(dv["spec"]["storage"]["resources"]["requests"]["storage"] == "150Gi");
+
+  json vmi = plain(objs[2]);
+  auto const& dev = vmi["spec"]["domain"]["devices"];
+  REQUIRE(dev["gpus"].size() == 8);
+  std::set<std::string> gpu_names;
+  for (auto const& g : dev["gpus"]) {
+    CHECK(g["deviceName"] == "nvidia.com/GH100_H100_SXM5_80GB");
+    gpu_names.insert(g["name"]);
+  }
+  CHECK(gpu_names.size() == 8);
+  REQUIRE(dev["hostDevices"].size() == 8);
+  CHECK(dev["hostDevices"][0]["deviceName"] == "mellanox.com/cx7_ib_pf");
+
+  json root = dev["disks"][0];
+  CHECK(root["bootOrder"] == 1);
+  CHECK(root["disk"]["bus"] == "virtio");
+  CHECK(vmi["spec"]["volumes"][0]["dataVolume"]["name"] == "llama-70b-0-root");
+
+  // The data disk's serial is what the guest config tells the agent to look for.
+  json data = dev["disks"][1];
+  CHECK(data["disk"]["bus"] == "virtio");
+  CHECK(data["serial"] == spec.data_disk->serial);
+  std::string ud = vmi["spec"]["volumes"][4]["cloudInitNoCloud"]["userData"];
+  CHECK(ud == render_userdata(spec));
+  CHECK(ud.find("DATA_DISK_SERIAL=" + spec.data_disk->serial + "\n") != std::string::npos);
+  CHECK(ud.find(std::string("CRED_ISO_LABEL=") + kCredVolumeLabel + "\n") != std::string::npos);
+  CHECK(vmi["spec"]["volumes"][2]["secret"]["volumeLabel"] == kCredVolumeLabel);
+  CHECK(vmi["spec"]["volumes"][2]["secret"]["secretName"] == "ghcr-pull-cred");
+  CHECK(vmi["spec"]["volumes"][3]["configMap"]["volumeLabel"] == kBootVolumeLabel);
+  CHECK(vmi["spec"]["volumes"][3]["configMap"]["name"] == "bootstrap-cm");
+
+  auto const& probe = vmi["spec"]["readinessProbe"];
+  CHECK(probe["exec"]["command"] == json::array({"/usr/local/bin/cosmicac-bootstrap", "status"}));
+  CHECK(probe["timeoutSeconds"].get<int>() < probe["periodSeconds"].get<int>());
+
+  CHECK(vmi["spec"]["networks"][0]["pod"].is_object());
+  CHECK(dev["interfaces"][0]["masquerade"].is_object());
+  CHECK(vmi["spec"]["networks"][1]["multus"]["networkName"] == "overlay-net");
+}
+
+TEST_CASE("manifests: large user-data goes to a rendered Secret referenced by secretRef") {
+  auto spec = load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/large-env.yaml").value();
+  std::string ud = render_userdata(spec);
+  REQUIRE(ud.size() > kInlineUserDataLimit);
+  auto objs = render_manifests(spec);
+  REQUIRE(objs[0]["kind"] == "Secret");
+  CHECK(objs[0]["metadata"]["name"] == "big-env-userdata");
+  CHECK(objs[0]["stringData"]["userdata"] == ud);
+  json vmi = find_kind(objs, "VirtualMachineInstance");
+  json nc;
+  for (auto const& v : vmi["spec"]["volumes"])
+    if (v.contains("cloudInitNoCloud")) nc = v["cloudInitNoCloud"];
+  CHECK_FALSE(nc.contains("userData"));
+  CHECK(nc["secretRef"]["name"] == "big-env-userdata");
+}
+
+TEST_CASE("manifests: no data disk → no PVC, no data disk in the VMI; no GPU → no gpus") {
+  auto spec = parse_job_spec("name: a\nnamespace: b\ncpu: 1\nmemory: 1Gi\n", "t").value();
+  auto objs = render_manifests(spec);
+  REQUIRE(objs.size() == 2);
+  json vmi = plain(objs[1]);
+  for (auto const& d : vmi["spec"]["domain"]["devices"]["disks"]) CHECK(d["name"] != "datadisk");
+  CHECK_FALSE(vmi["spec"]["domain"]["devices"].contains("gpus"));
+  CHECK(vmi["spec"]["networks"].size() == 1);
+  validate_all(objs);
+}
+
+TEST_CASE("manifests: -o json is a v1 List of the same objects") {
+  auto objs = render_manifests(load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/minimal.json").value());
+  Json list = as_list(objs);
+  CHECK(list["apiVersion"] == "v1");
+  CHECK(list["kind"] == "List");
+  CHECK(list["items"].size() == objs.size());
+}
+
+TEST_CASE("manifests: golden files (COSMICAC_UPDATE_GOLDEN=1 rewrites them)") {
+  bool update = std::getenv("COSMICAC_UPDATE_GOLDEN") != nullptr;
+  for (auto const& path : test::example_specs()) {
+    auto spec = load_job_spec(path).value();
+    std::string stem = std::filesystem::path(path).stem().string();
+    std::vector<std::pair<std::string, std::string>> outputs = {
+        {test::golden_dir() + "/" + stem + ".yaml", to_yaml_stream(render_manifests(spec))},
+        {test::golden_dir() + "/" + stem + ".userdata", render_userdata(spec)}};
+    for (auto const& [file, text] : outputs) {
+      INFO(file);
+      if (update) test::write_text(file, text);
+      std::string golden;
+      REQUIRE_NOTHROW(golden = test::read_text(file));  // missing: run once with COSMICAC_UPDATE_GOLDEN=1
+      CHECK(text == golden);
+    }
+  }
+}

@@ -1,0 +1,52 @@
+#include "test_files.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace cosmicac::test {
+
+std::string read_text(std::string const& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text(std::string const& path, std::string const& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw std::runtime_error("cannot write " + path);
+  out << text;
+}
+
+std::vector<std::string> example_specs() {
+  std::vector<std::string> out;
+  for (auto const& e : std::filesystem::directory_iterator(COSMICAC_SOURCE_DIR "/host/examples")) {
+    auto ext = e.path().extension().string();
+    if (ext == ".yaml" || ext == ".yml" || ext == ".json") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  if (out.empty()) throw std::runtime_error("no example specs in host/examples");
+  return out;
+}
+
+std::string schemas_dir() { return COSMICAC_SOURCE_DIR "/../shared/schemas"; }
+std::string golden_dir() { return COSMICAC_SOURCE_DIR "/tests/unit/host/golden"; }
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/cosmicac-host-test-XXXXXX";
+  char* p = ::mkdtemp(tmpl);
+  if (!p) throw std::runtime_error("mkdtemp failed");
+  path = p;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
+
+}  // namespace cosmicac::test
