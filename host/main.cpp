@@ -161,6 +161,7 @@ int cmd_apply(std::vector<std::string> const& argv) {
 // there `wait` reads the VMI's Ready condition instead). Prints every event;
 // exit 0 on `ready`, 1 on `failed` or when the timeout passes.
 int wait_serial(Args const& a) {
+  if (!a.positional.empty() || !spec_path(a).empty()) return usage_error("wait --serial takes no NAME or -f SPEC");
   std::chrono::milliseconds timeout = std::chrono::minutes(20);
   if (!opt(a, "--timeout").empty()) {
     auto d = parse_duration(opt(a, "--timeout"));

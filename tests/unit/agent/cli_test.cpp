@@ -18,7 +18,7 @@ CommandResult agent(std::vector<std::string> args, std::string input = {}) {
 }
 }  // namespace
 
-TEST_CASE("--version and --help exit 0; an unknown command is a usage error (2)") {
+TEST_CASE("version and help exit 0; an unknown command is a usage error (2)") {
   CHECK(agent({"--version"}).exit_code == 0);
   auto help = agent({"--help"});
   CHECK(help.exit_code == 0);

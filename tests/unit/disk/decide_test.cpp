@@ -1,4 +1,5 @@
 #include "disk/decide.hpp"
+#include "disk/describe.hpp"
 #include "synthetic_facts.hpp"
 
 #include <catch2/catch_test_macros.hpp>
@@ -286,7 +287,7 @@ TEST_CASE("decide: the mount point is compared and written normalised") {
   add_disk(f, make_disk("vdb", 300, ours_content("our-uuid")));
   f.mounts.push_back({.target = "/data", .source = "/dev/vdb1", .device = "vdb1"});
   DiskPlan const p = decide(f, {.mount_point = "/srv/../data/"});
-  REQUIRE_FALSE(p.refusal);
+  if (p.refusal) FAIL("refused: " << p.refusal->message << "\n" << describe(p));
   CHECK(p.mount_point == "/data");
   CHECK(p.chosen->already_mounted);
 }
