@@ -12,7 +12,7 @@
 namespace cosmicac::readiness {
 namespace {
 
-Error sys_error(std::string what, std::string const& path, int err) {
+Error sys_error(std::string const& what, std::string const& path, int err) {
   return make_error(Reason::Internal, what + " " + path + ": " + std::strerror(err));
 }
 
