@@ -149,6 +149,7 @@ DiskPlan decide(SystemFacts const& facts, DiskWanted const& wanted_in) {
   };
   auto names = [](std::vector<DiskFacts const*> const& v) {
     std::vector<std::string> n;
+    n.reserve(v.size());
     for (auto* d : v) n.push_back(d->dev_path);
     return join(n);
   };
@@ -178,10 +179,12 @@ DiskPlan decide(SystemFacts const& facts, DiskWanted const& wanted_in) {
       chosen = ours.front();
       plan.why = "it already carries our " + std::string(kPartitionName) + " partition";
     } else {
-      if (eligible.empty())
-        return refuse(std::move(plan), Reason::NoDataDisk,
-                      "no disk of at least " + format_size(wanted.min_bytes) + " other than the root disk" +
-                          (plan.root_disks.empty() ? std::string() : " (" + join(plan.root_disks) + ")"));
+      if (eligible.empty()) {
+        // Built before the call: `plan` is moved into refuse().
+        std::string msg = "no disk of at least " + format_size(wanted.min_bytes) + " other than the root disk" +
+                          (plan.root_disks.empty() ? std::string() : " (" + join(plan.root_disks) + ")");
+        return refuse(std::move(plan), Reason::NoDataDisk, std::move(msg));
+      }
       std::uint64_t const largest =
           (*std::max_element(eligible.begin(), eligible.end(),
                              [](auto* a, auto* b) { return a->size_bytes < b->size_bytes; }))->size_bytes;
