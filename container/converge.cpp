@@ -53,7 +53,7 @@ std::vector<std::string> tail_logs(engine::Client& c, std::string const& id) {
   return last_lines(demultiplex_logs(r->body), 20);
 }
 
-Error exited(engine::Client& c, std::string const& name, std::string const& id, json const& state, std::string why) {
+Error exited(engine::Client& c, std::string const& name, std::string const& id, json const& state, std::string const& why) {
   long long const code = state.value("ExitCode", -1LL);
   auto lines = tail_logs(c, id);
   std::string msg = "container " + name + " " + why + " (exit code " + std::to_string(code) + ")";
