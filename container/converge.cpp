@@ -5,6 +5,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <ctime>
+#include <optional>
 #include <thread>
 
 namespace cosmicac::container {
@@ -64,10 +69,38 @@ Error exited(engine::Client& c, std::string const& name, std::string const& id, 
   return make_error(Reason::ContainerExited, std::move(msg));
 }
 
+// How long a container has been running, from dockerd's State.StartedAt
+// ("2026-11-22T14:14:19.123456789Z", always UTC). nullopt when unparsable.
+std::optional<Clock::duration> running_for(std::string const& started_at) {
+  std::tm tm{};
+  int frac_digits = 0;
+  long long frac = 0;
+  if (std::sscanf(started_at.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec) != 6)
+    return std::nullopt;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  std::size_t dot = started_at.find('.');
+  if (dot != std::string::npos)
+    for (std::size_t i = dot + 1; i < started_at.size() && frac_digits < 9 && std::isdigit(static_cast<unsigned char>(started_at[i])); ++i, ++frac_digits)
+      frac = frac * 10 + (started_at[i] - '0');
+  while (frac_digits++ < 9) frac *= 10;
+  std::time_t const secs = timegm(&tm);
+  if (secs <= 0) return std::nullopt;  // "0001-01-01T00:00:00Z": never started
+  auto const started = std::chrono::system_clock::from_time_t(secs) +
+                       std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(frac));
+  auto const up = std::chrono::system_clock::now() - started;
+  if (up < std::chrono::system_clock::duration::zero()) return Clock::duration::zero();
+  return std::chrono::duration_cast<Clock::duration>(up);
+}
+
 // Stays running (not restarting) for the settle period, then healthy if it has a health check.
+// The period counts from the container's own start (State.StartedAt): one that
+// dockerd restarted at boot and that has been up longer than that is settled
+// at once, so a second boot does not wait for nothing.
 Status verify_running(engine::Client& c, std::string const& name, std::string const& id, ConvergeOptions const& o) {
-  auto const settle_end = Clock::now() + o.settle;
-  auto const health_end = settle_end + o.health_timeout;
+  std::optional<Clock::time_point> settle_end;
+  std::optional<Clock::time_point> health_end;
   for (;;) {
     auto r = c.request(engine::Request{.path = "/containers/" + id + "/json"});
     if (!r) return r.error();
@@ -76,13 +109,19 @@ Status verify_running(engine::Client& c, std::string const& name, std::string co
     json const state = j.is_object() && j.contains("State") ? j["State"] : json::object();
     if (state.value("Restarting", false)) return exited(c, name, id, state, "is restarting");
     if (!state.value("Running", false)) return exited(c, name, id, state, "stopped (" + state.value("Status", std::string("?")) + ")");
-    bool const settled = Clock::now() >= settle_end;
+    if (!settle_end) {
+      auto const up = running_for(state.value("StartedAt", std::string()));
+      auto const left = up ? std::max(Clock::duration::zero(), Clock::duration(o.settle) - *up) : Clock::duration(o.settle);
+      settle_end = Clock::now() + left;
+      health_end = *settle_end + o.health_timeout;
+    }
+    bool const settled = Clock::now() >= *settle_end;
     if (settled) {
       if (!state.contains("Health") || !state["Health"].is_object()) return ok();
       std::string const health = state["Health"].value("Status", std::string());
       if (health == "healthy") return ok();
       if (health == "unhealthy") return exited(c, name, id, state, "is unhealthy");
-      if (Clock::now() >= health_end)
+      if (Clock::now() >= *health_end)
         return make_error(Reason::ContainerExited, "container " + name + " did not become healthy within " +
                                                        std::to_string(o.health_timeout.count() / 1000) + " s (health: " + health + ")");
     }

@@ -214,3 +214,19 @@ TEST_CASE("preflight: an unmounted bind source stops everything before create") 
   CHECK(r.error().reason == Reason::ContainerError);
   CHECK(d.count("POST", "/containers/create") == 0);
 }
+
+TEST_CASE("the settle period counts from the container's own start: long-running is settled at once") {
+  FakeDockerd d;
+  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.body = inspect("old1", false, our_labels(spec()))}});
+  d.script("POST", "/containers/old1/start", {FakeResponse{.status = 304}});
+  // dockerd restarted it at boot an hour ago (restart policy): nothing to wait for.
+  d.script("GET", "/containers/old1/json",
+           {FakeResponse{.body = inspect("old1", true, json::object(), R"(,"StartedAt":"2001-01-01T00:00:00.5Z")")}});
+  auto c = client(d);
+  auto o = fast();
+  o.settle = std::chrono::seconds(30);  // polled every 30 ms: a wait would show as hundreds of GETs
+  auto r = converge_container(c, spec(), o);
+  REQUIRE(r);
+  CHECK(r->action == Action::Start);
+  CHECK(d.count("GET", "/containers/old1/json") == 1);
+}
