@@ -18,6 +18,11 @@ endif()
 # linked statically (with its private dependencies) in the static build.
 function(cosmicac_pkg target module)
   string(MAKE_C_IDENTIFIER "PC_${target}" var)
+  if(COSMICAC_STATIC)
+    # pkg_check_modules caches its answer; the static prefix changes with the
+    # static-deps key, so ask pkg-config again on every configure.
+    unset(__pkg_config_checked_${var} CACHE)
+  endif()
   pkg_check_modules(${var} REQUIRED ${module})
   add_library(${target} INTERFACE)
   if(COSMICAC_STATIC)

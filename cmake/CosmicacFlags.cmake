@@ -20,6 +20,9 @@ endif()
 if(COSMICAC_STATIC)
   # Size matters (the packed binary must fit a ConfigMap with room to spare).
   target_compile_options(cosmicac_flags INTERFACE -Os -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables)
+  # Reproducible across checkouts: __FILE__ (e.g. the journal's CODE_FILE) is
+  # relative to the source tree.
+  target_compile_options(cosmicac_flags INTERFACE -ffile-prefix-map=${PROJECT_SOURCE_DIR}/=)
   target_link_options(cosmicac_flags INTERFACE -static -Wl,--gc-sections -s)
   # FMT_STATIC_THOUSANDS_SEPARATOR: fmt's {:L} grouping without std::locale,
   # which would otherwise pull ~300 KB of libstdc++ locale facets in.
