@@ -1,24 +1,93 @@
-"""First boot of a fresh VM with the agent: blank 120 GiB data disk, credential
-ISO on sr0, v1 image. The example the other agent scenarios follow."""
+"""First boot of a fresh VM with the agent, then a reboot: blank 120 GiB data
+disk; a decoy CD-ROM labelled cfgdata first (like a KubeVirt ConfigMap disk),
+so the credential ISO (also cfgdata) is sr1; an ENVS holding every value the
+original script mangled or executed; v1 image. The example the other agent
+scenarios follow."""
 
-from bed import checks
+from bed import checks, events
 from bed.registry_of_scenarios import scenario
 
-ENVS = "MODEL_NAME=tiny-llm;MAX_BATCH=8"
+# The original script's failures: JS-style objects with a URL (":" and "//"),
+# a value with a space, bare words, a quoted ";" inside an object, and a
+# command substitution it would have eval'ed.
+ENVS = ('CFG={url:"http://h:8080/x",n:5};MSG=hello world;J={name:llama,max_tokens:512};'
+        'S={a:"x;y"};X=1 $(touch /tmp/pwned)')
+EXPECTED_ENV = ['CFG={"url":"http://h:8080/x","n":5}', "MSG=hello world",
+                'J={"name":"llama","max_tokens":512}', 'S={"a":"x;y"}', "X=1 $(touch /tmp/pwned)"]
+IMAGE_ENV = ("PATH=", "COSMICAC_IMAGE_TAG=")  # the test image's own Env
+FIRST_BOOT_ORDER = [("config", "done"), ("docker", "started"), ("docker", "done"),
+                    ("credentials", "started"), ("credentials", "done"), ("login", "started"),
+                    ("login", "done"), ("pull", "started"), ("pull", "done"), ("container", "started"),
+                    ("container", "done"), ("ready", "done")]
+DISK_ORDER = [("config", "done"), ("disk", "started"), ("disk", "done"), ("container", "started")]
 
 
-@scenario("agent-fresh-boot", timeout=1500)
+@scenario("agent-fresh-boot", timeout=1800)
 def agent_fresh_boot(t):
     agent = t.agent  # fails first, clearly, if there is no usable agent binary
     reg = t.registry()
+    decoy = t.iso("decoy.iso", "cfgdata", {"app.properties": b"log.level=debug\n",
+                                           "DOCKER_NOTE": b"not a credential\n"})
     vm = t.vm(data_disk=t.data_disk(120), data_serial="pvc-data",
-              cred_iso=t.cred_iso(reg),
+              extra_cdroms=[decoy], cred_iso=t.cred_iso(reg),
               config=t.config(MNT="/data", IMG=t.image_ref("v1"), NAME="inference", ENVS=ENVS),
               agent_binary=agent, units=[t.agent_unit()])
     vm.boot()
     t.metric("boot_to_multi_user_s", round(vm.wait_booted(600), 1))
-    how = t.wait_ready(vm, "inference", 900)
+    final = events.wait_final(vm, 900)
     t.metric("boot_to_ready_s", round(vm.elapsed(), 1))
-    t.step(f"ready ({how})")
+    t.expect(final["step"] == "ready", f"first boot ended {final['step']}:{final['status']} "
+                                       f"({final.get('reason')}: {final.get('message')})")
+    sr = vm.qga.exec(["lsblk", "-n", "-o", "NAME,LABEL", "/dev/sr0", "/dev/sr1"]).out.split()
+    t.expect(sr == ["sr0", "cfgdata", "sr1", "cfgdata"], f"CD-ROMs are not two cfgdata ISOs: {sr}")
+
+    # The readiness port: every step, in graph order, no failure, one run.
+    run1 = events.this_boot(vm)
+    events.expect_seq_increasing(t, run1)
+    events.expect_order(t, run1, FIRST_BOOT_ORDER)
+    events.expect_order(t, run1, DISK_ORDER)
+    t.expect(all(e.get("status") != "failed" for e in run1), f"a step failed: {events.summary(run1)}")
+    last = events.step_events(run1)[-1]
+    t.expect(last["step"] == "ready" and last.get("phase") == "ready",
+             f"the last step event is {last['step']}:{last.get('status')}, not ready")
+
     checks.data_disk_mounted(t, vm, "/data", "pvc-data")
-    checks.inference_container(t, vm, "inference", "v1", ["MODEL_NAME=tiny-llm", "MAX_BATCH=8"])
+    info = checks.inference_container(t, vm, "inference", "v1", EXPECTED_ENV)
+    ours = sorted(e for e in info["Config"]["Env"] if not e.startswith(IMAGE_ENV))
+    t.expect(ours == sorted(EXPECTED_ENV), f"container Env is not exactly ENVS: {ours}")
+    t.expect(final["container"]["id"] == info["Id"],
+             f"ready names container {final['container']['id'][:12]}, docker inspect says {info['Id'][:12]}")
+    t.expect(vm.qga.exec(["test", "-e", "/tmp/pwned"]).exitcode == 1, "/tmp/pwned exists in the guest: ENVS ran")
+    r = vm.qga.exec(["docker", "exec", "inference", "/bin/ls", "/tmp/pwned"])
+    t.expect(r.exitcode != 0 and "No such file" in r.err + r.out, f"/tmp/pwned in the container: {r.out}{r.err}")
+
+    rc, line = events.status_cmd(vm)
+    t.expect(rc == 0 and line.startswith("ready "), f"`cosmicac-bootstrap status` exited {rc}: {line}")
+    t.expect(f"id={info['Id'][:12]}" in line, f"status does not name the container: {line}")
+    events.scan_for_secret(t, vm, reg.token, control="/dev/sr1")
+    t.step("first boot: ENVS exact, nothing executed, events in graph order, token nowhere in the guest")
+
+    # Second boot, same disks: converges without the registry, same container.
+    vm.qga.exec(["/bin/sh", "-c", "echo written-before-reboot > /data/marker && sync"], check=True)
+    since = len(vm.serial_lines)
+    vm.reboot(timeout=900)
+    final2 = events.wait_final(vm, 900, since)
+    t.metric("second_boot_to_ready_s", round(vm.elapsed(), 1))
+    t.expect(final2["step"] == "ready", f"second boot ended {final2['step']}:{final2['status']} "
+                                        f"({final2.get('reason')}: {final2.get('message')})")
+    t.metric("second_boot_agent_ready_ms", final2["duration_ms"])
+    run2 = events.this_boot(vm, since)
+    t.expect(run2 and run2[0]["boot_id"] != run1[0]["boot_id"], "second boot reports the first boot's id")
+    for step in ("credentials", "login", "pull"):
+        t.expect(events.statuses(run2, step) == ["skipped"],
+                 f"second boot: {step} was {events.statuses(run2, step)}, expected only skipped")
+    info2 = t.docker_inspect(vm, "inference")
+    t.expect(info2 is not None and info2["State"]["Running"], "container not running after the reboot")
+    t.expect(info2["Id"] == info["Id"], f"container recreated: {info['Id'][:12]} -> {info2['Id'][:12]}")
+    t.expect(final2["container"]["id"] == info["Id"], "second ready names another container")
+    checks.data_disk_mounted(t, vm, "/data", "pvc-data")
+    marker = vm.qga.exec(["cat", "/data/marker"]).out.strip()
+    t.expect(marker == "written-before-reboot", f"/data/marker after reboot: {marker!r}")
+    rc, line = events.status_cmd(vm)
+    t.expect(rc == 0 and line.startswith("ready "), f"second boot: status exited {rc}: {line}")
+    t.step(f"second boot: same container {info['Id'][:12]}, registry steps skipped, /data kept")
