@@ -187,8 +187,14 @@ int wait_serial(Args const& a) {
   });
   if (!end) return fail(kFailure, end.error().message);
   if (last && last->phase == readiness::Phase::Ready) {
-    say("ready" + (last->container ? ": container " + last->container->name + " " + last->container->id.substr(0, 12)
-                                   : std::string()));
+    std::string const summary =
+        "ready" + (last->container ? ": container " + last->container->name + " " + last->container->id.substr(0, 12)
+                                   : std::string());
+    // With --json, stdout carries event lines only (a consumer parses each line).
+    if (raw)
+      std::fprintf(stderr, "cosmicac-vmi: %s\n", summary.c_str());
+    else
+      say(summary);
     return kOk;
   }
   if (last && last->phase == readiness::Phase::Failed)

@@ -6,6 +6,13 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
 using namespace cosmicac;
 using nlohmann::json;
 
@@ -122,4 +129,44 @@ TEST_CASE("cli: cluster errors exit 1; wait --serial is reserved") {
   CHECK(r.err.find("cannot open kubeconfig") != std::string::npos);
   CHECK(vmi({"wait", "x", "--serial", "/tmp/sock"}).exit_code == 2);
   CHECK(vmi({"wait", "x", "--timeout", "soon"}).exit_code == 2);
+}
+
+TEST_CASE("cli: wait --serial --json prints only event lines on stdout, exits 0 on ready") {
+  // A real unix-socket server standing in for QEMU's host end of the port.
+  test::TempDir dir;
+  std::string const sock = dir.path + "/boot.sock";
+  int srv = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(srv >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, sock.c_str(), sock.size() + 1);
+  REQUIRE(::bind(srv, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(srv, 1) == 0);
+  std::string const lines =
+      R"({"v":1,"seq":1,"boot_id":"b1","ts":"2025-03-01T12:00:00.240Z","mono_ms":2,"phase":"running","step":"state","steps":[{"step":"config","status":"done","duration_ms":3}]})"
+      "\n"
+      R"({"v":1,"seq":2,"boot_id":"b1","ts":"2025-03-01T12:01:30.000Z","mono_ms":89762,"phase":"ready","step":"ready","status":"done","duration_ms":5003,"container":{"name":"inference","id":"0123456789abcdef","image":"r/i:v1","image_digest":"sha256:9f"}})"
+      "\n";
+  std::thread host([&] {
+    int c = ::accept(srv, nullptr, nullptr);
+    if (c < 0) return;
+    (void)!::write(c, lines.data(), lines.size());
+    char buf[64];
+    while (::read(c, buf, sizeof buf) > 0) {
+    }  // until the reader hangs up
+    ::close(c);
+  });
+  auto w = vmi({"wait", "--serial", sock, "--json", "--timeout", "20s"});
+  ::shutdown(srv, SHUT_RDWR);
+  host.join();
+  ::close(srv);
+  CHECK(w.exit_code == 0);
+  std::size_t n = 0, start = 0;
+  for (std::size_t nl; (nl = w.out.find('\n', start)) != std::string::npos; start = nl + 1, ++n) {
+    auto j = json::parse(w.out.substr(start, nl - start), nullptr, false);
+    CHECK_FALSE(j.is_discarded());
+  }
+  CHECK(start == w.out.size());
+  CHECK(n == 2);
+  CHECK(w.err.find("ready: container inference 0123456789ab") != std::string::npos);
 }

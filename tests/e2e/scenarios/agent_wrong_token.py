@@ -1,0 +1,64 @@
+"""The credential ISO carries a wrong token: the agent fails fast with reason
+`auth` (no retrying a refusal), `cosmicac-bootstrap status` says so and exits
+1, no container is created, and the token is nowhere in the guest's journal."""
+
+import json
+import time
+
+from bed.registry_of_scenarios import scenario
+
+WRONG_TOKEN = "wrong-tok-5b7d1c9e3a"
+LOGIN_LIMIT_MS = 60_000
+
+
+@scenario("agent-wrong-token", timeout=1500)
+def agent_wrong_token(t):
+    agent = t.agent
+    reg = t.registry(tags=("v1",))
+    vm = t.vm(cred_iso=t.cred_iso(reg, token=WRONG_TOKEN),
+              config=t.config(IMG=t.image_ref("v1"), NAME="inference"),
+              agent_binary=agent, units=[t.agent_unit()])
+    vm.boot()
+    t.metric("boot_to_multi_user_s", round(vm.wait_booted(600), 1))
+    line = vm.wait_serial(lambda l: '"phase":"failed"' in l or '"phase":"ready"' in l, 900)
+    t.metric("boot_to_failed_s", round(vm.elapsed(), 1))
+    ev = json.loads(line)
+    t.expect(ev["phase"] == "failed", f"expected failed, got {line}")
+    t.expect(ev.get("reason") == "auth", f"failed with reason {ev.get('reason')!r}, expected auth: {line}")
+
+    # The login step: started -> failed(auth) within the limit, by the agent's own clock.
+    events = [json.loads(l) for l in vm.serial_lines if l.startswith("{")]
+    login = [e for e in events if e.get("step") == "login"]
+    started = [e for e in login if e.get("status") == "started"]
+    failed = [e for e in login if e.get("status") == "failed"]
+    t.expect(started and failed, f"login step events missing: {login}")
+    t.expect(failed[0].get("reason") == "auth", f"login failed with {failed[0].get('reason')!r}")
+    took = failed[0]["mono_ms"] - started[0]["mono_ms"]
+    t.metric("login_started_to_failed_ms", took)
+    t.expect(0 <= took <= LOGIN_LIMIT_MS, f"login took {took} ms to fail (limit {LOGIN_LIMIT_MS}): it retried a refusal")
+    for e in events:
+        t.expect(e.get("step") != "pull" or e.get("status") == "skipped",
+                 f"a pull was attempted with refused credentials: {e}")
+
+    # Restart=on-failure may start a new run 20 s later (exit 1); while that run is
+    # still before its own login step, status says running: ask again.
+    deadline = time.monotonic() + 90
+    while True:
+        r = vm.qga.exec(["/usr/local/bin/cosmicac-bootstrap", "status"])
+        if r.out.startswith("failed") or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    t.expect(r.exitcode == 1, f"status exited {r.exitcode}, expected 1: {r.out.strip()}")
+    t.expect(r.out.startswith("failed reason=auth"), f"status printed {r.out.strip()!r}")
+    t.step("status: " + r.out.strip())
+
+    names = vm.qga.exec(["docker", "ps", "-a", "--format", "{{.Names}}"], check=True).out.split()
+    t.expect(names == [], f"containers exist after an auth failure: {names}")
+    t.metric("unit_restarts", vm.qga.exec(["systemctl", "show", "-P", "NRestarts", "cosmicac-bootstrap"]).out.strip())
+
+    everything = vm.qga.exec(["journalctl", "--no-pager", "-o", "export"], timeout=120).out
+    t.expect(len(everything) > 10000, "journal export suspiciously short")
+    t.expect("401" in everything or "auth" in everything, "the journal says nothing about the refusal")
+    t.expect(WRONG_TOKEN not in everything, "the wrong token appears in the guest's journal")
+    state = vm.qga.read_file("/run/cosmicac-bootstrap/state.json").decode()
+    t.expect(WRONG_TOKEN not in state, "the token appears in the state file")
