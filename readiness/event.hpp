@@ -1,5 +1,5 @@
 // The readiness event: one line of newline-delimited JSON, protocol v1
-// (docs/readiness.md). The agent writes these to the virtio-serial port and,
+// (README, "Readiness"). The agent writes these to the virtio-serial port and,
 // as a `state` snapshot, to the state file; the host tool reads them back.
 #pragma once
 

@@ -1,4 +1,4 @@
-"""Readiness-port events as the host sees them (docs/readiness.md, protocol
+"""Readiness-port events as the host sees them (README, "Readiness", protocol
 v1): parse the raw lines, pick one boot's run, check the step graph's order,
 and look inside the guest for leaked secrets. Additive helpers for the agent
 scenarios."""
@@ -31,7 +31,7 @@ def parse(lines: list[str]) -> list[dict]:
 def step_events(events: list[dict]) -> list[dict]:
     """Step events in arrival order, with every `state` snapshot expanded into
     the step events it stands for (the agent sends one on each connect instead
-    of the events written before the host was seen; docs/readiness.md)."""
+    of the events written before the host was seen; README, "Readiness")."""
     out = []
     for e in events:
         if e.get("step") in STEPS:
