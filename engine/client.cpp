@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -18,23 +19,28 @@ void global_init() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_NOTHING); });  // no TLS over a unix socket
 }
 
-std::vector<long> parse_version(std::string_view v) {
-  std::vector<long> parts;
-  long cur = 0;
-  bool any = false;
-  for (char c : v) {
-    if (c >= '0' && c <= '9') {
-      cur = cur * 10 + (c - '0');
-      any = true;
-    } else if (c == '.') {
-      parts.push_back(cur);
-      cur = 0;
-    } else {
-      break;
-    }
+// Dotted decimal components, leading zeros dropped, compared as digit strings:
+// the daemon sends the version, so a component may be longer than any integer.
+std::vector<std::string_view> parse_version(std::string_view v) {
+  std::vector<std::string_view> parts;
+  std::size_t const end = v.find_first_not_of("0123456789.");
+  v = v.substr(0, end);
+  if (v.empty()) return parts;
+  while (true) {
+    auto const dot = v.find('.');
+    auto part = v.substr(0, dot);
+    part.remove_prefix(std::min(part.find_first_not_of('0'), part.size()));
+    parts.push_back(part);
+    if (dot == std::string_view::npos) break;
+    v.remove_prefix(dot + 1);
   }
-  if (any || !parts.empty()) parts.push_back(cur);
   return parts;
+}
+
+int compare_component(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
+  int const c = a.compare(b);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
 std::string url_encode(std::string_view s) {
@@ -108,8 +114,9 @@ struct CurlHandle {
 int compare_api_versions(std::string_view a, std::string_view b) {
   auto const pa = parse_version(a), pb = parse_version(b);
   for (std::size_t i = 0; i < std::max(pa.size(), pb.size()); ++i) {
-    long const x = i < pa.size() ? pa[i] : 0, y = i < pb.size() ? pb[i] : 0;
-    if (x != y) return x < y ? -1 : 1;
+    // A missing component is 0, which is the empty digit string here.
+    int const c = compare_component(i < pa.size() ? pa[i] : std::string_view{}, i < pb.size() ? pb[i] : std::string_view{});
+    if (c != 0) return c;
   }
   return 0;
 }

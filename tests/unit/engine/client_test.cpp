@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <string>
 
 using namespace cosmicac;
 using namespace cosmicac::engine;
@@ -33,6 +34,20 @@ TEST_CASE("version negotiation is a pure function of the server's range") {
   CHECK(negotiate_api_version("", "", "1.47") == "1.47");
   CHECK(compare_api_versions("1.9", "1.41") < 0);
   CHECK(compare_api_versions("1.41", "1.41") == 0);
+}
+
+TEST_CASE("version components of any length compare exactly (the daemon sends them)") {
+  // Found by docker_response_fuzz: a component past LONG_MAX overflowed.
+  std::string const huge = "1." + std::string(80, '3');
+  CHECK(compare_api_versions(huge, "1.41") > 0);
+  CHECK(compare_api_versions("1.41", huge) < 0);
+  CHECK(compare_api_versions(huge, huge) == 0);
+  CHECK(compare_api_versions(huge + "4", huge) > 0);
+  CHECK(compare_api_versions("1.041", "1.41") == 0);  // leading zeros are not digits of value
+  CHECK(compare_api_versions("1.41.0", "1.41") == 0);  // a missing component is 0
+  CHECK(compare_api_versions("1.41-rc1", "1.41") == 0);  // the number ends at the first non-digit
+  CHECK(compare_api_versions("", "0") == 0);
+  CHECK(negotiate_api_version(huge, "1.12", "1.47") == "1.47");
 }
 
 TEST_CASE("negotiate against a docker 20.10 (API 1.41) prefixes /v1.41") {
