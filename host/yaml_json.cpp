@@ -1,5 +1,8 @@
 #include "host/yaml_json.hpp"
 
+#include "config/utf8.hpp"
+
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -7,6 +10,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <set>
+#include <sstream>
 #include <string>
 
 namespace cosmicac::host {
@@ -68,7 +72,17 @@ bool is_yaml11_special(std::string_view s) {
   return true;
 }
 
+// YAML streams may not carry C0 controls (other than tab and line breaks) or
+// DEL raw; double quotes are the only style that can escape them.
+bool has_control(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    auto const u = static_cast<unsigned char>(c);
+    return (u < 0x20 && u != '\n') || u == 0x7f;
+  });
+}
+
 bool needs_quotes(std::string_view s) {
+  if (has_control(s)) return true;
   return is_core_null(s) || is_core_true(s) || is_core_false(s) || is_core_int(s) || is_core_float(s) ||
          is_yaml11_special(s);
 }
@@ -106,25 +120,75 @@ Json plain_scalar(std::string const& s) {
   return s;
 }
 
+// A job spec is a few hundred values, a handful of levels deep. The limits
+// keep a hostile one from exhausting memory through YAML aliases (each alias
+// expands to a full copy: "billion laughs", of values or of long strings) or
+// the stack through nesting (conversion, emission and comparison all recurse).
+constexpr int kMaxDepth = 64;
+constexpr std::size_t kMaxValues = 100'000;
+// Everything rendered ends up in Kubernetes objects (etcd's limit is 1.5 MiB).
+constexpr std::size_t kMaxScalarBytes = 2u << 20;
+
+bool deeper_than(Json const& v, int limit) {
+  if (!v.is_structured()) return false;
+  if (limit == 0) return true;
+  for (auto const& item : v)
+    if (deeper_than(item, limit - 1)) return true;
+  return false;
+}
+
+// Counts the documents of a YAML stream, stopping at `at_most`. Not
+// YAML::LoadAll: yaml-cpp 0.7's can return documents without end on some
+// malformed streams (job_spec_fuzz found '"a",\n0b'), growing until memory
+// runs out; the event parser stops where we tell it to.
+struct IgnoreEvents : YAML::EventHandler {
+  void OnDocumentStart(YAML::Mark const&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(YAML::Mark const&, YAML::anchor_t) override {}
+  void OnAlias(YAML::Mark const&, YAML::anchor_t) override {}
+  void OnScalar(YAML::Mark const&, std::string const&, YAML::anchor_t, std::string const&) override {}
+  void OnSequenceStart(YAML::Mark const&, std::string const&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(YAML::Mark const&, std::string const&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+std::size_t count_documents(std::string const& text, std::size_t at_most) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  IgnoreEvents ignore;
+  std::size_t n = 0;
+  while (n < at_most && parser.HandleNextDocument(ignore)) ++n;
+  return n;
+}
+
 struct Converter {
   std::string origin;
+  std::size_t values = 0;
+  std::size_t scalar_bytes = 0;
 
   [[noreturn]] void fail(YAML::Node const& n, std::string const& why) {
     auto mark = n.Mark();
     throw ErrorException(make_error(Reason::ConfigInvalid, origin + " line " + std::to_string(mark.line + 1) + ": " + why));
   }
 
-  Json convert(YAML::Node const& n) {
+  Json convert(YAML::Node const& n, int depth = 0) {
+    if (depth > kMaxDepth) fail(n, "nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (++values > kMaxValues)
+      fail(n, "more than " + std::to_string(kMaxValues) + " values (aliases expanding?)");
     switch (n.Type()) {
       case YAML::NodeType::Undefined:
       case YAML::NodeType::Null:
         return nullptr;
       case YAML::NodeType::Scalar:
+        scalar_bytes += n.Scalar().size();
+        if (scalar_bytes > kMaxScalarBytes)
+          fail(n, "more than " + std::to_string(kMaxScalarBytes >> 20) + " MiB of text (aliases expanding?)");
         if (n.Tag() == "?") return plain_scalar(n.Scalar());
         return n.Scalar();  // quoted ("!") or explicitly tagged: a string
       case YAML::NodeType::Sequence: {
         Json arr = Json::array();
-        for (auto const& item : n) arr.push_back(convert(item));
+        for (auto const& item : n) arr.push_back(convert(item, depth + 1));
         return arr;
       }
       case YAML::NodeType::Map: {
@@ -133,7 +197,7 @@ struct Converter {
           if (!kv.first.IsScalar()) fail(kv.first, "mapping keys must be scalars");
           std::string key = kv.first.Scalar();
           if (obj.contains(key)) fail(kv.first, "duplicate key '" + key + "'");
-          obj[key] = convert(kv.second);
+          obj[key] = convert(kv.second, depth + 1);
         }
         return obj;
       }
@@ -172,8 +236,8 @@ void emit(YAML::Emitter& out, Json const& v) {
       // A literal block keeps exactly one trailing newline ("clip" chomping)
       // and cannot start with a space: use it only when that is what we have.
       bool literal = s.find('\n') != std::string::npos && s.back() == '\n' &&
-                     (s.size() < 2 || s[s.size() - 2] != '\n') && s.front() != ' ' &&
-                     s.find_first_of("\r\t") == std::string::npos && s.find(" \n") == std::string::npos;
+                     (s.size() < 2 || s[s.size() - 2] != '\n') && s.front() != ' ' && !has_control(s) &&
+                     s.find(" \n") == std::string::npos;
       if (literal) out << YAML::Literal;
       else if (needs_quotes(s) || s.find('\n') != std::string::npos) out << YAML::DoubleQuoted;
       out << s;
@@ -206,18 +270,26 @@ Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin) 
   // JSON may be indented with tabs, which YAML forbids: read JSON as JSON.
   if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
     try {
-      return Json::parse(text.begin(), text.end());
-    } catch (nlohmann::json::parse_error const& e) {
+      Json value = Json::parse(text.begin(), text.end());  // iterative: any depth parses
+      if (deeper_than(value, kMaxDepth))
+        return make_error(Reason::ConfigInvalid,
+                          std::string(origin) + ": nested deeper than " + std::to_string(kMaxDepth) + " levels");
+      return value;
+    } catch (nlohmann::json::exception const& e) {  // parse_error, and out_of_range for a number past double
       return make_error(Reason::ConfigInvalid, std::string(origin) + ": invalid JSON: " + e.what());
     }
   }
+  // yaml-cpp passes any bytes through; JSON (and so everything we render) needs UTF-8.
+  if (!config::valid_utf8(text))
+    return make_error(Reason::ConfigInvalid, std::string(origin) + ": not valid UTF-8 (YAML and JSON text must be)");
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    if (docs.size() != 1)
-      return make_error(Reason::ConfigInvalid,
-                        std::string(origin) + ": expected one YAML document, found " + std::to_string(docs.size()));
+    std::string const owned(text);
+    std::size_t const docs = count_documents(owned, 2);
+    if (docs != 1)
+      return make_error(Reason::ConfigInvalid, std::string(origin) + ": expected one YAML document, found " +
+                                                   (docs == 0 ? "none" : "more than one"));
     Converter c{std::string(origin)};
-    return c.convert(docs[0]);
+    return c.convert(YAML::Load(owned));  // the first document only
   } catch (YAML::Exception const& e) {
     return make_error(Reason::ConfigInvalid, std::string(origin) + " line " + std::to_string(e.mark.line + 1) +
                                                  ": invalid YAML: " + e.msg);
@@ -232,6 +304,11 @@ std::string to_yaml(Json const& value) {
   out.SetNullFormat(YAML::LowerNull);
   emit(out, value);
   std::string s = out.c_str();
+  // yaml-cpp escapes every C0 control in double quotes but writes DEL raw,
+  // which YAML does not allow. Every string holding one was double-quoted
+  // (needs_quotes), and a raw byte is never part of an escape there.
+  for (std::size_t at = s.find('\x7f'); at != std::string::npos; at = s.find('\x7f', at))
+    s.replace(at, 1, "\\x7F");
   if (s.empty() || s.back() != '\n') s += '\n';
   return s;
 }
