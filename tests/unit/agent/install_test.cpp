@@ -1,4 +1,5 @@
 #include "agent/install.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -11,16 +12,9 @@
 
 namespace fs = std::filesystem;
 using namespace cosmicac::agent;
+using cosmicac::test::TempDir;
 
 namespace {
-struct TempRoot {
-  fs::path path;
-  TempRoot() {
-    char tmpl[] = "/tmp/cosmicac-install-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempRoot() { fs::remove_all(path); }
-};
 std::string slurp(fs::path const& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
@@ -30,7 +24,7 @@ std::string slurp(fs::path const& p) {
 }  // namespace
 
 TEST_CASE("install puts the binary (0755) and the embedded unit (0644) under the root") {
-  TempRoot root;
+  TempDir root{"cosmicac-install"};
   auto src = root.path / "source-binary";
   std::ofstream(src) << "binary v1";
   InstallOptions o{.root = root.path.string(), .source_binary = src.string(), .use_systemd = false};
@@ -48,7 +42,7 @@ TEST_CASE("install puts the binary (0755) and the embedded unit (0644) under the
 }
 
 TEST_CASE("a second install changes nothing; a different binary replaces the installed one") {
-  TempRoot root;
+  TempDir root{"cosmicac-install"};
   auto src = root.path / "source-binary";
   std::ofstream(src) << "binary v1";
   InstallOptions o{.root = root.path.string(), .source_binary = src.string(), .use_systemd = false};
@@ -75,7 +69,7 @@ TEST_CASE("a second install changes nothing; a different binary replaces the ins
 }
 
 TEST_CASE("install reports a missing source binary as an error naming it") {
-  TempRoot root;
+  TempDir root{"cosmicac-install"};
   InstallOptions o{.root = root.path.string(), .source_binary = (root.path / "nope").string(), .use_systemd = false};
   auto r = install(o);
   REQUIRE_FALSE(r);

@@ -1,4 +1,5 @@
 #include "container/gpu.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -8,16 +9,9 @@
 using namespace cosmicac;
 using namespace cosmicac::container;
 namespace fs = std::filesystem;
+using cosmicac::test::TempDir;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/gpu-test.XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 void pci(fs::path const& root, std::string const& slot, std::string const& vendor) {
   fs::create_directories(root / "bus/pci/devices" / slot);
   std::ofstream(root / "bus/pci/devices" / slot / "vendor") << vendor << "\n";
@@ -25,7 +19,7 @@ void pci(fs::path const& root, std::string const& slot, std::string const& vendo
 }  // namespace
 
 TEST_CASE("GPU mode auto looks for an NVIDIA PCI vendor in sysfs") {
-  TempDir t;
+  TempDir t{"gpu-test"};
   pci(t.path, "0000:00:01.0", "0x1af4");
   CHECK_FALSE(has_nvidia_pci(t.path.string()));
   CHECK_FALSE(want_gpus(config::GpuMode::Auto, t.path.string()));
@@ -43,7 +37,7 @@ TEST_CASE("dockerd serves GPUs with the hook, an nvidia runtime or NVIDIA CDI de
 }
 
 TEST_CASE("GPU readiness: device nodes waited for, then the hook is required") {
-  TempDir t;
+  TempDir t{"gpu-test"};
   fs::create_directories(t.path / "dev");
   GpuEnv env{.dev_root = (t.path / "dev").string(), .fs_root = t.path.string(),
              .wait = std::chrono::milliseconds(200), .poll_interval = std::chrono::milliseconds(50)};

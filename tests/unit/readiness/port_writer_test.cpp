@@ -10,6 +10,7 @@
 #include "readiness/state_file.hpp"
 #include "readiness/status.hpp"
 #include "readiness/stream_reader.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -27,18 +28,9 @@ using namespace cosmicac;
 using namespace cosmicac::readiness;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
+using cosmicac::test::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/readiness-port-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 struct Pty {
   int master = -1;
@@ -142,7 +134,7 @@ TEST_CASE("pty facts the port tests rely on: master closed → POLLHUP on the sl
 }
 
 TEST_CASE("a connected host gets the state snapshot first, then every event in order") {
-  TempDir t;
+  TempDir t{"readiness-port"};
   Pty pty;
   point(t.path / "port", pty.slave);
   Reporter rep(options(t));
@@ -169,7 +161,7 @@ TEST_CASE("a connected host gets the state snapshot first, then every event in o
 }
 
 TEST_CASE("publish never blocks while the host does not read; phase changes survive, progress is dropped") {
-  TempDir t;
+  TempDir t{"readiness-port"};
   Pty pty;
   point(t.path / "port", pty.slave);
   auto opt = options(t);
@@ -202,7 +194,7 @@ TEST_CASE("publish never blocks while the host does not read; phase changes surv
 }
 
 TEST_CASE("a missing port is fine, and a host arriving late gets the full state") {
-  TempDir t;
+  TempDir t{"readiness-port"};
   auto opt = options(t);
   fs::create_symlink(t.path / "nowhere", opt.port_path);  // dangling, like an unplugged port
   Reporter rep(opt);
@@ -231,7 +223,7 @@ TEST_CASE("a missing port is fine, and a host arriving late gets the full state"
 }
 
 TEST_CASE("a host that leaves and returns gets the state again") {
-  TempDir t;
+  TempDir t{"readiness-port"};
   auto opt = options(t);
   auto pty = std::make_unique<Pty>();
   point(opt.port_path, pty->slave);
@@ -268,7 +260,7 @@ TEST_CASE("a host that leaves and returns gets the state again") {
 }
 
 TEST_CASE("heartbeats arrive while the bootstrap is quiet") {
-  TempDir t;
+  TempDir t{"readiness-port"};
   auto opt = options(t);
   opt.heartbeat = 100ms;
   Pty pty;
@@ -286,7 +278,7 @@ TEST_CASE("heartbeats arrive while the bootstrap is quiet") {
 }
 
 TEST_CASE("the Reporter stamps events and keeps the state file that `status` reads") {
-  TempDir t;
+  TempDir t{"readiness-port"};
   auto opt = options(t);
   opt.port_path.clear();  // no port at all
   Reporter rep(opt);
@@ -314,7 +306,7 @@ TEST_CASE("the Reporter stamps events and keeps the state file that `status` rea
 }
 
 TEST_CASE("pull progress is throttled into the state file, and flushed before exit") {
-  TempDir t;
+  TempDir t{"readiness-port"};
   auto opt = options(t);
   opt.port_path.clear();
   opt.progress_file_interval = 1h;

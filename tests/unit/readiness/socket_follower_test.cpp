@@ -1,4 +1,5 @@
 #include "readiness/socket_follower.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -15,6 +16,7 @@ using namespace cosmicac;
 using namespace cosmicac::readiness;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
+using cosmicac::test::TempDir;
 
 namespace {
 
@@ -48,20 +50,10 @@ Event ev(Event e, std::uint64_t seq) {
   return e;
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/readiness-sock-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
 }  // namespace
 
 TEST_CASE("SocketFollower reconnects after the server drops it and after the server comes back") {
-  TempDir t;
+  TempDir t{"readiness-sock"};
   auto path = (t.path / "serial.sock").string();
   std::string first = to_json_line(ev(started(Step::Pull), 1));
   std::string second = to_json_line(ev(pull_progress(5, 10), 2));
@@ -120,7 +112,7 @@ TEST_CASE("SocketFollower reconnects after the server drops it and after the ser
 }
 
 TEST_CASE("SocketFollower gives up at the deadline when nobody listens") {
-  TempDir t;
+  TempDir t{"readiness-sock"};
   SocketFollower f((t.path / "nobody.sock").string(), 20ms);
   auto start = std::chrono::steady_clock::now();
   auto end = f.run(start + 300ms, [](Event const&) { return true; });

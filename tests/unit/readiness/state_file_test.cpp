@@ -2,6 +2,7 @@
 
 #include "readiness/boot_id.hpp"
 #include "readiness/status.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -17,18 +18,9 @@ using namespace cosmicac;
 using namespace cosmicac::readiness;
 using std::chrono::milliseconds;
 namespace fs = std::filesystem;
+using cosmicac::test::TempDir;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/readiness-test-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
 void write_text(fs::path const& p, std::string const& text) {
   std::ofstream(p) << text;
 }
@@ -46,7 +38,7 @@ State ready_state(std::string boot) {
 }  // namespace
 
 TEST_CASE("the state file is created with its directory, 0755/0644, and reads back equal") {
-  TempDir t;
+  TempDir t{"readiness-test"};
   auto path = (t.path / "run" / "state.json").string();
   auto s = ready_state("boot-a");
   ::umask(077);  // the modes must not depend on the caller's umask
@@ -67,7 +59,7 @@ TEST_CASE("the state file is created with its directory, 0755/0644, and reads ba
 }
 
 TEST_CASE("the state file is replaced by rename: a reader's open file keeps the old content") {
-  TempDir t;
+  TempDir t{"readiness-test"};
   auto path = (t.path / "state.json").string();
   REQUIRE(write_state(path, ready_state("boot-a")));
   struct stat before {};
@@ -80,7 +72,7 @@ TEST_CASE("the state file is replaced by rename: a reader's open file keeps the 
 }
 
 TEST_CASE("read_state names the file on errors") {
-  TempDir t;
+  TempDir t{"readiness-test"};
   auto path = (t.path / "state.json").string();
   auto missing = read_state(path);
   REQUIRE_FALSE(missing);
@@ -130,7 +122,7 @@ TEST_CASE("exit 0 only when ready in this boot") {
 }
 
 TEST_CASE("answer_status reads the file and the boot id, and refuses a stale ready") {
-  TempDir t;
+  TempDir t{"readiness-test"};
   auto state_path = (t.path / "state.json").string();
   auto boot_path = (t.path / "boot_id").string();
   write_text(boot_path, "boot-a\n");

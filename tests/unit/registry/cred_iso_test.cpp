@@ -1,6 +1,7 @@
 #include "registry/cred_iso.hpp"
 
 #include "common/process.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -13,16 +14,9 @@
 using namespace cosmicac;
 using namespace cosmicac::registry;
 namespace fs = std::filesystem;
+using cosmicac::test::TempDir;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/iso-test.XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 void write(fs::path const& p, std::string const& s) { std::ofstream(p, std::ios::binary) << s; }
 
 std::string unique_label(const char* prefix) { return std::string(prefix) + std::to_string(::getpid() % 100000); }
@@ -77,7 +71,7 @@ TEST_CASE("candidate order: the label first, then other iso9660 devices, by name
 }
 
 TEST_CASE("libblkid finds a real ISO (xorrisofs) on a loop device by label and by type") {
-  TempDir t;
+  TempDir t{"iso-test"};
   key_files(t.path / "src");
   std::string const label = unique_label("cfgt");
   run_ok("xorrisofs", {"-quiet", "-follow-links", "-joliet", "-rock", "-V", label, "-o", (t.path / "c.iso").string(),
@@ -102,7 +96,7 @@ TEST_CASE("libblkid finds a real ISO (xorrisofs) on a loop device by label and b
 // image with the same files: mounted read-only in a private directory, read,
 // and unmounted.
 TEST_CASE("mounts the credential device read-only, reads it, unmounts and removes the mount point") {
-  TempDir t;
+  TempDir t{"iso-test"};
   key_files(t.path / "src");
   std::string const label = unique_label("cfge");
   run_ok("mkfs.ext4", {"-q", "-F", "-L", label, "-d", (t.path / "src").string(), (t.path / "c.img").string(), "4M"});
@@ -125,7 +119,7 @@ TEST_CASE("mounts the credential device read-only, reads it, unmounts and remove
 }
 
 TEST_CASE("a bad key on the device is CredInvalid, and the device is still unmounted") {
-  TempDir t;
+  TempDir t{"iso-test"};
   key_files(t.path / "src", "https://ghcr.io\n");
   std::string const label = unique_label("cfgb");
   run_ok("mkfs.ext4", {"-q", "-F", "-L", label, "-d", (t.path / "src").string(), (t.path / "c.img").string(), "4M"});
@@ -141,7 +135,7 @@ TEST_CASE("a bad key on the device is CredInvalid, and the device is still unmou
 }
 
 TEST_CASE("no device with the key files within the wait is CredIsoMissing") {
-  TempDir t;
+  TempDir t{"iso-test"};
   fs::create_directories(t.path / "src" / "..data");
   write(t.path / "src" / "OTHER", "x");  // another ConfigMap disk
   std::string const label = unique_label("cfgn");

@@ -1,6 +1,7 @@
 #include "registry/credentials.hpp"
 
 #include "common/process.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -10,16 +11,9 @@
 using namespace cosmicac;
 using namespace cosmicac::registry;
 namespace fs = std::filesystem;
+using cosmicac::test::TempDir;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/cred-test.XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 void write(fs::path const& p, std::string const& s) { std::ofstream(p, std::ios::binary) << s; }
 
 // A tree laid out as the kubelet does: KEY -> ..data/KEY -> ..2024_01_01/KEY.
@@ -60,7 +54,7 @@ TEST_CASE("registry host validation") {
 }
 
 TEST_CASE("key files from a real ISO built from a kubelet-style tree") {
-  TempDir t;
+  TempDir t{"cred-test"};
   fs::create_directory(t.path / "src");
   kubelet_tree(t.path / "src", "ghcr.io\n", "tether\n", "tok-123\n");
   auto dir = through_iso(t.path / "src", t.path);
@@ -74,7 +68,7 @@ TEST_CASE("key files from a real ISO built from a kubelet-style tree") {
 }
 
 TEST_CASE("symlinks are followed only inside the directory") {
-  TempDir t;
+  TempDir t{"cred-test"};
   kubelet_tree(t.path, "ghcr.io", "u", "tok\n\n");
   auto c = read_credentials(t.path.string());
   REQUIRE_FALSE(c);  // the second newline stays: a two-line token is invalid
@@ -90,7 +84,7 @@ TEST_CASE("symlinks are followed only inside the directory") {
 }
 
 TEST_CASE("each bad key is CredInvalid naming the key, never the value") {
-  TempDir t;
+  TempDir t{"cred-test"};
   write(t.path / "DOCKER_REGISTRY", "ghcr.io\n");
   write(t.path / "DOCKER_USERNAME", "user\n");
   SECTION("missing") {
