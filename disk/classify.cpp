@@ -1,6 +1,8 @@
 #include "disk/classify.hpp"
 
 #include <array>
+#include <cstdint>
+#include <vector>
 
 namespace cosmicac::disk {
 
@@ -22,6 +24,29 @@ bool is_linux_data_type(std::string const& table, std::string const& type) {
   if (table == "gpt") return type == kLinuxFsTypeGuid;
   if (table == "dos") return type == "0x83";
   return false;
+}
+
+std::string describe_offset(std::uint64_t bytes) {
+  if (bytes % (1ULL << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+// Why a disk on which libblkid found neither a signature nor a table is not
+// blank ("" = it is): a filesystem left where a partition started, bytes at
+// either end.
+std::string not_blank_because(ContentFacts const& f) {
+  std::vector<std::string> why;
+  for (auto const& at : f.at_partition_starts) {
+    std::string const where = " at " + describe_offset(at.offset) + " (a usual partition start) with no partition table";
+    if (!at.error.empty()) why.push_back("probe failed" + where + ": " + at.error);
+    else if (at.ambiguous) why.push_back("ambiguous probe" + where);
+    else why.push_back(describe_signature(at.signature) + " signature" + where);
+  }
+  if (!f.head_zero) why.push_back("unrecognised data in the first MiB (no known signature)");
+  if (!f.tail_zero) why.push_back("unrecognised data in the last MiB (no known signature)");
+  std::string out;
+  for (auto const& w : why) out += (out.empty() ? "" : "; ") + w;
+  return out;
 }
 
 }  // namespace
@@ -46,6 +71,11 @@ bool is_adoptable_filesystem(std::string_view t) noexcept {
 Classification classify(ContentFacts const& f) {
   if (!f.probe_error.empty()) return foreign("probe failed: " + f.probe_error);
   if (f.ambiguous) return foreign("ambiguous probe: more than one signature on the disk");
+  // A table we cannot trust as a whole is not ours nor adoptable, whatever its
+  // entries say: the primary header is what we (and every partitioner) write.
+  if (f.table_from_backup)
+    return foreign("a GPT whose primary header is missing or damaged (only its backup at the end of the disk is "
+                   "valid), listing " + std::to_string(f.partitions.size()) + " partition(s)");
 
   if (!f.whole.type.empty()) {
     if (!f.table_type.empty())
@@ -73,11 +103,15 @@ Classification classify(ContentFacts const& f) {
       if (c.type.empty())
         return {.kind = ContentKind::Ours, .summary = "our " + where + " (" + kPartitionName + "), no filesystem yet",
                 .partition = p.number};
-      if (is_fs)
+      // We only ever make ext4 labelled kFilesystemLabel in it: anything else
+      // there (an older filesystem under a table we wrote) is not ours.
+      if (is_fs && c.type == "ext4" && c.label == kFilesystemLabel)
         return {.kind = ContentKind::Ours,
                 .summary = "our " + where + " (" + kPartitionName + ") with " + c.type + " (UUID " + c.uuid + ")",
                 .partition = p.number, .fs_type = c.type, .fs_uuid = c.uuid};
-      return foreign("our " + where + " holds " + describe_signature(c));
+      return foreign("our " + where + " (" + kPartitionName + ") holds " + describe_signature(c) +
+                     (c.label.empty() ? std::string(" without a label") : " labelled \"" + c.label + "\"") +
+                     ", not the ext4 labelled " + kFilesystemLabel + " we make");
     }
     if (is_fs && is_linux_data_type(f.table_type, p.type))
       return {.kind = ContentKind::ExistingFilesystem,
@@ -89,8 +123,10 @@ Classification classify(ContentFacts const& f) {
                    (p.name.empty() ? "" : ", name \"" + p.name + "\"") + ") holds " + what);
   }
 
-  if (!f.head_zero) return foreign("unrecognised data in the first MiB (no known signature)");
-  return {.kind = ContentKind::Blank, .summary = "blank (no signature, no partition table)"};
+  if (std::string why = not_blank_because(f); !why.empty()) return foreign(why);
+  return {.kind = ContentKind::Blank,
+          .summary = "blank (no signature, no partition table, first and last MiB zero, nothing at the usual "
+                     "partition starts)"};
 }
 
 }  // namespace cosmicac::disk

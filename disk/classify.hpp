@@ -11,8 +11,10 @@
 namespace cosmicac::disk {
 
 enum class ContentKind {
-  Blank,               // no signature, no partition table, first MiB zero: we partition and format
-  Ours,                // GPT with our single cosmicac-data partition (formatted or not yet)
+  Blank,               // nothing on the whole disk (end-of-disk signatures and a backup GPT included),
+                       // first and last MiB zero, no filesystem at a usual partition start: we partition and format
+  Ours,                // a sound GPT with our single cosmicac-data partition, empty or with our ext4
+                       // (labelled cosmicac-data)
   ExistingFilesystem,  // ext4/xfs/btrfs on the whole disk or on its only partition: mount as is
   Foreign,             // anything else: refuse, write nothing
 };

@@ -34,15 +34,28 @@ struct PartitionEntry {
   std::string content_error;    // non-empty: the probe of this partition failed
 };
 
+// A superblock probe of the disk from `offset` to its end: what sits where a
+// partition would usually start when no partition table says so.
+struct SignatureAt {
+  std::uint64_t offset = 0;
+  Signature signature;
+  bool ambiguous = false;
+  std::string error;  // non-empty: the probe failed
+};
+
 // Everything libblkid says about what is on one disk. Probe failures are facts
 // too (they lead to a refusal), not errors.
 struct ContentFacts {
   std::string probe_error;       // non-empty: the probe failed (then nothing else is known)
   bool ambiguous = false;        // blkid_do_safeprobe returned -2 (several signatures)
-  Signature whole;               // superblock on the whole disk
-  std::string table_type;        // PTTYPE: gpt, dos, "" = none
+  Signature whole;               // superblock on the whole disk (end-of-disk ones included: md, ZFS)
+  std::string table_type;        // PTTYPE: gpt, dos, "" = none (a GPT is looked for even without a protective MBR)
+  bool table_from_backup = false;  // the GPT was read from its backup header (last LBA): the primary is gone
   std::vector<PartitionEntry> partitions;
+  // Probed only when the disk holds neither a signature nor a table:
   bool head_zero = true;         // the first MiB is all zero bytes (nothing unrecognised there)
+  bool tail_zero = true;         // the last MiB is all zero bytes
+  std::vector<SignatureAt> at_partition_starts;  // signatures (or failed probes) at the usual partition starts
 };
 
 // A block device's place in the stack: its parents are what it is built on

@@ -17,7 +17,7 @@ namespace cosmicac::disk {
 namespace {
 
 constexpr std::uint64_t kSector = 512;  // libblkid reports partition offsets in 512-byte sectors
-constexpr std::size_t kHeadBytes = 1 << 20;
+constexpr std::size_t kEdgeBytes = 1 << 20;  // a blank disk's first and last MiB are zero
 
 struct ProbeDeleter {
   void operator()(blkid_struct_probe* p) const noexcept { blkid_free_probe(p); }
@@ -63,20 +63,43 @@ AreaProbe probe_area(int fd, std::uint64_t offset, std::uint64_t size) {
   return out;
 }
 
-bool head_is_zero(int fd, std::string& error) {
-  std::vector<char> buf(kHeadBytes);
+// Whether [offset, offset+length) of fd holds only zero bytes (reading stops at EOF).
+bool range_is_zero(int fd, std::uint64_t offset, std::size_t length, std::string& error) {
+  std::vector<char> buf(length);
   std::size_t got = 0;
   while (got < buf.size()) {
-    ssize_t const n = ::pread(fd, buf.data() + got, buf.size() - got, static_cast<off_t>(got));
+    ssize_t const n = ::pread(fd, buf.data() + got, buf.size() - got, static_cast<off_t>(offset + got));
     if (n < 0) {
       if (errno == EINTR) continue;
-      error = "cannot read the first MiB: " + errno_text(errno);
+      error = "cannot read " + std::to_string(length) + " bytes at offset " + std::to_string(offset) + ": " +
+              errno_text(errno);
       return false;
     }
-    if (n == 0) break;  // smaller than 1 MiB
+    if (n == 0) break;
     got += static_cast<std::size_t>(n);
   }
   return std::all_of(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(got), [](char c) { return c == 0; });
+}
+
+// Where a partition table (now gone) would have put the first partition: 1 MiB
+// (fdisk, sfdisk, parted, gdisk, systemd-repart, Windows, our own partition),
+// 2048 logical sectors (8 MiB on 4Kn disks) and the coarser alignments some
+// tools and arrays use. Starts inside the first MiB need no probe: that MiB
+// must be all zeros anyway.
+std::vector<std::uint64_t> usual_partition_starts(std::uint64_t sector_size) {
+  std::vector<std::uint64_t> v{1ULL << 20, 2048 * sector_size, 2ULL << 20, 4ULL << 20, 8ULL << 20, 16ULL << 20};
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+void set_partitions_probing(blkid_probe pr) {
+  blkid_probe_enable_partitions(pr, 1);
+  // Without this libblkid ignores a GPT that lacks its protective MBR, and
+  // with it it falls back to the backup header at the last LBA when the
+  // primary is gone: a zapped head (wipefs of the MBR, a stray dd) still
+  // shows the table that sfdisk and systemd-repart would find.
+  blkid_probe_set_partitions_flags(pr, BLKID_PARTS_FORCE_GPT);
 }
 
 std::string upper(std::string s) {
@@ -104,7 +127,7 @@ ContentFacts probe_content(std::string const& path) {
   blkid_probe_enable_superblocks(pr.get(), 1);
   blkid_probe_set_superblocks_flags(pr.get(), BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE | BLKID_SUBLKS_UUID |
                                                   BLKID_SUBLKS_LABEL);
-  blkid_probe_enable_partitions(pr.get(), 1);
+  set_partitions_probing(pr.get());
   int const rc = blkid_do_safeprobe(pr.get());
   if (rc == -2) {
     facts.ambiguous = true;
@@ -114,6 +137,13 @@ ContentFacts probe_content(std::string const& path) {
     facts.probe_error = "libblkid probe of " + path + " failed";
     return facts;
   }
+  blkid_loff_t const size = blkid_probe_get_size(pr.get());
+  if (size < 0) {
+    facts.probe_error = "libblkid cannot tell the size of " + path;
+    return facts;
+  }
+  auto const disk_size = static_cast<std::uint64_t>(size);
+  std::uint64_t const sector_size = blkid_probe_get_sectorsize(pr.get());
   if (rc == 0) {
     facts.whole = {.type = lookup(pr.get(), "TYPE"), .usage = lookup(pr.get(), "USAGE"),
                    .uuid = lookup(pr.get(), "UUID"), .label = lookup(pr.get(), "LABEL")};
@@ -128,12 +158,16 @@ ContentFacts probe_content(std::string const& path) {
       return facts;
     }
     blkid_probe_enable_superblocks(pp.get(), 0);
-    blkid_probe_enable_partitions(pp.get(), 1);
+    set_partitions_probing(pp.get());
     blkid_partlist list = blkid_probe_get_partitions(pp.get());
     if (list == nullptr) {
       facts.probe_error = "libblkid cannot read the " + facts.table_type + " partition table of " + path;
       return facts;
     }
+    // The primary GPT header sits at LBA 1; libblkid names the header it used.
+    blkid_parttable const table = blkid_partlist_get_table(list);
+    facts.table_from_backup = facts.table_type == "gpt" && table != nullptr &&
+                              static_cast<std::uint64_t>(blkid_parttable_get_offset(table)) != sector_size;
     int const n = blkid_partlist_numof_partitions(list);
     for (int i = 0; i < n; ++i) {
       blkid_partition par = blkid_partlist_get_partition(list, i);
@@ -159,9 +193,24 @@ ContentFacts probe_content(std::string const& path) {
   }
 
   if (facts.whole.type.empty() && facts.table_type.empty()) {
+    // Nothing libblkid recognises on the whole disk. Blank needs more than
+    // that: zero bytes at both ends and no filesystem where a partition
+    // would have started (a table can be gone while its filesystems remain).
     std::string error;
-    facts.head_zero = head_is_zero(fd.get(), error);
-    if (!error.empty()) facts.probe_error = error + " of " + path;
+    auto const edge = static_cast<std::size_t>(std::min<std::uint64_t>(kEdgeBytes, disk_size));
+    facts.head_zero = range_is_zero(fd.get(), 0, edge, error);
+    if (error.empty()) facts.tail_zero = range_is_zero(fd.get(), disk_size - edge, edge, error);
+    if (!error.empty()) {
+      facts.probe_error = error + " of " + path;
+      return facts;
+    }
+    for (std::uint64_t const start : usual_partition_starts(sector_size)) {
+      if (start >= disk_size) continue;
+      AreaProbe const area = probe_area(fd.get(), start, disk_size - start);
+      if (area.signature.type.empty() && !area.ambiguous && area.error.empty()) continue;
+      facts.at_partition_starts.push_back(
+          {.offset = start, .signature = area.signature, .ambiguous = area.ambiguous, .error = area.error});
+    }
   }
   return facts;
 }

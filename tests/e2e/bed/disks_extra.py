@@ -1,6 +1,7 @@
 """More disks for the agent scenarios (additive to vm.py): a VM with extra
 block devices beside the data disk, and builders/fingerprints for the disk
-states the agent must handle (foreign LVM PV, our half-made partition)."""
+states the agent must handle (foreign LVM PV, a zapped GPT, our half-made
+partition)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 from .scenario import Ctx
-from .vm import VM
+from .vm import VM, make_data_disk_with_fs
 
 
 class MultiDiskVM(VM):
@@ -65,6 +66,25 @@ def lvm_pv_disk(path: Path, mib: int = 256) -> Path:
                            text=True).stdout.strip()
     if probe != "LVM2_member":
         raise RuntimeError(f"{path}: blkid sees {probe!r} after pvcreate, expected LVM2_member")
+    return path
+
+
+def zapped_gpt_disk(path: Path, gib: int = 1, files: dict[str, bytes] | None = None) -> Path:
+    """What a stray dd (or wiping the head) leaves of a partitioned disk: the
+    first MiB (protective MBR, primary GPT header and entries) zeroed, the
+    backup GPT at the last LBA and the ext4 with `files` from 1 MiB intact.
+    Checks that blkid sees nothing on the whole disk (so the agent before the
+    fix took it for blank) and the ext4 at 1 MiB."""
+    make_data_disk_with_fs(path, gib, files or {"MARKER": b"somebody's data\n"}, label="olddata")
+    with open(path, "r+b") as f:
+        f.write(bytes(1 << 20))
+    whole = subprocess.run(["blkid", "-p", str(path)], capture_output=True, text=True)
+    if whole.returncode != 2:
+        raise RuntimeError(f"{path}: blkid -p finds something on the zapped disk: {whole.stdout.strip()}")
+    at = subprocess.run(["blkid", "-p", "-O", str(1 << 20), "-o", "value", "-s", "TYPE", str(path)],
+                        capture_output=True, text=True).stdout.strip()
+    if at != "ext4":
+        raise RuntimeError(f"{path}: blkid sees {at!r} at 1 MiB, expected the old ext4")
     return path
 
 

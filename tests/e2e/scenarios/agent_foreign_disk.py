@@ -1,25 +1,36 @@
 """The disk named by DATA_DISK_SERIAL holds an LVM physical volume: the agent
 refuses it (disk-has-foreign-content, naming the disk), creates no container,
 and leaves every byte as it was. The original script would have partitioned
-and formatted it."""
+and formatted it.
+
+Same boot, second disk: DATA_DISK_SERIAL is switched to a disk whose primary
+GPT was zeroed while its backup GPT and an ext4 with a file at 1 MiB remain
+(blkid sees nothing on the whole disk). The restarted agent refuses it too,
+says why on the readiness port, and leaves it byte-identical; before the fix
+it took that disk for blank and wrote a GPT over it."""
+
+import json
 
 from bed import events
-from bed.disks_extra import file_sha256, lvm_pv_disk
+from bed.disks_extra import file_sha256, lvm_pv_disk, multi_disk_vm, zapped_gpt_disk
 from bed.registry_of_scenarios import scenario
 
 REASON = "disk-has-foreign-content"
+UNIT = "cosmicac-bootstrap.service"
 
 
-@scenario("agent-foreign-disk", timeout=1500)
+@scenario("agent-foreign-disk", timeout=1800)
 def agent_foreign_disk(t):
     agent = t.agent
     reg = t.registry(tags=("v1",))
     disk = lvm_pv_disk(t.work / "lvm.raw", 256)
     before = file_sha256(disk)
-    vm = t.vm(data_disk=disk, data_serial="pvc-lvm", cred_iso=t.cred_iso(reg),
-              config=t.config(MNT="/data", IMG=t.image_ref("v1"), NAME="inference",
-                              DATA_DISK_SERIAL="pvc-lvm"),
-              agent_binary=agent, units=[t.agent_unit()])
+    zapped = zapped_gpt_disk(t.work / "zapped.raw", 1)
+    zapped_before = file_sha256(zapped)
+    config = dict(MNT="/data", IMG=t.image_ref("v1"), NAME="inference", DATA_DISK_SERIAL="pvc-lvm")
+    vm = multi_disk_vm(t, extra_disks=[(zapped, "virtio", "pvc-zapped")],
+                       data_disk=disk, data_serial="pvc-lvm", cred_iso=t.cred_iso(reg),
+                       config=t.config(**config), agent_binary=agent, units=[t.agent_unit()])
     vm.boot()
     t.metric("boot_to_multi_user_s", round(vm.wait_booted(600), 1))
     final = events.wait_final(vm, 900)
@@ -34,7 +45,7 @@ def agent_foreign_disk(t):
     t.step(f"refused: {msg}")
 
     # Let the run end (the image branch may still be pulling), then ask the guest.
-    state = events.wait_unit_substate(vm, "cosmicac-bootstrap.service", ("auto-restart", "failed", "dead"), 600)
+    state = events.wait_unit_substate(vm, UNIT, ("auto-restart", "failed", "dead"), 600)
     t.step(f"unit is {state} (Restart=on-failure may retry; each retry refuses again)")
     rc, line = events.status_cmd(vm)
     t.expect(rc == 1 and line.startswith("failed ") and f"reason={REASON}" in line and "step=disk" in line,
@@ -47,6 +58,38 @@ def agent_foreign_disk(t):
     fstab = vm.qga.read_file("/etc/fstab").decode()
     t.expect(" /data " not in fstab, f"/etc/fstab got a /data line: {fstab}")
 
+    # `plan` shows the zapped disk (vdc) as foreign, and why, though the serial excludes it now.
+    r = vm.qga.exec([events.AGENT, "plan", "--json"], timeout=60)
+    t.expect(r.exitcode in (0, 1), f"`cosmicac-bootstrap plan --json` exited {r.exitcode}: {r.err}")
+    cands = {c["device"]: c for c in json.loads(r.out)["disk"]["candidates"]}
+    zc = (cands.get("/dev/vdc") or {}).get("classification") or {}
+    t.expect(zc.get("kind") == "foreign" and "primary header is missing or damaged" in zc.get("summary", ""),
+             f"plan classifies /dev/vdc as {zc}")
+    t.step(f"plan: /dev/vdc {zc.get('kind')}: {zc.get('summary')}")
+
+    # Same boot: point the agent at the zapped disk and run it again, as a
+    # restarted unit would.
+    config["DATA_DISK_SERIAL"] = "pvc-zapped"
+    vm.qga.exec(["tee", "/etc/default/docker-bootstrap"], stdin=t.config(**config).encode()).check()
+    since = len(vm.serial_lines)
+    vm.qga.exec(["systemctl", "reset-failed", UNIT]).check()
+    vm.qga.exec(["systemctl", "restart", "--no-block", UNIT]).check()
+    final = events.wait_event(vm, lambda e: "/dev/vdc" in e.get("message", "") and (
+        (e.get("step") == "disk" and e.get("status") == "failed")
+        or (e.get("step") == "state" and e.get("failed_step") == "disk")), 600, since)
+    msg = final.get("message", "")
+    t.expect(final.get("reason") == REASON, f"zapped disk: expected {REASON}, got {final.get('reason')}: {msg}")
+    t.expect("primary header is missing or damaged" in msg, f"the refusal does not say what it found: {msg!r}")
+    t.step(f"zapped GPT refused on the readiness port: {msg}")
+    events.wait_unit_substate(vm, UNIT, ("auto-restart", "failed", "dead"), 600)
+    rc, line = events.status_cmd(vm)
+    t.expect(rc == 1 and line.startswith("failed ") and f"reason={REASON}" in line and "step=disk" in line,
+             f"`cosmicac-bootstrap status` exited {rc} after the zapped disk's refusal: {line}")
+    t.expect(vm.qga.exec(["findmnt", "/data"]).exitcode != 0, "/data is mounted after the zapped disk's refusal")
+    t.expect(vm.qga.exec(["lsblk", "-n", "-o", "NAME", "/dev/vdc"]).out.split() == ["vdc"],
+             "a partition appeared on the zapped disk")
+
     vm.shutdown()
     t.expect(file_sha256(disk) == before, "the refused disk's bytes changed")
-    t.step("no container, no mount, disk bytes unchanged (sha256 of all 256 MiB)")
+    t.expect(file_sha256(zapped) == zapped_before, "the zapped disk's bytes changed")
+    t.step("no container, no mount, both disks' bytes unchanged (sha256 of all 256 MiB and 1 GiB)")

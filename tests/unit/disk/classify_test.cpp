@@ -11,6 +11,9 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
+#include <fstream>
+
 using namespace cosmicac;
 using namespace cosmicac::disk;
 using namespace cosmicac::disk::test;
@@ -57,12 +60,43 @@ void copy_into_partition(std::string const& part_image, std::string const& disk_
                 "conv=notrunc,sparse", "status=none"});
 }
 
+// An ext4 holding a marker file, written into `image` from `offset` to
+// `offset + bytes` (mkfs.ext4 -E offset: no loop device, no mount).
+void ext4_with_marker_at(TempDir const& dir, std::string const& image, std::uint64_t offset, std::uint64_t bytes,
+                         std::string const& label = "olddata") {
+  std::string const files = dir / "files";
+  std::filesystem::create_directories(files);
+  std::ofstream(files + "/MARKER") << "somebody's data\n";
+  run_ok("mkfs.ext4", {"-q", "-F", "-L", label, "-d", files, "-E", "offset=" + std::to_string(offset), image,
+                       std::to_string(bytes / 1024) + "k"});
+}
+
+// What a stray dd or a wipefs of the head leaves: the first MiB zeroed
+// (protective MBR, primary GPT header and entries), the rest as it was.
+void zero_first_mib(std::string const& image) { write_at(image, 0, std::string(MiB, '\0')); }
+
+// A GPT (sfdisk: protective MBR, primary and backup) with one Linux partition
+// from 1 MiB to the end holding ext4 with a marker file; returns the partition.
+PartitionEntry gpt_with_ext4(TempDir const& dir, std::string const& image) {
+  run_ok("sfdisk", {"-q", image}, "label: gpt\nstart=2048, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, name=primary\n");
+  auto const facts = probe_content(image);
+  REQUIRE(facts.partitions.size() == 1);
+  ext4_with_marker_at(dir, image, facts.partitions[0].start_bytes, facts.partitions[0].size_bytes);
+  auto const c = classify(probe_content(image));
+  REQUIRE(c.kind == ContentKind::ExistingFilesystem);  // before the zapping: a plain adoptable disk
+  return facts.partitions[0];
+}
+
 }  // namespace
 
 TEST_CASE("classify: a zeroed image is blank") {
   TempDir dir;
   auto img = make_sparse(dir / "blank.img", 64 * MiB);
-  auto const c = classify(probe_content(img));
+  auto const facts = probe_content(img);
+  CHECK(facts.head_zero);
+  CHECK(facts.tail_zero);
+  CHECK(facts.at_partition_starts.empty());
+  auto const c = classify(facts);
   CHECK(c.kind == ContentKind::Blank);
   DiskPlan const plan = plan_for_image(img);
   REQUIRE_FALSE(plan.refusal);
@@ -237,4 +271,158 @@ TEST_CASE("refused: a probe failure (unreadable device)") {
   CHECK(c.kind == ContentKind::Foreign);
   CHECK(c.summary.find("probe failed") != std::string::npos);
   CHECK(c.summary.find(missing) != std::string::npos);
+}
+
+// ---- Blank means blank: a zapped table, end-of-disk metadata, a filesystem
+// left without its table are all foreign (security issue 14, item 3).
+
+TEST_CASE("refused: a zapped primary GPT whose backup lists an ext4 with files at 1 MiB") {
+  TempDir dir;
+  auto img = make_sparse(dir / "zapped.img", 64 * MiB);
+  PartitionEntry const part = gpt_with_ext4(dir, img);
+  zero_first_mib(img);
+  auto const facts = probe_content(img);
+  CHECK(facts.table_type == "gpt");
+  CHECK(facts.table_from_backup);
+  REQUIRE(facts.partitions.size() == 1);
+  CHECK(facts.partitions[0].start_bytes == part.start_bytes);
+  CHECK(facts.partitions[0].content.type == "ext4");
+  require_refused_untouched(img, "primary header is missing or damaged");
+}
+
+TEST_CASE("refused: our own GPT partition seen only through its backup header is not ours") {
+  TempDir dir;
+  auto img = make_sparse(dir / "ours-zapped.img", 64 * MiB);
+  REQUIRE(create_data_partition(img));
+  auto const facts = probe_content(img);
+  REQUIRE(facts.partitions.size() == 1);
+  ext4_with_marker_at(dir, img, facts.partitions[0].start_bytes, facts.partitions[0].size_bytes, kFilesystemLabel);
+  REQUIRE(classify(probe_content(img)).kind == ContentKind::Ours);
+  zero_first_mib(img);
+  CHECK(probe_content(img).partitions.at(0).name == kPartitionName);
+  require_refused_untouched(img, "primary header is missing or damaged");
+}
+
+TEST_CASE("refused: ext4 at 1 MiB under a zeroed head and no partition table at all") {
+  TempDir dir;
+  auto img = make_sparse(dir / "tableless.img", 64 * MiB);
+  ext4_with_marker_at(dir, img, MiB, 62 * MiB);
+  auto const facts = probe_content(img);
+  // Nothing libblkid finds on the whole disk and both ends are zero: only the
+  // probe at the usual partition start sees the filesystem.
+  CHECK(facts.whole.type.empty());
+  CHECK(facts.table_type.empty());
+  CHECK(facts.head_zero);
+  CHECK(facts.tail_zero);
+  REQUIRE(facts.at_partition_starts.size() == 1);
+  CHECK(facts.at_partition_starts[0].offset == MiB);
+  CHECK(facts.at_partition_starts[0].signature.type == "ext4");
+  require_refused_untouched(img, "ext4 (filesystem) signature at 1 MiB");
+}
+
+TEST_CASE("refused: a GPT wiped with wipefs -a, its ext4 left at 1 MiB") {
+  TempDir dir;
+  auto img = make_sparse(dir / "wiped.img", 64 * MiB);
+  gpt_with_ext4(dir, img);
+  run_ok("wipefs", {"-q", "-a", "-f", img});  // -f: an image file is not a whole-disk device
+  auto const facts = probe_content(img);
+  CHECK(facts.table_type.empty());
+  REQUIRE_FALSE(facts.at_partition_starts.empty());
+  require_refused_untouched(img, "ext4 (filesystem) signature at 1 MiB");
+}
+
+TEST_CASE("refused: data in the last MiB only") {
+  TempDir dir;
+  auto img = make_sparse(dir / "tail.img", 64 * MiB);
+  write_at(img, 64 * MiB - 5000, "somebody's data");
+  auto const facts = probe_content(img);
+  CHECK(facts.head_zero);
+  CHECK_FALSE(facts.tail_zero);
+  require_refused_untouched(img, "unrecognised data in the last MiB");
+}
+
+namespace {
+
+std::string le32(std::uint32_t v) {
+  std::string s(4, '\0');
+  for (int i = 0; i < 4; ++i) s[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xffU);
+  return s;
+}
+std::string le64(std::uint64_t v) { return le32(static_cast<std::uint32_t>(v)) + le32(static_cast<std::uint32_t>(v >> 32)); }
+
+constexpr std::uint32_t kMdMagic = 0xa92b4efc;  // linux/raid/md_p.h MD_SB_MAGIC
+
+}  // namespace
+
+// No md driver nor mdadm here: the superblocks are written from the layout in
+// linux/raid/md_p.h (what mdadm --metadata=0.90/1.0 puts at the end of a member).
+TEST_CASE("refused: an md 1.0 superblock at the end of the disk") {
+  TempDir dir;
+  std::uint64_t const size = 64 * MiB;
+  auto img = make_sparse(dir / "md10.img", size);
+  std::uint64_t const sb = (size & ~0xfffULL) - 0x2000;  // 8 KiB before the end, 4 KiB aligned
+  std::string block(256, '\0');
+  block.replace(0, 4, le32(kMdMagic));
+  block.replace(4, 4, le32(1));                  // major_version
+  block.replace(16, 16, "0123456789abcdef");     // set_uuid
+  block.replace(32, 6, "data:0");                // set_name
+  block.replace(136, 8, le64(0));                // data_offset (sectors)
+  block.replace(144, 8, le64(sb / 512));         // super_offset (sectors)
+  write_at(img, sb, block);
+  auto const facts = probe_content(img);
+  CHECK(facts.whole.type == "linux_raid_member");
+  require_refused_untouched(img, "linux_raid_member");
+}
+
+TEST_CASE("refused: an md 0.90 superblock at the end of the disk") {
+  TempDir dir;
+  std::uint64_t const size = 64 * MiB;
+  auto img = make_sparse(dir / "md090.img", size);
+  std::uint64_t const sb = (size & ~0xffffULL) - 0x10000;  // the last 64 KiB-aligned 64 KiB
+  std::string block(128, '\0');
+  block.replace(0, 4, le32(kMdMagic));
+  block.replace(4, 4, le32(0));    // major_version
+  block.replace(8, 4, le32(90));   // minor_version
+  block.replace(20, 4, le32(0x01020304));  // set_uuid0
+  block.replace(32, 4, le32(1));   // size (KiB used on this member)
+  write_at(img, sb, block);
+  auto const facts = probe_content(img);
+  CHECK(facts.whole.type == "linux_raid_member");
+  require_refused_untouched(img, "linux_raid_member");
+}
+
+// zfsutils is in Debian's contrib, not main: the labels are written from the
+// ZFS on-disk format (vdev labels L2 and L3 in the last 512 KiB, each with its
+// uberblock array at 128 KiB, uberblock magic 0x00bab10c), the head left zero
+// as when the L0/L1 copies were wiped.
+TEST_CASE("refused: ZFS labels at the end of the disk") {
+  TempDir dir;
+  std::uint64_t const size = 64 * MiB;
+  auto img = make_sparse(dir / "zfs.img", size);
+  constexpr std::uint64_t kLabel = 256 * 1024;
+  for (std::uint64_t const label : {size - 2 * kLabel, size - kLabel})
+    for (std::uint64_t i = 0; i < 4; ++i)
+      write_at(img, label + 128 * 1024 + i * 1024, le64(0x00bab10c) + le64(5000) + le64(i + 1));
+  auto const facts = probe_content(img);
+  CHECK(facts.whole.type == "zfs_member");
+  require_refused_untouched(img, "zfs_member");
+}
+
+TEST_CASE("refused: a table we wrote over an old filesystem does not make that filesystem ours") {
+  // The failure seen in a VM before the fix: the agent took the zapped disk
+  // for blank and wrote its GPT over it; the restarted unit then found ext4 in
+  // "its" partition. Now that disk is refused before any write, and a
+  // partition named like ours holding a filesystem we did not make is foreign.
+  TempDir dir;
+  auto img = make_sparse(dir / "overwritten.img", 64 * MiB);
+  gpt_with_ext4(dir, img);
+  zero_first_mib(img);
+  CHECK(classify(probe_content(img)).kind == ContentKind::Foreign);
+  REQUIRE(create_data_partition(img));  // what the agent did then
+  auto const facts = probe_content(img);
+  REQUIRE(facts.partitions.size() == 1);
+  CHECK_FALSE(facts.table_from_backup);
+  CHECK(facts.partitions[0].name == kPartitionName);
+  CHECK(facts.partitions[0].content.type == "ext4");
+  require_refused_untouched(img, "labelled \"olddata\", not the ext4 labelled cosmicac-data we make");
 }

@@ -18,7 +18,7 @@ inline ContentFacts ours_content(std::string const& uuid = "0c0c-ours") {
   c.partitions.push_back({.number = 1, .start_bytes = 1 << 20, .size_bytes = 100 * GiB, .name = kPartitionName,
                           .type = kLinuxFsTypeGuid,
                           .content = {.type = uuid.empty() ? "" : "ext4", .usage = uuid.empty() ? "" : "filesystem",
-                                      .uuid = uuid}});
+                                      .uuid = uuid, .label = uuid.empty() ? "" : kFilesystemLabel}});
   return c;
 }
 
