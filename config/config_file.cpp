@@ -28,6 +28,11 @@ class Scanner {
       return fail(1 + static_cast<int>(std::count(before.begin(), before.end(), '\n')), {}, "contains a NUL byte");
     }
     std::vector<ConfigEntry> entries;
+    // Every entry has a '=' and a line of its own: reserving that bound once
+    // saves the vector's regrowth, most of the time of a 1 MiB file of short
+    // entries (bench/parse). Untouched reserved pages cost nothing.
+    auto const bound = std::min(std::count(s_.begin(), s_.end(), '\n'), std::count(s_.begin(), s_.end(), '='));
+    entries.reserve(static_cast<std::size_t>(bound) + 1);
     while (i_ < s_.size()) {
       skip_blanks();
       if (at_end()) break;
