@@ -2,27 +2,35 @@
 // because the format is this project's own (inherited from the shell script).
 #include "config/envs.hpp"
 
+#include "config/fixed_text.hpp"
 #include "config/js_literal.hpp"
 #include "config/utf8.hpp"
 
 #include <fmt/format.h>
+
+#include <unordered_map>
 
 namespace cosmicac::config {
 namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 
-// Names a bad key in an error only when it is short printable ASCII: a
-// mangled entry's "key" may really be a piece of a value.
-std::string describe_bad_key(std::string_view key) {
-  bool printable = !key.empty() && key.size() <= 64;
-  for (char c : key)
-    if (c < 0x21 || c > 0x7E || c == '"') printable = false;
-  return printable ? fmt::format(" \"{}\"", key) : std::string{};
+// How parse_envs builds every error: the entry's position, its key only when
+// that is a valid name (a mangled entry's "key" may be a piece of a value, as
+// in `URL=postgres://u:pw;Secret@db/x?a=b`), and a reason made of a literal
+// and numbers (entry_message is called by the three typed builders only).
+// Nothing else of the input can reach the message.
+Error entry_message(int entry, std::string_view key, std::string_view reason) {
+  if (!is_env_name(key))
+    return make_error(Reason::ConfigInvalid, fmt::format("ENVS entry {}: {}", entry, reason));
+  return make_error(Reason::ConfigInvalid, fmt::format("ENVS entry {} ({}): {}", entry, key, reason));
 }
-
-Error entry_error(int entry, std::string_view key, std::string_view what) {
-  return make_error(Reason::ConfigInvalid, fmt::format("ENVS entry {} ({}): {}", entry, key, what));
+Error entry_error(int entry, std::string_view key, FixedText what) { return entry_message(entry, key, what.view()); }
+Error entry_error(int entry, std::string_view key, LiteralProblem const& problem) {
+  return entry_message(entry, key, describe(problem));
+}
+Error duplicate_error(int entry, std::string_view key, int first) {
+  return entry_message(entry, key, fmt::format("duplicate key, first set in entry {}", first));
 }
 
 // A quoted value: '…' is literal, "…" honours \" and \\ (other backslashes are data).
@@ -54,6 +62,7 @@ bool is_env_name(std::string_view name) noexcept {
 
 Result<std::vector<std::string>> parse_envs(std::string_view s) {
   std::vector<std::string> env;
+  std::unordered_map<std::string_view, int> first_entry;  // key → entry that set it (hashed: linear)
   std::size_t i = 0;
   int entry = 0;
   auto const n = s.size();
@@ -63,20 +72,18 @@ Result<std::vector<std::string>> parse_envs(std::string_view s) {
     ++entry;
     std::size_t const key_begin = i;
     while (i < n && s[i] != '=' && s[i] != ';') ++i;
-    if (i >= n || s[i] == ';')  // no key to name: the text may well be a piece of a value
-      return make_error(Reason::ConfigInvalid, fmt::format("ENVS entry {}: expected KEY=VALUE, found no '='", entry));
+    if (i >= n || s[i] == ';') return entry_error(entry, {}, "expected KEY=VALUE, found no '='");
     std::string_view const key = s.substr(key_begin, i - key_begin);
-    if (!is_env_name(key))
-      return make_error(Reason::ConfigInvalid,
-                        fmt::format("ENVS entry {}: invalid variable name{} (must match [A-Za-z_][A-Za-z0-9_]*)",
-                                    entry, describe_bad_key(key)));
+    if (!is_env_name(key)) return entry_error(entry, {}, "invalid variable name (must match [A-Za-z_][A-Za-z0-9_]*)");
+    // Docker would silently keep one of the two: refuse, and say which entries.
+    if (auto const [it, fresh] = first_entry.try_emplace(key, entry); !fresh) return duplicate_error(entry, key, it->second);
     ++i;  // '='
 
     std::string value;
     if (i < n && (s[i] == '{' || s[i] == '[')) {
       auto json = js_literal_to_json(s, i);
-      if (!json) return entry_error(entry, key, json.error().message);
-      value = std::move(*json);
+      if (auto const* problem = std::get_if<LiteralProblem>(&json)) return entry_error(entry, key, *problem);
+      value = std::move(std::get<std::string>(json));
       while (i < n && is_space(s[i])) ++i;
       if (i < n && s[i] != ';') return entry_error(entry, key, "unexpected text after the literal (missing ';'?)");
     } else if (i < n && (s[i] == '"' || s[i] == '\'')) {
@@ -123,12 +130,16 @@ std::string double_quote(std::string_view v) {
 
 Result<std::string> encode_envs(std::vector<std::pair<std::string, EnvValue>> const& vars) {
   std::string out;
+  std::unordered_map<std::string_view, int> first_position;
   int position = 0;
   for (auto const& [key, val] : vars) {
     ++position;
+    // Named only once it is known to be a name, as in parse_envs.
     if (!is_env_name(key))
+      return make_error(Reason::ConfigInvalid, fmt::format("ENVS variable {}: invalid name", position));
+    if (auto const [it, fresh] = first_position.try_emplace(key, position); !fresh)
       return make_error(Reason::ConfigInvalid,
-                        fmt::format("ENVS variable {}: invalid name{}", position, describe_bad_key(key)));
+                        fmt::format("ENVS variable {} ({}): duplicate name, also variable {}", position, key, it->second));
     std::string text;
     bool literal = false;
     if (auto const* j = std::get_if<nlohmann::json>(&val)) {

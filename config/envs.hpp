@@ -17,8 +17,10 @@
 
 namespace cosmicac::config {
 
-// Docker's Env array: "KEY=VALUE" strings, in the order given. Errors (reason
-// ConfigInvalid) name the entry's 1-based position and its key, never a value.
+// Docker's Env array: "KEY=VALUE" strings, in the order given; a key given
+// twice is an error. Linear in the input's size. Errors (reason ConfigInvalid)
+// name the entry's 1-based position, its key when the key is a valid name, and
+// a fixed reason: never any other text of the input.
 Result<std::vector<std::string>> parse_envs(std::string_view envs);
 
 // One variable for the encoder: a plain string, or a JSON object/array that the
@@ -27,7 +29,8 @@ using EnvValue = std::variant<std::string, nlohmann::json>;
 
 // The inverse of parse_envs: an ENVS string that parses back to exactly
 // "KEY=<value>" for each pair (JSON values as nlohmann's compact dump()).
-// Errors (ConfigInvalid) for a key that is not a POSIX environment name.
+// Errors (ConfigInvalid) for a key that is not a POSIX environment name (not
+// echoed) and for a key given twice.
 Result<std::string> encode_envs(std::vector<std::pair<std::string, EnvValue>> const& vars);
 
 // Docker's Env array as compact JSON (`cosmicac-bootstrap parse-envs`).

@@ -2,6 +2,8 @@
 // Go (distribution/reference); Debian packages no C/C++ equivalent.
 #include "config/image_ref.hpp"
 
+#include "config/fixed_text.hpp"
+
 #include <fmt/format.h>
 
 namespace cosmicac::config {
@@ -19,8 +21,10 @@ bool has_upper(std::string_view s) {
   return false;
 }
 
-Error bad(std::string_view what) {
-  return make_error(Reason::ConfigInvalid, fmt::format("invalid image reference: {}", what));
+// Problems are fixed texts: a reference may carry credentials by mistake
+// (user:pw@host), so none of it reaches the message.
+Error bad(FixedText what) {
+  return make_error(Reason::ConfigInvalid, fmt::format("invalid image reference: {}", what.view()));
 }
 
 // path-component := [a-z0-9]+ (separator [a-z0-9]+)*, separator := [_.] | __ | [-]+

@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
+#include <optional>
 #include <string>
-#include <vector>
+#include <unordered_set>
 
 namespace cosmicac::config {
 namespace {
@@ -54,11 +54,11 @@ class Parser {
   bool run() { return value(0); }
   std::size_t pos() const { return i_; }
   std::string& out() { return out_; }
-  std::string const& problem() const { return problem_; }
+  LiteralProblem const& problem() const { return *problem_; }
 
  private:
-  bool fail(std::string_view what) {
-    problem_ = fmt::format("{} at offset {} of the literal", what, i_ - start_);
+  bool fail(FixedText what) {
+    problem_ = LiteralProblem{what, i_ - start_};
     return false;
   }
   bool at_end() const { return i_ >= s_.size(); }
@@ -90,7 +90,7 @@ class Parser {
   bool object(int depth) {
     ++i_;
     out_ += '{';
-    std::vector<std::string> keys;
+    std::unordered_set<std::string> keys;  // not a linear search: 100k keys must stay cheap
     for (bool first = true;; first = false) {
       skip_space();
       if (at_end()) return fail("unterminated object");
@@ -104,9 +104,8 @@ class Parser {
       } else {
         key = word(true);
       }
-      if (std::find(keys.begin(), keys.end(), key) != keys.end()) return fail("duplicate key");
       if (!emit_string(key)) return false;
-      keys.push_back(std::move(key));
+      if (!keys.insert(std::move(key)).second) return fail("duplicate key");
       skip_space();
       if (at_end() || s_[i_] != ':') return fail("expected ':' after a key");
       ++i_;
@@ -220,7 +219,7 @@ class Parser {
   std::size_t i_;
   std::size_t start_;
   std::string out_;
-  std::string problem_;
+  std::optional<LiteralProblem> problem_;
 };
 
 }  // namespace
@@ -250,11 +249,15 @@ bool is_json_number(std::string_view w) noexcept {
   return i == n;
 }
 
-Result<std::string> js_literal_to_json(std::string_view text, std::size_t& pos) {
+std::string describe(LiteralProblem const& problem) {
+  return fmt::format("{} at offset {} of the literal", problem.what.view(), problem.offset);
+}
+
+std::variant<std::string, LiteralProblem> js_literal_to_json(std::string_view text, std::size_t& pos) {
   if (pos >= text.size() || (text[pos] != '{' && text[pos] != '['))
-    return make_error(Reason::ConfigInvalid, "a literal must start with '{' or '['");
+    return LiteralProblem{"a literal must start with '{' or '['", 0};
   Parser p(text, pos);
-  if (!p.run()) return make_error(Reason::ConfigInvalid, p.problem());
+  if (!p.run()) return p.problem();
   pos = p.pos();
   return std::move(p.out());
 }

@@ -1,5 +1,7 @@
 #include "config/scalars.hpp"
 
+#include "config/fixed_text.hpp"
+
 #include <array>
 #include <limits>
 
@@ -8,7 +10,8 @@ namespace {
 
 constexpr std::size_t kMaxContainerName = 128;
 
-Error bad(std::string what) { return make_error(Reason::ConfigInvalid, std::move(what)); }
+// Problems are fixed texts: a value never reaches its own error message.
+Error bad(FixedText what) { return make_error(Reason::ConfigInvalid, std::string(what.view())); }
 
 char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 

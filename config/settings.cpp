@@ -166,23 +166,38 @@ Result<LoadedSettings> parse_settings(std::string_view text, std::string_view or
   LoadedSettings out;
   out.settings.image = parse_image_ref(kDefaultImage).value();
   out.settings.container_name = kDefaultContainerName;
-  std::vector<std::pair<std::string_view, int>> seen;
+  // Warnings stay bounded and linear in the file: one per unknown key up to
+  // kMaxUnknownWarnings, one per repeated known key (with its count).
+  constexpr std::size_t kMaxUnknownWarnings = 20;
+  struct Use {
+    int count = 0;
+    int first_line = 0;
+    int last_line = 0;
+  };
+  std::array<Use, kKeys.size()> uses{};
+  std::size_t unknown = 0;
   for (auto const& e : *entries) {
     Key const* key = find_key(e.key);
     if (key == nullptr) {
-      out.warnings.push_back(fmt::format("{} line {}: unknown key {} (ignored)", origin, e.line, e.key));
+      if (++unknown <= kMaxUnknownWarnings)
+        out.warnings.push_back(fmt::format("{} line {}: unknown key {} (ignored)", origin, e.line, e.key));
       continue;
     }
-    for (auto const& [name, line] : seen)
-      if (name == key->name)
-        out.warnings.push_back(
-            fmt::format("{} line {}: {} is set again (overrides line {})", origin, e.line, e.key, line));
-    seen.emplace_back(key->name, e.line);
+    Use& use = uses[static_cast<std::size_t>(key - kKeys.data())];
+    if (use.count++ == 0) use.first_line = e.line;
+    use.last_line = e.line;
     if (e.value.empty()) continue;  // as the script's ${X:-default}: empty means unset
     if (auto st = key->set(out.settings, e.value); !st)
       return make_error(Reason::ConfigInvalid,
                         fmt::format("{} line {}: {}: {}", origin, e.line, e.key, st.error().message));
   }
+  if (unknown > kMaxUnknownWarnings)
+    out.warnings.push_back(fmt::format("{}: {} more unknown keys (ignored)", origin, unknown - kMaxUnknownWarnings));
+  for (std::size_t k = 0; k < kKeys.size(); ++k)
+    if (uses[k].count > 1)
+      out.warnings.push_back(fmt::format("{} line {}: {} is set {} times (first on line {}); the last one counts",
+                                         origin, uses[k].last_line, kKeys[k].name, uses[k].count,
+                                         uses[k].first_line));
   return out;
 }
 

@@ -77,11 +77,15 @@ TEST_CASE("config file: what the shell would execute or expand is an error namin
 TEST_CASE("config file: malformed lines name key and line, never the value") {
   CHECK(error_of("A=1\n\nB='secret\n") == "cfg line 3: B: unterminated single quote");
   CHECK(error_of("B=\"secret") == "cfg line 1: B: unterminated double quote");
-  CHECK(error_of("A=1\nB = 2") == "cfg line 2: B: expected '=' right after the key (no spaces around '=')");
-  CHECK(error_of("A=1\njust words") == "cfg line 2: just: expected '=' right after the key (no spaces around '=')");
+  CHECK(error_of("A=1\nB = 2") ==
+        "cfg line 2: expected KEY=VALUE with '=' right after the key (no spaces around '=')");
+  // A word without '=' is no key: it may be the rest of an unquoted multi-line secret.
+  CHECK(error_of("PASSWORD=first\nhalfOfTheSecret\n") ==
+        "cfg line 2: expected KEY=VALUE with '=' right after the key (no spaces around '=')");
   CHECK(error_of("1A=x") == "cfg line 1: expected KEY=VALUE");
   CHECK(error_of("A=x\\") == "cfg line 1: A: backslash at the end of the file");
-  CHECK(error_of(std::string("A=\0", 3)) == "cfg: contains a NUL byte");
+  CHECK(error_of(std::string("A=\0", 3)) == "cfg line 1: contains a NUL byte");
+  CHECK(error_of(std::string("A=1\nB=2\n#\0", 10)) == "cfg line 3: contains a NUL byte");
 }
 
 TEST_CASE("config file: encoder chooses bare, single or double quotes") {
