@@ -83,7 +83,8 @@ void ConsoleWriter::push(Event const& e) {
       }
     } else {
       // started/done/failed/skipped: always. A held-back progress line of the
-      // same step is stale now (and would come out of order).
+      // same step is stale now; those of other steps are older than this
+      // line and go out before it, so seq stays increasing on the console.
       if (is_real_step(e.step)) {
         auto& slot = pending_progress_[static_cast<std::size_t>(e.step)];
         if (slot) {
@@ -91,6 +92,7 @@ void ConsoleWriter::push(Event const& e) {
           ++rate_limited_;
         }
       }
+      flush_progress_before(e.seq, t);
       enqueue(std::move(line), false);
     }
   }
@@ -106,6 +108,18 @@ void ConsoleWriter::promote_progress(Clock::time_point t) {
   last_progress_ = t;
   enqueue(std::move((*oldest)->second), true);
   oldest->reset();
+}
+
+void ConsoleWriter::flush_progress_before(std::uint64_t seq, Clock::time_point t) {
+  for (;;) {
+    std::optional<std::pair<std::uint64_t, std::string>>* oldest = nullptr;
+    for (auto& p : pending_progress_)
+      if (p && p->first < seq && (oldest == nullptr || p->first < (*oldest)->first)) oldest = &p;
+    if (oldest == nullptr) return;
+    last_progress_ = t;
+    enqueue(std::move((*oldest)->second), true);
+    oldest->reset();
+  }
 }
 
 bool ConsoleWriter::flush(std::chrono::milliseconds timeout) {

@@ -9,7 +9,9 @@
 // Under back-pressure progress and heartbeat lines go first; started, done,
 // failed and skipped lines are kept. Progress is limited to one line per
 // `progress_interval` (the latest waits for the window, so the last figure
-// is not lost), heartbeats to one per `heartbeat_interval`. The tty's
+// is not lost; a non-progress line takes the held-back progress lines of
+// other steps out ahead of it, so seq never goes backwards on the console),
+// heartbeats to one per `heartbeat_interval`. The tty's
 // settings belong to getty: it is opened with O_NOCTTY and never configured.
 #pragma once
 
@@ -74,6 +76,7 @@ class ConsoleWriter {
   Clock::time_point now() const { return opt_.clock ? opt_.clock() : Clock::now(); }
   void enqueue(std::string line, bool droppable);  // under mu_
   void promote_progress(Clock::time_point t);     // under mu_
+  void flush_progress_before(std::uint64_t seq, Clock::time_point t);  // under mu_
   void run();
   void try_open();
   void close_device();

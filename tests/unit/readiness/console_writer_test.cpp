@@ -217,16 +217,32 @@ TEST_CASE("console: progress at most once per interval, the latest kept; heartbe
   REQUIRE(host.events.size() == 3);
   CHECK(host.events[2] == d);
 
+  // Another step's line takes a held-back progress line out ahead of it: seq
+  // never goes backwards on the console (the agent's disk and pull run in parallel).
+  clock.ms += 5000;
+  auto disk_p = numbered(progress(Step::Disk, "formatting /dev/vdb1 as ext4"), 7);
+  w.push(numbered(progress(Step::Disk, "partitioning /dev/vdb"), 6));
+  REQUIRE(host.read_until(at_least(4)));
+  clock.ms += 100;
+  w.push(disk_p);  // held back
+  auto login = numbered(started(Step::Login), 8);
+  w.push(login);
+  REQUIRE(host.read_until(at_least(6)));
+  CHECK(host.events[4] == disk_p);
+  CHECK(host.events[5] == login);
+  host.events.resize(3);
+  clock.ms += 5000;
+
   // Heartbeats: the first goes, the next only 30 s later.
   auto hb = [](std::uint64_t seq) { return numbered(Event{.step = Step::Heartbeat}, seq); };
-  w.push(hb(6));
+  w.push(hb(9));
   clock.ms += 20'000;
-  w.push(hb(7));
+  w.push(hb(10));
   clock.ms += 10'000;
-  w.push(hb(8));
+  w.push(hb(11));
   REQUIRE(host.read_until(at_least(5)));
-  CHECK(host.events[3] == hb(6));
-  CHECK(host.events[4] == hb(8));
+  CHECK(host.events[3] == hb(9));
+  CHECK(host.events[4] == hb(11));
   CHECK(quiet_calls == 0);
   // Quiet for 30 s: the writer asks for a heartbeat (once per quiet period).
   clock.ms += 30'000;
