@@ -16,6 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -45,11 +46,21 @@ std::string read_stdin(std::size_t limit) {
 
 }  // namespace
 
+std::string config_permission_warning(std::string const& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || (st.st_mode & (S_IRWXG | S_IRWXO)) == 0) return {};
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  return "configuration " + path + " is readable or writable by group or others (mode " + mode +
+         ") but may hold keys in ENVS: chmod 600 " + path;
+}
+
 int cmd_run(GlobalOptions const& opts, std::vector<std::string> const& args) {
   if (!no_args(args, "run")) return kExitUsage;
   harden_process_against_dumps();  // the registry token will live in this process
   log::setup(opts.verbose);
 
+  if (auto w = config_permission_warning(opts.config_path); !w.empty()) spdlog::warn("{}", w);
   auto loaded = config::load_settings(opts.config_path);
   readiness::ReporterOptions ro;
   ro.state_path = readiness::kDefaultStatePath;
@@ -88,6 +99,7 @@ int cmd_plan(GlobalOptions const& opts, std::vector<std::string> const& args) {
     }
   }
   log::setup(opts.verbose);
+  if (auto w = config_permission_warning(opts.config_path); !w.empty()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   auto loaded = config::load_settings(opts.config_path);
   if (!loaded) {
     std::fprintf(stderr, "cosmicac-bootstrap: configuration %s: %s\n", opts.config_path.c_str(),

@@ -18,6 +18,11 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitUsage = 2;
 
+// The config file may hold keys (ENVS): a warning naming it and the fix when
+// its group or others can read it; empty when not (or when it is absent).
+// Not fatal: the admin may have reasons, but should hear about it.
+std::string config_permission_warning(std::string const& path);
+
 int cmd_run(GlobalOptions const& opts, std::vector<std::string> const& args);
 int cmd_plan(GlobalOptions const& opts, std::vector<std::string> const& args);
 int cmd_status(GlobalOptions const& opts, std::vector<std::string> const& args);

@@ -1,12 +1,14 @@
 #include "disk/fstab.hpp"
 
-#include <fcntl.h>
+#include "common/file_io.hpp"
+
 #include <libmount/libmount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -44,44 +46,21 @@ bool same_entry(libmnt_fs* fs, FstabEntry const& e) {
          mnt_fs_get_freq(fs) == e.freq && mnt_fs_get_passno(fs) == e.passno;
 }
 
+// libmount writes a table to a FILE*: render it into memory, then replace the
+// file through the one atomic writer, keeping the file's mode.
 Status write_atomically(std::string const& path, libmnt_table* tb) {
-  auto const slash = path.rfind('/');
-  std::string const dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  std::string tmp = dir + "/.fstab.cosmicac-XXXXXX";
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0) return fail(dir, "cannot create a temporary file in", errno);
+  char* buf = nullptr;
+  std::size_t len = 0;
+  FILE* f = ::open_memstream(&buf, &len);
+  if (f == nullptr) return fail(path, "cannot render", errno);
+  int rc = mnt_table_write_file(tb, f);
+  if (std::fclose(f) != 0 && rc == 0) rc = -errno;
+  std::unique_ptr<char, decltype(&std::free)> owned(buf, &std::free);
+  if (rc != 0) return fail(path, "cannot render", rc < 0 ? -rc : EINVAL);
   mode_t mode = 0644;
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) mode = st.st_mode & 07777;
-  ::fchmod(fd, mode);
-  FILE* f = ::fdopen(fd, "w");
-  if (f == nullptr) {
-    int const e = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return fail(tmp, "cannot write", e);
-  }
-  int rc = mnt_table_write_file(tb, f);
-  if (rc == 0 && std::fflush(f) != 0) rc = -errno;
-  if (rc == 0 && ::fsync(fd) != 0) rc = -errno;
-  if (std::fclose(f) != 0 && rc == 0) rc = -errno;
-  if (rc != 0) {
-    ::unlink(tmp.c_str());
-    return fail(tmp, "cannot write", -rc);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int const e = errno;
-    ::unlink(tmp.c_str());
-    return fail(path, "cannot replace", e);
-  }
-  // The rename is durable only once the directory is.
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return fail(dir, "cannot open", errno);
-  int const synced = ::fsync(dfd);
-  int const e = errno;
-  ::close(dfd);
-  if (synced != 0) return fail(dir, "cannot fsync", e);
-  return ok();
+  return write_file_atomically(path, std::string_view(buf, len), mode, Reason::DiskError);
 }
 
 }  // namespace

@@ -4,8 +4,12 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <malloc.h>
+#include <string.h>  // explicit_bzero
+
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 namespace cosmicac::engine {
@@ -14,9 +18,43 @@ namespace {
 constexpr std::size_t kMaxBody = 8u << 20;  // a plain response or an error body
 constexpr std::size_t kMaxLine = 1u << 20;  // one line of a stream
 
+// libcurl copies what it sends (the X-Registry-Auth header, the /auth body
+// with the token) into its own buffers and frees them without wiping. Every
+// libcurl allocation goes through these: a block is zeroed, all of it, before
+// it goes back to malloc, so no freed copy of a secret lingers in the heap.
+void zero_and_free(void* p) {
+  if (p == nullptr) return;
+  explicit_bzero(p, malloc_usable_size(p));
+  std::free(p);
+}
+
+void* curl_malloc(std::size_t n) { return std::malloc(n); }
+void* curl_calloc(std::size_t n, std::size_t size) { return std::calloc(n, size); }
+
+// Never realloc in place: glibc may move the block and free the old one unwiped.
+void* curl_realloc(void* p, std::size_t n) {
+  if (p == nullptr) return std::malloc(n);
+  void* fresh = std::malloc(n == 0 ? 1 : n);
+  if (fresh == nullptr) return nullptr;  // the old block stays valid, as realloc's contract says
+  std::memcpy(fresh, p, std::min(n, malloc_usable_size(p)));
+  zero_and_free(p);
+  return fresh;
+}
+
+char* curl_strdup(const char* s) {
+  std::size_t const n = std::strlen(s) + 1;
+  auto* copy = static_cast<char*>(std::malloc(n));
+  if (copy != nullptr) std::memcpy(copy, s, n);
+  return copy;
+}
+
 void global_init() {
+  // Before any other libcurl call: libcurl takes its allocator once, globally.
   static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_NOTHING); });  // no TLS over a unix socket
+  std::call_once(once, [] {
+    curl_global_init_mem(CURL_GLOBAL_NOTHING,  // no TLS over a unix socket
+                         curl_malloc, zero_and_free, curl_realloc, curl_strdup, curl_calloc);
+  });
 }
 
 // Dotted decimal components, leading zeros dropped, compared as digit strings:

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <dirent.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -96,16 +97,9 @@ class MountGuard {
 
   void release() {
     if (mounted_) {
-      libmnt_context* cxt = mnt_new_context();
-      int rc = -1;
-      if (cxt) {
-        mnt_context_disable_helpers(cxt, 1);
-        mnt_context_disable_mtab(cxt, 1);
-        mnt_context_set_target(cxt, dir_.c_str());
-        rc = mnt_context_umount(cxt);
-        mnt_free_context(cxt);
-      }
-      if (rc != 0 && ::umount2(dir_.c_str(), MNT_DETACH) != 0)
+      // umount2 directly: libmount would look the target up in /proc/self/mountinfo,
+      // which is the main thread's namespace, not this thread's private one.
+      if (::umount2(dir_.c_str(), 0) != 0 && ::umount2(dir_.c_str(), MNT_DETACH) != 0)
         spdlog::warn("cannot unmount the credential ISO at {}: {}", dir_, std::strerror(errno));
       mounted_ = false;
     }
@@ -119,6 +113,49 @@ class MountGuard {
   std::string dir_;
   bool mounted_ = false;
 };
+
+// A crashed earlier run may have left mount points (empty, or with the ISO still
+// mounted by a version that mounted in the main namespace): detach and remove
+// them, so a re-run starts clean.
+void remove_leftovers(std::string const& root) {
+  DIR* d = ::opendir(root.c_str());
+  if (d == nullptr) return;
+  while (dirent* e = ::readdir(d)) {
+    if (std::strncmp(e->d_name, "cred.", 5) != 0) continue;
+    std::string const dir = root + "/" + e->d_name;
+    if (::umount2(dir.c_str(), MNT_DETACH) == 0) spdlog::info("detached a leftover credential mount at {}", dir);
+    if (::rmdir(dir.c_str()) != 0 && errno != ENOENT)
+      spdlog::warn("cannot remove the leftover mount point {}: {}", dir, std::strerror(errno));
+  }
+  ::closedir(d);
+}
+
+// Runs on its own thread, inside a mount namespace private to that thread:
+// the ISO mount cannot propagate to shared peers of the mount point (another
+// namespace, a container's bind of /run) while it exists, and the kernel drops
+// it with the namespace if the agent dies before unmounting. (A private bind
+// mount of the mount point onto itself would instead propagate the bind itself
+// to the peers and leave copies there to clean.) Only this thread moves: the
+// disk step, running at the same time, keeps mounting in the real namespace.
+Result<Credentials> read_in_private_namespace(IsoCandidate const& device, CredIsoOptions const& options) {
+  if (::unshare(CLONE_NEWNS) != 0)
+    return make_error(Reason::Internal, std::string("cannot make a private mount namespace for the credential ISO: ") +
+                                            std::strerror(errno));
+  // The copied mounts are still peers of the real ones until made private.
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return make_error(Reason::Internal, std::string("cannot make the credential mount namespace private: ") +
+                                            std::strerror(errno));
+  MountGuard guard;
+  if (auto st = guard.mount(device, options.mount_root); !st) return st.error();
+  if (options.while_mounted) options.while_mounted(guard.dir());
+  if (!has_key_files(guard.dir()))
+    return make_error(Reason::CredIsoMissing, device.device + " does not hold " + kKeyRegistry + ", " +
+                                                  kKeyUsername + " and " + kKeyToken);
+  auto creds = read_credentials(guard.dir());
+  guard.release();
+  if (!creds) return make_error(Reason::CredInvalid, device.device + ": " + creds.error().message);
+  return creds;
+}
 
 }  // namespace
 
@@ -152,15 +189,12 @@ std::vector<IsoCandidate> find_iso_candidates(CredIsoOptions const& options) {
 }
 
 Result<Credentials> read_credentials_from_device(IsoCandidate const& device, CredIsoOptions const& options) {
-  MountGuard guard;
-  if (auto st = guard.mount(device, options.mount_root); !st) return st.error();
-  if (!has_key_files(guard.dir()))
-    return make_error(Reason::CredIsoMissing, device.device + " does not hold " + kKeyRegistry + ", " +
-                                                  kKeyUsername + " and " + kKeyToken);
-  auto creds = read_credentials(guard.dir());
-  guard.release();
-  if (!creds) return make_error(Reason::CredInvalid, device.device + ": " + creds.error().message);
-  return creds;
+  remove_leftovers(options.mount_root);
+  Result<Credentials> out = make_error(Reason::Internal, "credential reader did not run");
+  // A fresh thread: its namespace dies with it, the caller's stays as it was.
+  std::thread reader([&] { out = read_in_private_namespace(device, options); });
+  reader.join();
+  return out;
 }
 
 Result<Credentials> load_credentials(CredIsoOptions const& options) {

@@ -1,5 +1,6 @@
 // The credential ISO: found with libblkid, mounted read-only with libmount in a
-// private directory under /run, read, and unmounted at once.
+// private directory under /run (in a private mount namespace), read, and
+// unmounted at once.
 //
 // KubeVirt labels every ConfigMap/Secret disk `cfgdata` by default, so several
 // ISOs may carry the label: candidates are those with the label first, then
@@ -10,6 +11,7 @@
 #include "registry/credentials.hpp"
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,9 @@ struct CredIsoOptions {
   std::chrono::milliseconds poll_interval{std::chrono::milliseconds(500)};
   std::string mount_root = "/run/cosmicac-bootstrap";  // private mount points are made here (0700)
   std::vector<std::string> fs_types{"iso9660"};        // what a candidate's TYPE may be
+  // Tests: called with the mount point while the device is mounted (on the
+  // reader's thread, inside its private mount namespace).
+  std::function<void(std::string const& mount_point)> while_mounted;
 };
 
 struct IsoCandidate {
@@ -38,7 +43,9 @@ std::vector<IsoCandidate> find_iso_candidates(CredIsoOptions const& options);
 std::vector<IsoCandidate> order_candidates(std::vector<IsoCandidate> probed, CredIsoOptions const& options);
 
 // Mounts `device` read-only (nosuid,nodev,noexec) in a fresh private directory,
-// reads the credentials, unmounts and removes the directory on every path.
+// inside a mount namespace private to a short-lived thread (the mount never
+// propagates to shared peers), reads the credentials, unmounts and removes the
+// directory on every path. Leftover mount points of a crashed run are removed first.
 Result<Credentials> read_credentials_from_device(IsoCandidate const& device, CredIsoOptions const& options);
 
 // The whole step: waits (bounded) for a candidate holding the key files.

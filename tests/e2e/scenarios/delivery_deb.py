@@ -9,6 +9,7 @@ from bed.scenario import REPO_DIR
 
 BIN = "/usr/local/bin/cosmicac-bootstrap"
 UNIT_FILE = "/lib/systemd/system/cosmicac-bootstrap.service"
+CONFIG = "/etc/default/docker-bootstrap"
 
 
 @scenario("delivery-deb", timeout=1800, needs_agent=False)
@@ -32,10 +33,15 @@ def delivery_deb(t):
     en = q.exec(["systemctl", "is-enabled", "cosmicac-bootstrap"]).out.strip()
     t.expect(en == "enabled", f"unit is {en!r} after install, expected enabled")
     t.expect(q.exec(["test", "-x", BIN]).exitcode == 0, f"{BIN} missing or not executable")
-    # The admin's config replaces the package's commented default.
-    q.exec(["install", "-m", "0644", "/root/docker-bootstrap", "/etc/default/docker-bootstrap"], check=True)
+    # ENVS may hold keys: the package ships its config 0600 root:root.
+    mode = q.exec(["stat", "-c", "%a %U:%G", CONFIG]).out.strip()
+    t.expect(mode == "600 root:root", f"{CONFIG} installed as {mode!r}, expected '600 root:root'")
+    # The admin's config replaces the package's commented default, here too
+    # widely readable: the agent warns (not fatal), naming the fix.
+    q.exec(["install", "-m", "0644", "/root/docker-bootstrap", CONFIG], check=True)
     plan = q.exec([BIN, "plan"])
     t.expect(plan.exitcode == 0, f"cosmicac-bootstrap plan exited {plan.exitcode}: {plan.err.strip()[-800:]}")
+    t.expect(f"chmod 600 {CONFIG}" in plan.err, f"plan did not warn about the 0644 config: {plan.err.strip()[-800:]}")
 
     since = len(vm.serial_lines)
     t.metric("reboot_to_multi_user_s", round(vm.reboot(inject=False, timeout=600), 1))
@@ -48,6 +54,8 @@ def delivery_deb(t):
     info = t.docker_inspect(vm, "inference")
     t.expect(info is not None and info["State"]["Running"], "container inference not running")
     t.expect("MODEL_NAME=tiny-llm" in info["Config"]["Env"], "container env lacks MODEL_NAME")
+    journal = q.exec(["journalctl", "-b", "-u", "cosmicac-bootstrap", "-o", "cat", "--no-pager"]).out
+    t.expect(f"chmod 600 {CONFIG}" in journal, "no journal warning about the group/world-readable config")
 
     r = q.exec(["dpkg", "-r", "cosmicac-bootstrap"], timeout=180)
     t.expect(r.exitcode == 0, f"dpkg -r exited {r.exitcode}: {r.err.strip()[-1500:]}")

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 using namespace cosmicac;
 
 namespace {
@@ -59,4 +61,24 @@ TEST_CASE("an invalid config file makes plan exit 2 naming the key and line") {
   CHECK(r.err.find("NAME") != std::string::npos);
   CHECK(r.err.find("line 2") != std::string::npos);
   std::filesystem::remove(path);
+}
+
+// Issue 14 item 11: the config file may hold keys (ENVS); a copy readable by
+// group or others is reported (not fatal), naming the file and the fix.
+TEST_CASE("a group- or world-readable config file draws a warning naming it and chmod 600; 0600 none") {
+  namespace fs = std::filesystem;
+  auto path = fs::temp_directory_path() / ("cosmicac-cli-perm-" + std::to_string(::getpid()) + ".cfg");
+  std::ofstream(path) << "NAME=ok\n";
+  for (auto mode : {0644, 0640, 0604, 0620}) {
+    fs::permissions(path, static_cast<fs::perms>(mode));
+    INFO("mode " << mode);
+    auto r = agent({"--config", path.string(), "plan"});
+    CHECK(r.exit_code == 0);  // a warning, not an error
+    CHECK(r.err.find("chmod 600 " + path.string()) != std::string::npos);
+  }
+  fs::permissions(path, static_cast<fs::perms>(0600));
+  auto r = agent({"--config", path.string(), "plan"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("chmod") == std::string::npos);
+  fs::remove(path);
 }

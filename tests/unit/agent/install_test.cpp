@@ -75,3 +75,32 @@ TEST_CASE("install reports a missing source binary as an error naming it") {
   REQUIRE_FALSE(r);
   CHECK(r.error().message.find("nope") != std::string::npos);
 }
+
+// Issue 14 item 10: the old temporary name was predictable (<target>.cosmicac-new)
+// and opened without O_EXCL|O_NOFOLLOW, so root wrote through a planted symlink.
+TEST_CASE("install does not follow a symlink planted at the old temporary name or at the target") {
+  TempDir root{"cosmicac-install"};
+  auto src = root.path / "source-binary";
+  std::ofstream(src) << "binary v1";
+  auto const victim = root.path / "victim";
+  std::ofstream(victim) << "precious";
+  fs::permissions(victim, static_cast<fs::perms>(0600));
+  auto const bin = root.path / "usr/local/bin/cosmicac-bootstrap";
+  auto const unit = root.path / "etc/systemd/system/cosmicac-bootstrap.service";
+  fs::create_directories(bin.parent_path());
+  fs::create_directories(unit.parent_path());
+  fs::create_symlink(victim, bin.string() + ".cosmicac-new");
+  fs::create_symlink(victim, unit);  // the target itself a symlink
+
+  InstallOptions o{.root = root.path.string(), .source_binary = src.string(), .use_systemd = false};
+  auto r = install(o);
+  REQUIRE(r);
+  CHECK(slurp(victim) == "precious");
+  struct stat st {};
+  REQUIRE(::stat(victim.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+  CHECK(slurp(bin) == "binary v1");
+  CHECK(fs::is_regular_file(fs::symlink_status(unit)));  // the link was replaced, not written through
+  CHECK(slurp(unit) == std::string(embedded_unit()));
+  CHECK(fs::is_symlink(fs::symlink_status(bin.string() + ".cosmicac-new")));  // untouched, unused
+}

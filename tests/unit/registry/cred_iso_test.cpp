@@ -5,11 +5,18 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <condition_variable>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
+#include <thread>
 
 using namespace cosmicac;
 using namespace cosmicac::registry;
@@ -151,4 +158,116 @@ TEST_CASE("no device with the key files within the wait is CredIsoMissing") {
   CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(300));
   CHECK(fs::is_empty(o.mount_root));
   CHECK_FALSE(mounted_under(o.mount_root));
+}
+
+namespace {
+// The body of the propagation test, in a forked child with its own mount
+// namespace (the test process's mounts stay as they were). Returns "" when the
+// ISO mount stayed private, else what went wrong.
+std::string propagation_child(fs::path const& shared_dir, fs::path const& peer_dir, std::string const& device,
+                              std::string const& label) {
+  if (::unshare(CLONE_NEWNS) != 0) return std::string("unshare: ") + std::strerror(errno);
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return "cannot make / private";
+  // A shared mount and its peer, as a container's bind of /run would be.
+  if (::mount("tmpfs", shared_dir.c_str(), "tmpfs", 0, "mode=0755") != 0) return "cannot mount the tmpfs";
+  if (::mount(nullptr, shared_dir.c_str(), nullptr, MS_SHARED, nullptr) != 0) return "cannot make it shared";
+  if (::mount(shared_dir.c_str(), peer_dir.c_str(), nullptr, MS_BIND, nullptr) != 0) return "cannot bind the peer";
+  // Sanity: the peer does see what is mounted under the shared one.
+  fs::create_directories(shared_dir / "probe");
+  if (::mount("tmpfs", (shared_dir / "probe").c_str(), "tmpfs", 0, nullptr) != 0) return "probe mount failed";
+  std::ofstream(shared_dir / "probe" / "seen") << "x";
+  bool const peers_work = fs::exists(peer_dir / "probe" / "seen");
+  ::umount2((shared_dir / "probe").c_str(), 0);
+  if (!peers_work) return "the bind is not a peer: the test proves nothing";
+
+  // The checker stays in this (the caller's) namespace; the production code
+  // calls while_mounted on its reader thread while the device is mounted.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string mounted_at, verdict;
+  bool asked = false, answered = false;
+  std::thread checker([&] {
+    std::unique_lock lk(mu);
+    cv.wait(lk, [&] { return asked; });
+    fs::path const rel = fs::path(mounted_at).lexically_relative(shared_dir);
+    if (fs::exists(peer_dir / rel / "DOCKER_TOKEN")) verdict += "the peer sees the ISO at " + (peer_dir / rel).string() + "; ";
+    if (fs::exists(shared_dir / rel / "DOCKER_TOKEN")) verdict += "the caller's namespace sees the ISO; ";
+    answered = true;
+    cv.notify_all();
+  });
+  CredIsoOptions o{.label = label, .device = device, .wait = std::chrono::milliseconds(0),
+                   .mount_root = (shared_dir / "run").string(), .fs_types = {"ext4"}};
+  bool saw_files = false;
+  o.while_mounted = [&](std::string const& dir) {
+    saw_files = fs::exists(fs::path(dir) / "DOCKER_TOKEN");
+    std::unique_lock lk(mu);
+    mounted_at = dir;
+    asked = true;
+    cv.notify_all();
+    cv.wait(lk, [&] { return answered; });
+  };
+  auto c = load_credentials(o);
+  if (!asked) {  // never mounted: let the checker go
+    std::unique_lock lk(mu);
+    asked = true;
+    cv.notify_all();
+  }
+  checker.join();
+  if (!c) return "load_credentials: " + c.error().message;
+  if (!saw_files) verdict += "the mount point did not show the files while mounted; ";
+  if (c->token.reveal() != "tok-abc") verdict += "wrong token; ";
+  if (!fs::is_empty(o.mount_root)) verdict += "the mount point was not removed; ";
+  return verdict;
+}
+}  // namespace
+
+// Issue 14 item 12: the ISO mount must not propagate to shared mount peers
+// while it exists (the kernel here has no iso9660 driver: ext4, same path).
+TEST_CASE("the credential mount does not propagate to a shared mount's peer while it is mounted") {
+  TempDir t{"iso-test"};
+  key_files(t.path / "src");
+  std::string const label = unique_label("cfgp");
+  run_ok("mkfs.ext4", {"-q", "-F", "-L", label, "-d", (t.path / "src").string(), (t.path / "c.img").string(), "4M"});
+  Loop loop(t.path / "c.img");
+  fs::create_directories(t.path / "shared");
+  fs::create_directories(t.path / "peer");
+
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  pid_t const pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string const verdict = propagation_child(t.path / "shared", t.path / "peer", loop.dev, label);
+    (void)!::write(fds[1], verdict.data(), verdict.size());
+    ::_exit(verdict.empty() ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string verdict;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) verdict.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  INFO(verdict);
+  CHECK(verdict.empty());
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+}
+
+TEST_CASE("a leftover mount point of a crashed run is detached and removed before the next mount") {
+  TempDir t{"iso-test"};
+  key_files(t.path / "src");
+  std::string const label = unique_label("cfgl");
+  run_ok("mkfs.ext4", {"-q", "-F", "-L", label, "-d", (t.path / "src").string(), (t.path / "c.img").string(), "4M"});
+  Loop loop(t.path / "c.img");
+  auto const root = t.path / "run";
+  fs::create_directories(root / "cred.crashd");       // an empty leftover
+  fs::create_directories(root / "cred.mountd");       // one with something still mounted on it
+  REQUIRE(::mount("tmpfs", (root / "cred.mountd").c_str(), "tmpfs", 0, nullptr) == 0);
+  CredIsoOptions o{.label = label, .device = loop.dev, .wait = std::chrono::milliseconds(0),
+                   .mount_root = root.string(), .fs_types = {"ext4"}};
+  auto c = load_credentials(o);
+  REQUIRE(c);
+  CHECK(fs::is_empty(root));
+  CHECK_FALSE(mounted_under(root.string()));
 }

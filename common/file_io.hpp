@@ -1,0 +1,59 @@
+// Small file-I/O primitives shared by the modules that write files as root:
+// an owning descriptor, a bounded read, and one "replace a file atomically".
+#pragma once
+
+#include "common/error.hpp"
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace cosmicac {
+
+// Owns a file descriptor; closes it once.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) noexcept : fd_(fd) {}
+  UniqueFd(UniqueFd const&) = delete;
+  UniqueFd& operator=(UniqueFd const&) = delete;
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  ~UniqueFd() { reset(); }
+
+  int get() const noexcept { return fd_; }
+  bool valid() const noexcept { return fd_ >= 0; }
+  int release() noexcept;
+  // Closes the descriptor; the close's own errno (0 when fine or nothing held).
+  int reset() noexcept;
+
+ private:
+  int fd_ = -1;
+};
+
+enum class Follow { Symlinks, NoSymlinks };
+
+// Reads a whole file (at most `limit` bytes, else an error). With
+// Follow::NoSymlinks a symlink at `path` is an error (ELOOP), not followed.
+// Errors name the path; `reason` is the vocabulary word the caller reports.
+Result<std::string> read_file(std::string const& path, std::size_t limit, Follow follow = Follow::Symlinks,
+                              Reason reason = Reason::Internal);
+
+// Replaces `path` with exactly `data`, mode exactly `mode` (not the umask's):
+// a temporary file is made beside it with mkostemp (a fresh, unpredictable
+// name, O_CREAT|O_EXCL: never an existing file or a planted symlink), written,
+// fchmod-ed, fsync-ed and renamed over `path`, then the directory is fsync-ed.
+// Readers see the old file or the new one, never a mix. rename(2) never
+// follows a symlink: one at `path` is itself replaced by the new regular file
+// and whatever it pointed to is left untouched. On any failure the temporary
+// file is removed and the Error (with `reason`) names the path. The directory
+// must exist.
+Status write_file_atomically(std::string const& path, std::string_view data, mode_t mode,
+                             Reason reason = Reason::Internal);
+
+// The directory part of a path: "a/b" -> "a", "/b" -> "/", "b" -> ".".
+std::string parent_directory(std::string const& path);
+
+}  // namespace cosmicac
