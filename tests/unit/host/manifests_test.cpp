@@ -172,10 +172,10 @@ TEST_CASE("manifests: devices, disks and volumes of the reference job") {
   auto spec = load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value();
   auto objs = render_manifests(spec);
   REQUIRE(objs.size() == 4);  // DataVolume, PVC, VMI, then the user-data Secret (it is owned by the VMI)
-  CHECK(objs[0]["kind"] == "DataVolume");
-  CHECK(objs[1]["kind"] == "PersistentVolumeClaim");
-  CHECK(objs[2]["kind"] == "VirtualMachineInstance");
-  CHECK(objs[3]["kind"] == "Secret");
+  CHECK(objs[0]["kind"].get<std::string>() == "DataVolume");
+  CHECK(objs[1]["kind"].get<std::string>() == "PersistentVolumeClaim");
+  CHECK(objs[2]["kind"].get<std::string>() == "VirtualMachineInstance");
+  CHECK(objs[3]["kind"].get<std::string>() == "Secret");
 
   json dv = plain(objs[0]);
   CHECK(dv["spec"]["source"]["registry"]["url"] == "docker://ghcr.io/tetherto/kubevirt-image:latest");
@@ -229,9 +229,9 @@ TEST_CASE("manifests: the user-data, small or large, goes only into the Secret, 
     auto spec = load_job_spec(path).value();
     std::string ud = render_userdata(spec);
     auto objs = render_manifests(spec);
-    REQUIRE(objs.back()["kind"] == "Secret");
-    CHECK(objs.back()["metadata"]["name"] == spec.name + "-userdata");
-    CHECK(objs.back()["stringData"]["userdata"] == ud);
+    REQUIRE(objs.back()["kind"].get<std::string>() == "Secret");
+    CHECK(objs.back()["metadata"]["name"].get<std::string>() == spec.name + "-userdata");
+    CHECK(objs.back()["stringData"]["userdata"].get<std::string>() == ud);
     CHECK_FALSE(objs.back()["metadata"].contains("ownerReferences"));  // apply adds it (the VMI's uid)
     json vmi = find_kind(objs, "VirtualMachineInstance");
     json nc;
