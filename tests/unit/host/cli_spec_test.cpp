@@ -66,7 +66,8 @@ TEST_CASE("cli spec: render -o json / -o yaml: an env value appears in the Secre
   std::string const spec = kBase + "container: {env: {API_KEY: " + marker + "}}\n";
   auto j = run_vmi({"render", "-f", "-", "-o", "json"}, spec);
   REQUIRE(j.exit_code == 0);
-  for (auto const& item : json::parse(j.out)["items"]) {
+  json const list = json::parse(j.out);
+  for (auto const& item : list["items"]) {
     INFO(item["kind"].get<std::string>());
     CHECK((item.dump().find(marker) != std::string::npos) == (item["kind"] == "Secret"));
   }
