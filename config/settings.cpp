@@ -65,7 +65,10 @@ constexpr std::array<Key, 22> kKeys{{
      }},
     {"JOB_TYPE",
      [](Settings& s, std::string_view v) {
-       if (has_control(v)) return problem("must not contain control characters");
+       // An enum, as in the reference script (it tests only for this value):
+       // anything else is a typo that would silently run without TUN.
+       if (v != kJobTypeGpuContainer)
+         return problem(fmt::format("must be {} or empty (unset)", kJobTypeGpuContainer));
        s.job_type = v;
        return ok();
      }},
@@ -173,6 +176,14 @@ std::string_view pull_policy_name(PullPolicy p) noexcept {
     case PullPolicy::Always: return "always";
   }
   return "missing";
+}
+
+Status check_setting(std::string_view key, std::string_view value) {
+  Key const* k = find_key(key);
+  if (k == nullptr) return problem(fmt::format("{} is not a configuration key", key));
+  if (value.empty()) return ok();  // empty means unset: the default
+  Settings scratch;
+  return k->set(scratch, value);
 }
 
 Result<LoadedSettings> parse_settings(std::string_view text, std::string_view origin) {

@@ -15,6 +15,8 @@ namespace cosmicac::config {
 inline constexpr const char* kDefaultConfigPath = "/etc/default/docker-bootstrap";
 inline constexpr const char* kDefaultImage = "ghcr.io/tetherto/cosmicac-wrk-agent-inference:latest";
 inline constexpr const char* kDefaultContainerName = "cosmicac-container";
+// The one JOB_TYPE value (empty/unset is the other): NET_ADMIN + /dev/net/tun.
+inline constexpr const char* kJobTypeGpuContainer = "GPU_CONTAINER";
 
 enum class GpuMode { All, None, Auto };
 enum class PullPolicy { Missing, Always };
@@ -24,7 +26,7 @@ struct Settings {
   std::string mount_point;           // MNT: empty → no data-disk step
   ImageRef image;                    // IMG: default kDefaultImage
   std::string container_name;        // NAME: default kDefaultContainerName
-  std::string job_type;              // JOB_TYPE: GPU_CONTAINER adds NET_ADMIN + /dev/net/tun
+  std::string job_type;              // JOB_TYPE: "" or kJobTypeGpuContainer (NET_ADMIN + /dev/net/tun)
   std::vector<std::string> env;      // ENVS, parsed: Docker "KEY=VALUE" strings, in order
 
   // Data disk.
@@ -67,6 +69,12 @@ Result<LoadedSettings> load_settings(std::string const& path);
 
 // The same from text (tests, cosmicac-vmi).
 Result<LoadedSettings> parse_settings(std::string_view text, std::string_view origin);
+
+// The agent's rule for one key's value, as parse_settings applies it: the
+// host (cosmicac-vmi) validates what it writes with exactly these rules. An
+// empty value is valid (it means the default); an unknown key is an error.
+// The message names neither key nor value (the caller names the field).
+Status check_setting(std::string_view key, std::string_view value);
 
 std::string_view gpu_mode_name(GpuMode m) noexcept;
 std::string_view pull_policy_name(PullPolicy p) noexcept;

@@ -24,8 +24,4 @@ inline constexpr const char* kInstallUnit = "cosmicac-install.service";
 inline constexpr const char* kIsoMountPoint = "/run/cosmicac-cd";
 inline constexpr const char* kGuestConfigPath = "/etc/default/docker-bootstrap";
 
-// KubeVirt's admission webhook refuses inline cloudInitNoCloud.userData above
-// this size; larger user-data goes into a Secret.
-inline constexpr std::size_t kInlineUserDataLimit = 2048;
-
 }  // namespace cosmicac::host

@@ -1,6 +1,7 @@
 #include "host/job_spec.hpp"
 
 #include "config/image_ref.hpp"
+#include "config/scalars.hpp"
 #include "config/settings.hpp"
 #include "host/guest_layout.hpp"
 #include "host/quantity.hpp"
@@ -154,19 +155,10 @@ void check_subdomain(std::string const& field, std::string const& value) {
   if (!is_dns_subdomain(value)) fail(field, "'" + value + "' is not a valid Kubernetes object name (RFC 1123 subdomain)");
 }
 
-void check_mount_point(std::string const& field, std::string const& mnt) {
-  if (mnt.front() != '/') fail(field, "must be an absolute path");
-  if (mnt == "/") fail(field, "must not be the root directory");
-  std::size_t start = 1;
-  while (start <= mnt.size()) {
-    std::size_t end = mnt.find('/', start);
-    if (end == std::string::npos) end = mnt.size();
-    std::string_view part(mnt.data() + start, end - start);
-    if (part == "." || part == "..") fail(field, "must not contain '.' or '..' components");
-    start = end + 1;
-  }
-  for (char c : mnt)
-    if (c == ' ' || c == '\t' || c == ':' || c == ',') fail(field, "must not contain spaces, ':' or ','");
+// The agent's own rule for the config key this field becomes (config/settings):
+// what the host accepts, the agent accepts at boot.
+void agent_rule(std::string const& field, std::string_view key, std::string const& value) {
+  if (auto st = config::check_setting(key, value); !st) fail(field, st.error().message);
 }
 
 JobSpec build(Json const& doc) {
@@ -208,13 +200,16 @@ JobSpec build(Json const& doc) {
     if (parse_quantity(*size).value() < 100 * kGiB)
       fail(data->path("size"), "must be at least 100Gi (the agent only takes a data disk of 100 GiB or more), got " + *size);
     d.size = *size;
-    d.mount_point = data->required_str("mountPoint");
-    check_mount_point(data->path("mountPoint"), d.mount_point);
+    std::string const mnt = data->required_str("mountPoint");
+    auto normal = config::normalise_mount_point(mnt);  // the agent's MNT rule, and its normal form
+    if (!normal) fail(data->path("mountPoint"), normal.error().message);
+    d.mount_point = *normal;
     d.serial = data->str("serial").value_or(kDefaultDataDiskSerial);
     if (d.serial.size() > kMaxSerialLength) fail(data->path("serial"), "must be at most 20 characters (virtio-blk limit)");
     for (char c : d.serial)
       if (!alnum(c) && c != '-' && c != '_' && c != '.')
         fail(data->path("serial"), "may contain only letters, digits, '-', '_', '.'");
+    agent_rule(data->path("serial"), "DATA_DISK_SERIAL", d.serial);
     data->no_unknown_keys();
     spec.data_disk = d;
   }
@@ -239,16 +234,19 @@ JobSpec build(Json const& doc) {
   spec.container_image = config::kDefaultImage;
   spec.container_name = config::kDefaultContainerName;
   if (auto c = top.object("container")) {
-    if (auto img = c->str("image")) { check_image(c->path("image"), *img); spec.container_image = *img; }
+    if (auto img = c->str("image")) {
+      check_image(c->path("image"), *img);
+      agent_rule(c->path("image"), "IMG", *img);
+      spec.container_image = *img;
+    }
     if (auto n = c->str("name")) {
-      bool okname = alnum(n->front()) && n->size() <= 128;
-      for (char ch : *n) okname = okname && (alnum(ch) || ch == '_' || ch == '.' || ch == '-');
-      if (!okname) fail(c->path("name"), "'" + *n + "' is not a valid container name ([a-zA-Z0-9][a-zA-Z0-9_.-]*)");
+      agent_rule(c->path("name"), "NAME", *n);
       spec.container_name = *n;
     }
     if (auto jt = c->str("jobType")) {
-      for (char ch : *jt)
-        if (!alnum(ch) && ch != '_' && ch != '-') fail(c->path("jobType"), "may contain only letters, digits, '_', '-'");
+      if (*jt != config::kJobTypeGpuContainer)
+        fail(c->path("jobType"), std::string("must be ") + config::kJobTypeGpuContainer + " or omitted");
+      agent_rule(c->path("jobType"), "JOB_TYPE", *jt);
       spec.job_type = *jt;
     }
     if (Json const* env = c->get("env")) {
@@ -271,6 +269,7 @@ JobSpec build(Json const& doc) {
       // rendering cannot fail later.
       auto encoded = config::encode_envs(spec.env);
       if (!encoded) fail(c->path("env"), encoded.error().message);
+      agent_rule(c->path("env"), "ENVS", *encoded);
     }
     c->no_unknown_keys();
   }

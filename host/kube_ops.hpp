@@ -34,7 +34,11 @@ struct ApplyResult {
 };
 
 // POSTs each object in order; 409 AlreadyExists keeps the existing object
-// (it is not updated: delete and re-apply to change it).
+// (it is not updated: delete and re-apply to change it). A Secret gets an
+// ownerReference to the VirtualMachineInstance before it in the list (its
+// uid from the create reply, or a GET when the VMI was kept), so that it is
+// garbage-collected with it. On a failure, the objects this run created are
+// deleted again (newest first) and the error says so.
 Result<std::vector<ApplyResult>> apply_objects(KubeClient& client, std::vector<Json> const& objects, Say const& say);
 
 // The deletion plan: look, decide, act.

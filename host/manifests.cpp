@@ -14,6 +14,10 @@ Json metadata(JobSpec const& spec, std::string const& name) {
               {"labels", Json{{"app.kubernetes.io/managed-by", "cosmicac-vmi"}, {"cosmicac.io/job", spec.name}}}};
 }
 
+// The user-data (ENVS included: API keys) lives only here. Inline in the VMI,
+// anyone allowed to `get` VMIs could read it. `apply` adds an ownerReference
+// to the VMI (its uid exists only once the VMI is created), so deleting the
+// VMI collects the Secret.
 Json userdata_secret(JobSpec const& spec, std::string const& userdata) {
   return Json{{"apiVersion", "v1"},
               {"kind", "Secret"},
@@ -48,7 +52,7 @@ Json data_pvc(JobSpec const& spec) {
                             {"resources", Json{{"requests", Json{{"storage", spec.data_disk->size}}}}}}}};
 }
 
-Json vmi(JobSpec const& spec, std::string const& userdata) {
+Json vmi(JobSpec const& spec) {
   Json disks = Json::array();
   Json volumes = Json::array();
 
@@ -71,10 +75,8 @@ Json vmi(JobSpec const& spec, std::string const& userdata) {
                          {"configMap", Json{{"name", spec.bootstrap_configmap}, {"volumeLabel", kBootVolumeLabel}}}});
 
   disks.push_back(Json{{"name", "cloudinit"}, {"disk", Json{{"bus", "virtio"}}}});
-  Json nocloud = userdata.size() <= kInlineUserDataLimit
-                     ? Json{{"userData", userdata}}
-                     : Json{{"secretRef", Json{{"name", userdata_secret_name(spec)}}}};
-  volumes.push_back(Json{{"name", "cloudinit"}, {"cloudInitNoCloud", nocloud}});
+  volumes.push_back(Json{{"name", "cloudinit"},
+                         {"cloudInitNoCloud", Json{{"secretRef", Json{{"name", userdata_secret_name(spec)}}}}}});
 
   Json devices = Json::object();
   devices["disks"] = disks;
@@ -123,12 +125,13 @@ Json vmi(JobSpec const& spec, std::string const& userdata) {
 }  // namespace
 
 std::vector<Json> render_manifests(JobSpec const& spec) {
-  std::string userdata = render_userdata(spec);
   std::vector<Json> out;
-  if (userdata.size() > kInlineUserDataLimit) out.push_back(userdata_secret(spec, userdata));
   out.push_back(root_datavolume(spec));
   if (spec.data_disk) out.push_back(data_pvc(spec));
-  out.push_back(vmi(spec, userdata));
+  out.push_back(vmi(spec));
+  // After the VMI: its ownerReference needs the VMI's uid. Until the Secret
+  // exists, the kubelet retries mounting it into the launcher pod.
+  out.push_back(userdata_secret(spec, render_userdata(spec)));
   return out;
 }
 

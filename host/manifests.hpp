@@ -8,8 +8,10 @@
 
 namespace cosmicac::host {
 
-// In creation order: [user-data Secret,] root DataVolume, [data PVC,] VMI.
-// The Secret is rendered only when the user-data exceeds the inline limit.
+// In creation order: root DataVolume, [data PVC,] VMI, user-data Secret.
+// The user-data always goes into the Secret (cloudInitNoCloud.secretRef):
+// no other object carries an env value. The Secret has no ownerReferences
+// here; apply_objects adds the VMI's once it exists.
 std::vector<Json> render_manifests(JobSpec const& spec);
 
 // `-o json`: a v1 List of the same objects.

@@ -9,8 +9,10 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace cosmicac::host {
@@ -72,19 +74,65 @@ bool is_yaml11_special(std::string_view s) {
   return true;
 }
 
-// YAML streams may not carry C0 controls (other than tab and line breaks) or
-// DEL raw; double quotes are the only style that can escape them.
-bool has_control(std::string_view s) {
-  return std::any_of(s.begin(), s.end(), [](char c) {
-    auto const u = static_cast<unsigned char>(c);
-    return (u < 0x20 && u != '\n') || u == 0x7f;
-  });
-}
-
 bool needs_quotes(std::string_view s) {
-  if (has_control(s)) return true;
   return is_core_null(s) || is_core_true(s) || is_core_false(s) || is_core_int(s) || is_core_float(s) ||
          is_yaml11_special(s);
+}
+
+bool letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// Whether a string may go out as a plain (unquoted) scalar. A whitelist, not a
+// list of dangers: YAML 1.1 readers (PyYAML for cloud-init, go-yaml v2 for
+// Kubernetes) give meaning to far more than YAML 1.2 does — timestamps
+// (2001-12-14), binary and sexagesimal ints (0b1, 1:30), "=" and "<<" — so
+// only words that no reader can take for anything but a string stay plain.
+bool plain_ok(std::string_view s, bool in_flow) {
+  if (s.empty() || needs_quotes(s)) return false;
+  char const first = s.front();
+  if (!(letter(first) || dec(first) || first == '/' || first == '_')) return false;
+  if (s.back() == ' ' || s.back() == ':') return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char const c = s[i];
+    if (letter(c) || dec(c) || c == '.' || c == '_' || c == '/' || c == '-' || c == '+' || c == '@') continue;
+    // ": " ends a key; older PyYAML refuses any ':' inside flow collections.
+    if (c == ':' && !in_flow && s[i + 1] != ' ') continue;
+    if (c == ' ' && s[i + 1] != ' ') continue;  // single inner spaces only
+    return false;
+  }
+  // A leading digit: only <digits><letters> (100Gi, 64Gi), never a number,
+  // version, date or time in some reader's eyes.
+  if (dec(first)) {
+    std::size_t i = 0;
+    while (i < s.size() && dec(s[i])) ++i;
+    if (i == s.size()) return false;
+    for (; i < s.size(); ++i)
+      if (!letter(s[i])) return false;
+  }
+  return true;
+}
+
+// Whether a literal block ("|") carries the string exactly. Only printable
+// ASCII and line breaks (so no raw tab, DEL or any Unicode line break), one
+// final newline (clip chomping), a first line that starts with a visible
+// character (else the reader guesses a different indentation) and no line
+// ending in a blank.
+bool literal_ok(std::string_view s) {
+  if (s.size() < 2 || s.back() != '\n' || s[s.size() - 2] == '\n') return false;
+  if (s.front() == ' ' || s.front() == '\n') return false;
+  if (s.find(" \n") != std::string_view::npos) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return c == '\n' || (c >= 0x20 && c <= 0x7e); });
+}
+
+// The emitted text may hold only printable ASCII and line breaks: every other
+// character went out as an escape in a double-quoted scalar. Anything else is
+// a bug in this encoder, and must never become a document someone parses.
+void check_emitted(std::string const& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    auto const u = static_cast<unsigned char>(text[i]);
+    if (u != '\n' && (u < 0x20 || u > 0x7e))
+      throw std::logic_error("YAML encoder: byte " + std::to_string(u) + " emitted raw at offset " +
+                             std::to_string(i));
+  }
 }
 
 Json plain_scalar(std::string const& s) {
@@ -206,62 +254,170 @@ struct Converter {
   }
 };
 
-void emit(YAML::Emitter& out, Json const& v) {
-  switch (v.type()) {
-    case Json::value_t::object:
-      if (v.empty()) { out << YAML::Flow << YAML::BeginMap << YAML::EndMap; break; }
-      out << YAML::BeginMap;
-      for (auto it = v.begin(); it != v.end(); ++it) {
-        out << YAML::Key;
-        if (needs_quotes(it.key())) out << YAML::DoubleQuoted;
-        out << it.key() << YAML::Value;
-        emit(out, it.value());
+// The writer is ours, not yaml-cpp's Emitter. Tested (yaml-cpp 0.7): even
+// with EscapeNonAscii its double-quoted writer replaces Unicode
+// noncharacters (U+FFFE, U+FDD0 ...) with U+FFFD — the data changes — and
+// without it writes U+2028/U+2029 and DEL raw, and literal blocks raw. The
+// subset we write (block mappings and sequences, one-line flow sequences,
+// literal blocks, plain and double-quoted scalars) is small enough to own.
+
+// A double-quoted scalar holding only printable ASCII: every other
+// character is an escape (\x85, \u2028, \U0001f600 ...). Valid UTF-8 only
+// (everything we hold was checked on the way in).
+std::string double_quoted(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  auto escape = [](std::string& out, char kind, std::uint32_t cp, int digits) {
+    out += '\\';
+    out += kind;
+    for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xF];
+  };
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size();) {
+    auto const b = static_cast<unsigned char>(s[i]);
+    std::uint32_t cp = b;
+    std::size_t len = 1;
+    if (b >= 0x80) {
+      len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2;
+      if (b < 0xC2 || b > 0xF4 || i + len > s.size())
+        throw std::logic_error("YAML encoder: a string is not valid UTF-8");
+      cp = b & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+      for (std::size_t k = 1; k < len; ++k) {
+        auto const c = static_cast<unsigned char>(s[i + k]);
+        if ((c & 0xC0) != 0x80) throw std::logic_error("YAML encoder: a string is not valid UTF-8");
+        cp = (cp << 6) | (c & 0x3F);
       }
-      out << YAML::EndMap;
-      break;
-    case Json::value_t::array:
-      if (v.empty()) { out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq; break; }
-      // A list of one-line scalars reads best on one line: [a, b, c].
-      if (std::all_of(v.begin(), v.end(), [](Json const& item) {
-            return item.is_primitive() && !(item.is_string() && item.get_ref<std::string const&>().find('\n') !=
-                                                                   std::string::npos);
-          }))
-        out << YAML::Flow;
-      out << YAML::BeginSeq;
-      for (auto const& item : v) emit(out, item);
-      out << YAML::EndSeq;
-      break;
+    }
+    i += len;
+    if (cp == '"') out += "\\\"";
+    else if (cp == '\\') out += "\\\\";
+    else if (cp == '\n') out += "\\n";
+    else if (cp == '\t') out += "\\t";
+    else if (cp >= 0x20 && cp < 0x7F) out += static_cast<char>(cp);
+    else if (cp < 0x100) escape(out, 'x', cp, 2);
+    else if (cp < 0x10000) escape(out, 'u', cp, 4);
+    else escape(out, 'U', cp, 8);
+  }
+  return out + "\"";
+}
+
+std::string scalar_text(Json const& v, bool in_flow) {
+  switch (v.type()) {
     case Json::value_t::string: {
       auto const& s = v.get_ref<std::string const&>();
-      // A literal block keeps exactly one trailing newline ("clip" chomping)
-      // and cannot start with a space: use it only when that is what we have.
-      bool literal = s.find('\n') != std::string::npos && s.back() == '\n' &&
-                     (s.size() < 2 || s[s.size() - 2] != '\n') && s.front() != ' ' && !has_control(s) &&
-                     s.find(" \n") == std::string::npos;
-      if (literal) out << YAML::Literal;
-      else if (needs_quotes(s) || s.find('\n') != std::string::npos) out << YAML::DoubleQuoted;
-      out << s;
-      break;
+      return plain_ok(s, in_flow) ? s : double_quoted(s);
     }
     case Json::value_t::boolean:
-      out << v.get<bool>();
-      break;
+      return v.get<bool>() ? "true" : "false";
     case Json::value_t::number_integer:
-      out << v.get<std::int64_t>();
-      break;
+      return std::to_string(v.get<std::int64_t>());
     case Json::value_t::number_unsigned:
-      out << v.get<std::uint64_t>();
-      break;
-    case Json::value_t::number_float:
-      out << v.dump();  // nlohmann prints the shortest round-tripping form
-      break;
-    case Json::value_t::null:
-    case Json::value_t::discarded:
-    case Json::value_t::binary:
-      out << YAML::Null;
-      break;
+      return std::to_string(v.get<std::uint64_t>());
+    case Json::value_t::number_float: {
+      // nlohmann prints the shortest round-tripping form; YAML 1.1 wants a
+      // '.' in a float ("1e+300" would be a string there): "1.0e+300".
+      std::string f = v.dump();
+      if (f.find_first_of(".en") == std::string::npos) f += ".0";
+      else if (f.find('.') == std::string::npos && f.find('e') != std::string::npos) f.insert(f.find('e'), ".0");
+      return f;
+    }
+    default:
+      return "null";
   }
 }
+
+// A list of one-line scalars reads best on one line: [a, b, c].
+bool flow_sequence(Json const& v) {
+  return v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [](Json const& item) {
+           return item.is_primitive() &&
+                  !(item.is_string() && item.get_ref<std::string const&>().find('\n') != std::string::npos);
+         });
+}
+
+// The text of a value that fits on the line after "key:" or "-", if it does.
+std::optional<std::string> one_line(Json const& v) {
+  if (v.is_object() && v.empty()) return "{}";
+  if (v.is_array() && v.empty()) return "[]";
+  if (flow_sequence(v)) {
+    std::string t = "[";
+    for (auto const& item : v) t += (t.size() > 1 ? ", " : "") + scalar_text(item, true);
+    return t + "]";
+  }
+  if (v.is_primitive() && !(v.is_string() && literal_ok(v.get_ref<std::string const&>()))) return scalar_text(v, false);
+  return std::nullopt;
+}
+
+class Writer {
+ public:
+  std::string out;
+
+  void document(Json const& v) {
+    if (v.is_object() && !v.empty()) mapping(v, 0, false);
+    else if (v.is_array() && !flow_sequence(v) && !v.empty()) sequence(v, 0, false);
+    else if (v.is_string()) out += double_quoted(v.get_ref<std::string const&>()) + "\n";  // never at column 0 bare
+    else out += *one_line(v) + "\n";
+  }
+
+ private:
+  void indent(int n) { out.append(static_cast<std::size_t>(n), ' '); }
+
+  // After "key:" or "-": the value on this line, or below it at `inner`.
+  void value(Json const& v, int inner) {
+    if (auto t = one_line(v)) {
+      out += " " + *t + "\n";
+    } else if (v.is_string()) {  // a literal block (literal_ok)
+      out += " |\n";
+      std::string_view s = v.get_ref<std::string const&>();
+      s.remove_suffix(1);  // the final newline is the block's clip chomping
+      for (std::size_t start = 0;;) {
+        std::size_t const nl = s.find('\n', start);
+        std::string_view const line = s.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+        if (!line.empty()) indent(inner);
+        out.append(line);
+        out += '\n';
+        if (nl == std::string_view::npos) break;
+        start = nl + 1;
+      }
+    } else {
+      out += "\n";
+      if (v.is_object()) mapping(v, inner, false);
+      else sequence(v, inner, false);
+    }
+  }
+
+  // first_inline: the first entry continues a line already started ("- ").
+  void mapping(Json const& m, int at, bool first_inline) {
+    bool first = true;
+    for (auto it = m.begin(); it != m.end(); ++it) {
+      if (!(first && first_inline)) indent(at);
+      first = false;
+      std::string const key = scalar_text(Json(it.key()), false);
+      if (key.size() > 1000) {  // simple keys are limited to 1024 characters: an explicit key
+        out += "? " + key + "\n";
+        indent(at);
+      } else {
+        out += key;
+      }
+      out += ":";
+      value(it.value(), at + 2);
+    }
+  }
+
+  void sequence(Json const& s, int at, bool first_inline) {
+    bool first = true;
+    for (auto const& item : s) {
+      if (!(first && first_inline)) indent(at);
+      first = false;
+      out += "-";
+      if ((item.is_object() || item.is_array()) && !one_line(item)) {
+        out += " ";
+        if (item.is_object()) mapping(item, at + 2, true);
+        else sequence(item, at + 2, true);
+      } else {
+        value(item, at + 2);
+      }
+    }
+  }
+};
 
 }  // namespace
 
@@ -270,13 +426,54 @@ Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin) 
   // JSON may be indented with tabs, which YAML forbids: read JSON as JSON.
   if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
     try {
-      Json value = Json::parse(text.begin(), text.end());  // iterative: any depth parses
+      // nlohmann keeps the last of two equal keys; YAML refuses them, and so
+      // must JSON: {"memory": "1Gi", "memory": "512Gi"} is a mistake either way.
+      // The callback sees every key of every object at any depth.
+      std::vector<std::set<std::string>> keys;  // one set per open object or array (arrays: unused)
+      std::vector<std::string> where;           // the path to the open container, for the message
+      std::string pending_key;
+      auto no_duplicates = [&](int /*depth*/, nlohmann::json::parse_event_t event, Json& parsed) {
+        using E = nlohmann::json::parse_event_t;
+        switch (event) {
+          case E::object_start:
+          case E::array_start:
+            where.push_back(pending_key);
+            pending_key.clear();
+            keys.emplace_back();
+            break;
+          case E::object_end:
+          case E::array_end:
+            keys.pop_back();
+            where.pop_back();
+            pending_key.clear();
+            break;
+          case E::key: {
+            std::string const key = parsed.get<std::string>();
+            if (!keys.back().insert(key).second) {
+              std::string path;
+              for (std::size_t i = 1; i < where.size(); ++i)
+                if (!where[i].empty()) path += where[i] + ".";
+              throw ErrorException(make_error(Reason::ConfigInvalid, std::string(origin) + ": duplicate key '" +
+                                                                         path + key + "'"));
+            }
+            pending_key = key;
+            break;
+          }
+          case E::value:
+            pending_key.clear();
+            break;
+        }
+        return true;
+      };
+      Json value = Json::parse(text.begin(), text.end(), no_duplicates);  // iterative: any depth parses
       if (deeper_than(value, kMaxDepth))
         return make_error(Reason::ConfigInvalid,
                           std::string(origin) + ": nested deeper than " + std::to_string(kMaxDepth) + " levels");
       return value;
     } catch (nlohmann::json::exception const& e) {  // parse_error, and out_of_range for a number past double
       return make_error(Reason::ConfigInvalid, std::string(origin) + ": invalid JSON: " + e.what());
+    } catch (ErrorException const& e) {
+      return e.error;
     }
   }
   // yaml-cpp passes any bytes through; JSON (and so everything we render) needs UTF-8.
@@ -299,18 +496,10 @@ Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin) 
 }
 
 std::string to_yaml(Json const& value) {
-  YAML::Emitter out;
-  out.SetIndent(2);
-  out.SetNullFormat(YAML::LowerNull);
-  emit(out, value);
-  std::string s = out.c_str();
-  // yaml-cpp escapes every C0 control in double quotes but writes DEL raw,
-  // which YAML does not allow. Every string holding one was double-quoted
-  // (needs_quotes), and a raw byte is never part of an escape there.
-  for (std::size_t at = s.find('\x7f'); at != std::string::npos; at = s.find('\x7f', at))
-    s.replace(at, 1, "\\x7F");
-  if (s.empty() || s.back() != '\n') s += '\n';
-  return s;
+  Writer w;
+  w.document(value);
+  check_emitted(w.out);
+  return w.out;
 }
 
 std::string to_yaml_stream(std::vector<Json> const& docs) {

@@ -22,9 +22,15 @@ using Json = nlohmann::ordered_json;
 // (ConfigInvalid) name the origin and the line.
 Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin);
 
-// One YAML document for a value. Strings that a YAML 1.1 or 1.2 reader would
-// take for something else ("true", "yes", "0755", "1e3", "null") are quoted;
-// multi-line strings become literal blocks when that round-trips exactly.
+// One YAML document for a value, 7-bit ASCII, that YAML 1.1 and 1.2 readers
+// (PyYAML/libyaml for cloud-init, go-yaml for Kubernetes, yaml-cpp) read back
+// to exactly this value. Strings are plain only when made of a conservative
+// set of characters that no reader retypes ("true", "yes", "0755", "1e3",
+// "2001-12-14" are quoted); multi-line printable ASCII becomes a literal
+// block when that round-trips exactly; everything else is double-quoted with
+// escapes (\x85, \u2028 ...). Throws std::logic_error, never returns a
+// document, should the emitted text hold anything but printable ASCII and
+// line feeds.
 std::string to_yaml(Json const& value);
 
 // A multi-document stream ("---" before each document).

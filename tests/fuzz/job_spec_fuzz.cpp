@@ -2,9 +2,13 @@
 // submits the job) and the YAML bridge under it. Properties: no crash, no
 // exception escapes; a spec that parses renders its manifests, and every
 // rendered manifest survives YAML out → YAML in unchanged (what `apply`
-// sends is what `render` showed).
+// sends is what `render` showed); so does any document the parser accepted
+// (floats aside: NaN never equals itself) and the user-data. to_yaml throws
+// (an escaping exception: a crash here) if it ever emits a raw non-ASCII or
+// control byte.
 #include "host/job_spec.hpp"
 #include "host/manifests.hpp"
+#include "host/userdata.hpp"
 #include "host/yaml_json.hpp"
 
 #include <cstddef>
@@ -12,12 +16,26 @@
 #include <cstdlib>
 #include <string_view>
 
+namespace {
+bool has_float(cosmicac::host::Json const& v) {
+  if (v.is_number_float()) return true;
+  if (v.is_structured())
+    for (auto const& item : v)
+      if (has_float(item)) return true;
+  return false;
+}
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
   using namespace cosmicac::host;
   std::string_view const text(reinterpret_cast<char const*>(data), size);
-  (void)parse_yaml_or_json(text, "fuzz");
+  if (auto doc = parse_yaml_or_json(text, "fuzz"); doc && doc->is_object() && !has_float(*doc)) {
+    auto back = parse_yaml_or_json(to_yaml(*doc), "fuzz-emitted");
+    if (!back || *back != *doc) std::abort();
+  }
   auto spec = parse_job_spec(text, "fuzz");
   if (!spec) return 0;
+  if (!parse_yaml_or_json(render_userdata(*spec), "fuzz-userdata")) std::abort();
   for (auto const& manifest : render_manifests(*spec)) {
     auto back = parse_yaml_or_json(to_yaml(manifest), "fuzz-rendered");
     if (!back || *back != manifest) std::abort();

@@ -80,8 +80,12 @@ def delivery_cloudinit(t):
     r = vmi_run(["render-userdata", "-f", str(spec)])
     t.expect(r.returncode == 0, f"cosmicac-vmi render-userdata exited {r.returncode}: {r.stderr.strip()}")
     user_data = r.stdout
-    inline = seed_vol[0]["cloudInitNoCloud"].get("userData")
-    t.expect(inline is None or inline == user_data, "render-userdata differs from the VMI's inline userData")
+    # The user-data lives only in the Secret the seed volume names (never inline: it holds ENVS).
+    t.expect("userData" not in seed_vol[0]["cloudInitNoCloud"], "the VMI carries the user-data inline")
+    ref = seed_vol[0]["cloudInitNoCloud"].get("secretRef", {}).get("name")
+    ud_secret = [o for o in objects if o["kind"] == "Secret" and o["metadata"]["name"] == ref]
+    t.expect(len(ud_secret) == 1 and ud_secret[0]["stringData"]["userdata"] == user_data,
+             f"render-userdata differs from the user-data Secret {ref!r}")
     t.step(f"rendered: data serial {serial}, cred label {cred_label}, boot label {boot_label}, "
            f"user-data {len(user_data)} bytes")
 

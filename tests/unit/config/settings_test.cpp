@@ -176,6 +176,34 @@ TEST_CASE("settings: invalid values are errors naming key and line, not the valu
   CHECK(error_of("ENVS=\"X=1 $(touch /tmp/p)\"").starts_with("cfg line 1: ENVS: shell expansion"));
 }
 
+TEST_CASE("settings: JOB_TYPE is GPU_CONTAINER or unset; anything else names the key and the accepted values") {
+  CHECK(load("JOB_TYPE=GPU_CONTAINER\n").settings.job_type == "GPU_CONTAINER");
+  CHECK(load("JOB_TYPE=\n").settings.job_type.empty());
+  CHECK(load("").settings.job_type.empty());
+  // A typo used to be accepted and the job then ran without TUN.
+  for (std::string bad : {"gpu_container", "GPU-CONTAINER", "CPU", "GPU_CONTAINERS"})
+    CHECK(error_of("JOB_TYPE=" + bad) == "cfg line 1: JOB_TYPE: must be GPU_CONTAINER or empty (unset)");
+}
+
+TEST_CASE("settings: check_setting applies exactly the rule parse_settings applies") {
+  CHECK(check_setting("MNT", "/data"));
+  CHECK(check_setting("MNT", "/etc").error().message == "must not be a system directory");
+  CHECK(check_setting("MNT", "/run/x").error().message == "must not be inside /proc, /sys, /dev or /run");
+  CHECK_FALSE(check_setting("MNT", "/d\x1b"));
+  CHECK(check_setting("JOB_TYPE", "GPU_CONTAINER"));
+  CHECK_FALSE(check_setting("JOB_TYPE", "gpu_container"));
+  CHECK(check_setting("JOB_TYPE", ""));  // empty means unset
+  CHECK_FALSE(check_setting("NAME", "-x"));
+  CHECK_FALSE(check_setting("DATA_DISK_SERIAL", "a\tb"));
+  CHECK(check_setting("NOPE", "1").error().message == "NOPE is not a configuration key");
+  // The same verdicts as parse_settings, key by key.
+  for (std::string const line : {"MNT=/srv/x", "MNT=/proc", "IMG=Bad/Name", "NAME=ok", "GPU_MODE=some", "HEARTBEAT_SECONDS=0"}) {
+    auto const eq = line.find('=');
+    CHECK(static_cast<bool>(check_setting(line.substr(0, eq), line.substr(eq + 1))) ==
+          static_cast<bool>(parse_settings(line, "cfg")));
+  }
+}
+
 TEST_CASE("settings: load_settings reads a real file; a missing file means defaults") {
   auto const dir = std::filesystem::temp_directory_path() / ("cosmicac-settings-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

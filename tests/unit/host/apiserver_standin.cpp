@@ -211,6 +211,8 @@ std::string ApiServerStandIn::handle(std::string const& method, std::string cons
       out = status_body(409, "AlreadyExists", obj.value("kind", "object") + " \"" + name + "\" already exists");
       return respond();
     }
+    // As the API server does: a uid per created object (ownerReferences name it).
+    obj["metadata"]["uid"] = "uid-" + std::to_string(++uid_counter_) + "-" + name;
     objects_[key] = obj;
     code = 201;
     out = obj.dump();

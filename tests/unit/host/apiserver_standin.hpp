@@ -1,6 +1,6 @@
 // A STAND-IN for kube-apiserver (no real API server runs here): a real HTTP/1.1
 // server on 127.0.0.1 in the test process (one thread, plain HTTP), with the
-// semantics cosmicac-vmi relies on — create (201) / AlreadyExists (409), get,
+// semantics cosmicac-vmi relies on — create (201, with a metadata.uid) / AlreadyExists (409), get,
 // delete (200/404), bearer-token and basic authentication (401), per-verb
 // denial (403), an API group that is not served (404), and a scripted VMI
 // status that advances on each GET. It is not a Kubernetes implementation:
@@ -67,6 +67,7 @@ class ApiServerStandIn {
   std::map<std::string, std::size_t> script_pos_;
   std::vector<std::string> requests_;
   std::vector<std::string> auths_;
+  int uid_counter_ = 0;
 };
 
 }  // namespace cosmicac::test

@@ -62,7 +62,7 @@ TEST_CASE("cli: render prints a YAML stream; -o json a v1 List; render-userdata 
   REQUIRE(j.exit_code == 0);
   auto list = json::parse(j.out);
   CHECK(list["kind"] == "List");
-  CHECK(list["items"].size() == 3);
+  CHECK(list["items"].size() == 4);  // DataVolume, PVC, VMI, user-data Secret
   auto u = vmi({"render-userdata", "-f", kExample});
   REQUIRE(u.exit_code == 0);
   CHECK(u.out.rfind("#cloud-config\n", 0) == 0);

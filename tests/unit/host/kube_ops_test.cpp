@@ -18,6 +18,7 @@ namespace {
 constexpr const char* kDvPath = "/apis/cdi.kubevirt.io/v1beta1/namespaces/cosmic-ac/datavolumes";
 constexpr const char* kVmiPath = "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances";
 constexpr const char* kPvcPath = "/api/v1/namespaces/cosmic-ac/persistentvolumeclaims";
+constexpr const char* kSecretPath = "/api/v1/namespaces/cosmic-ac/secrets";
 
 JobSpec example() { return load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value(); }
 
@@ -55,13 +56,59 @@ TEST_CASE("kube_ops: apply creates every object in order, with the bearer token"
   Said said;
   auto res = apply_objects(client, render_manifests(example()), said.fn());
   if (!res) FAIL(res.error().message);
-  REQUIRE(res->size() == 3);
+  REQUIRE(res->size() == 4);
   for (auto const& r : *res) CHECK(r.outcome == ApplyOutcome::Created);
   CHECK(server.requests() == std::vector<std::string>{"POST " + std::string(kDvPath), "POST " + std::string(kPvcPath),
-                                                      "POST " + std::string(kVmiPath)});
+                                                      "POST " + std::string(kVmiPath),
+                                                      "POST " + std::string(kSecretPath)});
   for (auto const& a : server.authorizations()) CHECK(a == "Bearer good-token");
   CHECK(server.get(std::string(kVmiPath) + "/llama-70b-0")["spec"]["domain"]["cpu"]["cores"] == 64);
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 created"));
+}
+
+TEST_CASE("kube_ops: the user-data Secret is created after the VMI, owned by it (its uid)") {
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  REQUIRE(apply_objects(client, render_manifests(example()), [](auto const&) {}));
+  json const vmi = server.get(std::string(kVmiPath) + "/llama-70b-0");
+  json const secret = server.get(std::string(kSecretPath) + "/llama-70b-0-userdata");
+  REQUIRE(vmi["metadata"]["uid"].is_string());
+  CHECK(secret["metadata"]["ownerReferences"].dump() ==
+        json::array({{{"apiVersion", "kubevirt.io/v1"},
+                      {"kind", "VirtualMachineInstance"},
+                      {"name", "llama-70b-0"},
+                      {"uid", vmi["metadata"]["uid"]}}})
+            .dump());
+  CHECK(secret["stringData"]["userdata"].get<std::string>().rfind("#cloud-config\n", 0) == 0);
+}
+
+TEST_CASE("kube_ops: a VMI kept from an earlier apply still owns a newly created Secret (uid by GET)") {
+  test::ApiServerStandIn server("Bearer good-token");
+  std::string const path = std::string(kVmiPath) + "/llama-70b-0";
+  server.put(path, json{{"kind", "VirtualMachineInstance"}, {"metadata", {{"name", "llama-70b-0"}, {"uid", "old-uid"}}}});
+  KubeClient client(access_to(server));
+  REQUIRE(apply_objects(client, render_manifests(example()), [](auto const&) {}));
+  CHECK(server.get(std::string(kSecretPath) + "/llama-70b-0-userdata")["metadata"]["ownerReferences"][0]["uid"] ==
+        "old-uid");
+  CHECK(server.requests().at(3) == "GET " + path);
+}
+
+TEST_CASE("kube_ops: when the Secret cannot be created, what this run created is deleted again and said") {
+  test::ApiServerStandIn server("Bearer good-token");
+  server.deny("POST", kSecretPath);
+  KubeClient client(access_to(server));
+  Said said;
+  auto res = apply_objects(client, render_manifests(example()), said.fn());
+  REQUIRE_FALSE(res);
+  CHECK(res.error().reason == Reason::Auth);
+  CHECK(res.error().message.find("creating Secret cosmic-ac/llama-70b-0-userdata: HTTP 403") == 0);
+  CHECK(res.error().message.find("deleted what this run had created (VirtualMachineInstance cosmic-ac/llama-70b-0, "
+                                 "PersistentVolumeClaim cosmic-ac/llama-70b-0-data, DataVolume "
+                                 "cosmic-ac/llama-70b-0-root)") != std::string::npos);
+  CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
+  CHECK_FALSE(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
+  CHECK_FALSE(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
+  CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 deleted (created by this run, which failed)"));
 }
 
 TEST_CASE("kube_ops: 409 AlreadyExists keeps the object and says so") {
@@ -224,7 +271,7 @@ TEST_CASE("kube_ops: delete keeps the data PVC unless asked, and tolerates absen
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
   CHECK_FALSE(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
   CHECK(server.has(pvc));
-  CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata already absent"));
+  CHECK_FALSE(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));  // the stand-in has no GC: delete does it
   CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data: kept"));
 
   Said again;

@@ -32,6 +32,9 @@ test::SwaggerValidator const& cdi() {
 
 json plain(Json const& o) { return json::parse(o.dump()); }
 
+// KubeVirt's admission webhook refuses inline cloudInitNoCloud.userData above this.
+constexpr std::size_t kInlineUserDataLimit = 2048;
+
 // KubeVirt's webhook rules that Swagger cannot express (shared/schemas/README.md).
 std::vector<std::string> webhook_violations(json const& vmi, std::vector<json> const& rendered) {
   std::vector<std::string> v;
@@ -129,7 +132,8 @@ TEST_CASE("manifests: every example's objects validate against the schemas and w
 TEST_CASE("manifests: the validator and rules do catch what they claim to") {
   auto objs = render_manifests(load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value());
   json vmi = find_kind(objs, "VirtualMachineInstance");
-  std::vector<json> rendered{vmi};
+  std::vector<json> rendered;
+  for (auto const& o : objs) rendered.push_back(plain(o));
 
   json typo = vmi;
   typo["spec"]["volumes"][2]["secret"]["volumelabel"] = "x";
@@ -159,16 +163,19 @@ TEST_CASE("manifests: the validator and rules do catch what they claim to") {
   json big = vmi;
   big["spec"]["volumes"][4]["cloudInitNoCloud"]["userData"] = std::string(2049, 'x');
   CHECK_FALSE(webhook_violations(big, rendered).empty());
+  json no_secret = vmi;  // secretRef to a Secret that is not rendered
+  CHECK_FALSE(webhook_violations(no_secret, {vmi}).empty());
   CHECK(webhook_violations(vmi, rendered).empty());
 }
 
 TEST_CASE("manifests: devices, disks and volumes of the reference job") {
   auto spec = load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value();
   auto objs = render_manifests(spec);
-  REQUIRE(objs.size() == 3);  // DataVolume, PVC, VMI: the user-data fits inline
-  CHECK(objs[0]["kind"] == "DataVolume");
-  CHECK(objs[1]["kind"] == "PersistentVolumeClaim");
-  CHECK(objs[2]["kind"] == "VirtualMachineInstance");
+  REQUIRE(objs.size() == 4);  // DataVolume, PVC, VMI, then the user-data Secret (it is owned by the VMI)
+  CHECK(objs[0]["kind"].get<std::string>() == "DataVolume");
+  CHECK(objs[1]["kind"].get<std::string>() == "PersistentVolumeClaim");
+  CHECK(objs[2]["kind"].get<std::string>() == "VirtualMachineInstance");
+  CHECK(objs[3]["kind"].get<std::string>() == "Secret");
 
   json dv = plain(objs[0]);
   CHECK(dv["spec"]["source"]["registry"]["url"] == "docker://ghcr.io/tetherto/kubevirt-image:latest");
@@ -197,7 +204,8 @@ TEST_CASE("manifests: devices, disks and volumes of the reference job") {
   json data = dev["disks"][1];
   CHECK(data["disk"]["bus"] == "virtio");
   CHECK(data["serial"] == spec.data_disk->serial);
-  std::string ud = vmi["spec"]["volumes"][4]["cloudInitNoCloud"]["userData"];
+  CHECK(vmi["spec"]["volumes"][4]["cloudInitNoCloud"].dump() == R"({"secretRef":{"name":"llama-70b-0-userdata"}})");
+  std::string ud = objs[3]["stringData"]["userdata"];
   CHECK(ud == render_userdata(spec));
   CHECK(ud.find("DATA_DISK_SERIAL=" + spec.data_disk->serial + "\n") != std::string::npos);
   CHECK(ud.find(std::string("CRED_ISO_LABEL=") + kCredVolumeLabel + "\n") != std::string::npos);
@@ -215,26 +223,46 @@ TEST_CASE("manifests: devices, disks and volumes of the reference job") {
   CHECK(vmi["spec"]["networks"][1]["multus"]["networkName"] == "overlay-net");
 }
 
-TEST_CASE("manifests: large user-data goes to a rendered Secret referenced by secretRef") {
-  auto spec = load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/large-env.yaml").value();
-  std::string ud = render_userdata(spec);
-  REQUIRE(ud.size() > kInlineUserDataLimit);
+TEST_CASE("manifests: the user-data, small or large, goes only into the Secret, referenced by secretRef") {
+  for (auto const& path : test::example_specs()) {
+    INFO(path);
+    auto spec = load_job_spec(path).value();
+    std::string ud = render_userdata(spec);
+    auto objs = render_manifests(spec);
+    REQUIRE(objs.back()["kind"].get<std::string>() == "Secret");
+    CHECK(objs.back()["metadata"]["name"].get<std::string>() == spec.name + "-userdata");
+    CHECK(objs.back()["stringData"]["userdata"].get<std::string>() == ud);
+    CHECK_FALSE(objs.back()["metadata"].contains("ownerReferences"));  // apply adds it (the VMI's uid)
+    json vmi = find_kind(objs, "VirtualMachineInstance");
+    json nc;
+    for (auto const& v : vmi["spec"]["volumes"])
+      if (v.contains("cloudInitNoCloud")) nc = v["cloudInitNoCloud"];
+    CHECK(nc.dump() == json{{"secretRef", {{"name", spec.name + "-userdata"}}}}.dump());
+  }
+}
+
+TEST_CASE("manifests: an env value is in the Secret only, in render -o json and -o yaml (issue 14, item 2)") {
+  std::string const marker = "MARKER-7f3a9c-secret-api-key";
+  auto spec = parse_job_spec("name: a\nnamespace: b\ncpu: 1\nmemory: 1Gi\ndataDisk: {size: 100Gi, mountPoint: /d}\n"
+                             "container: {env: {API_KEY: " + marker + "}}\n",
+                             "t")
+                  .value();
   auto objs = render_manifests(spec);
-  REQUIRE(objs[0]["kind"] == "Secret");
-  CHECK(objs[0]["metadata"]["name"] == "big-env-userdata");
-  CHECK(objs[0]["stringData"]["userdata"] == ud);
-  json vmi = find_kind(objs, "VirtualMachineInstance");
-  json nc;
-  for (auto const& v : vmi["spec"]["volumes"])
-    if (v.contains("cloudInitNoCloud")) nc = v["cloudInitNoCloud"];
-  CHECK_FALSE(nc.contains("userData"));
-  CHECK(nc["secretRef"]["name"] == "big-env-userdata");
+  REQUIRE(objs.size() == 4);
+  for (auto const& o : objs) {
+    INFO(o["kind"].get<std::string>());
+    bool const is_secret = o["kind"] == "Secret";
+    CHECK((o.dump().find(marker) != std::string::npos) == is_secret);
+    CHECK((to_yaml(o).find(marker) != std::string::npos) == is_secret);
+  }
+  std::string const list = as_list(objs).dump(2);
+  CHECK(list.find(marker) == list.rfind(marker));  // once: in the Secret
 }
 
 TEST_CASE("manifests: no data disk → no PVC, no data disk in the VMI; no GPU → no gpus") {
   auto spec = parse_job_spec("name: a\nnamespace: b\ncpu: 1\nmemory: 1Gi\n", "t").value();
   auto objs = render_manifests(spec);
-  REQUIRE(objs.size() == 2);
+  REQUIRE(objs.size() == 3);  // DataVolume, VMI, Secret
   json vmi = plain(objs[1]);
   for (auto const& d : vmi["spec"]["domain"]["devices"]["disks"]) CHECK(d["name"] != "datadisk");
   CHECK_FALSE(vmi["spec"]["domain"]["devices"].contains("gpus"));

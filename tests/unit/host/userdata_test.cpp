@@ -90,8 +90,3 @@ TEST_CASE("userdata: systemd_escape_path agrees with the real systemd-escape") {
     CHECK(systemd_escape_path(p) == expected);
   }
 }
-
-TEST_CASE("userdata: small specs fit inline (≤ 2048 bytes)") {
-  auto spec = load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/minimal.json").value();
-  CHECK(render_userdata(spec).size() <= kInlineUserDataLimit);
-}
