@@ -471,14 +471,17 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
       }
     }
 
-    if (vmi_ready && (agent_ready || fallback)) {
+    // Followed, the console log must show the agent's ready too; without it
+    // (fallback, or no launcher pod seen) Ready is the probe's word alone.
+    if (vmi_ready && (agent_ready || !console)) {
       FollowResult res;
       res.agent_reported = agent_ready;
       if (ready_event && ready_event->container)
         res.summary = "ready: container " + terminal_safe(ready_event->container->name) + " " +
                       terminal_safe(ready_event->container->id.substr(0, 12)) + " (agent ready, VMI Ready)";
       else
-        res.summary = "ready: " + who + " is Ready" + (agent_ready ? " (agent ready)" : " (Ready condition only)");
+        res.summary = "ready: " + who + " is Ready" +
+                      (agent_ready ? " (agent ready)" : fallback ? " (Ready condition only)" : " (Ready condition only: no launcher pod seen)");
       return res;
     }
     auto now = clock::now();
