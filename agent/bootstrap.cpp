@@ -131,7 +131,10 @@ Result<registry::PullResult> prepare_image(config::Settings const& s, engine::Cl
     o.policy = config::PullPolicy::Always;  // we are here because it must be pulled
     o.retry = retry;
     o.on_progress = [&](registry::PullProgress const& p) {
-      reporter.publish(readiness::pull_progress(p.bytes_done, p.bytes_total));
+      reporter.publish(readiness::pull_progress(p.bytes_done, p.bytes_total,
+                                                p.activity == registry::PullActivity::Extracting
+                                                    ? readiness::PullActivity::Extracting
+                                                    : readiness::PullActivity::Downloading));
     };
     return registry::pull_image(docker, image, send_creds ? &*creds : nullptr, o);
   });

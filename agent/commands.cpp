@@ -9,6 +9,7 @@
 #include "common/secret.hpp"
 #include "common/systemd_manager.hpp"
 #include "config/envs.hpp"
+#include "readiness/console_writer.hpp"
 #include "readiness/port_writer.hpp"
 #include "readiness/state_file.hpp"
 #include "readiness/status.hpp"
@@ -55,6 +56,9 @@ int cmd_run(GlobalOptions const& opts, std::vector<std::string> const& args) {
   std::string port_name = loaded ? loaded->settings.readiness_port : std::string(readiness::kDefaultPortName);
   ro.port_path = readiness::port_path(port_name);
   if (loaded) ro.heartbeat = std::chrono::duration_cast<std::chrono::milliseconds>(loaded->settings.heartbeat);
+  // The console mirror is what a cluster's host sees (the port never reaches
+  // it); a config error, too, goes there on the default device.
+  ro.console_path = loaded ? loaded->settings.console_device : std::string(readiness::kDefaultConsoleDevice);
   readiness::Reporter reporter(ro);
 
   if (!loaded) {

@@ -47,12 +47,13 @@ using Setter = Status (*)(Settings&, std::string_view);
 
 struct Key {
   std::string_view name;
-  Setter set;  // called only for non-empty values: an empty value keeps the default
+  Setter set;  // called only for non-empty values: an empty value keeps the default…
+  bool empty_is_value = false;  // …unless empty means something (CONSOLE_DEVICE: off)
 };
 
 Status set_duration(std::chrono::seconds& out, std::string_view v) { return assign(parse_duration(v), out); }
 
-constexpr std::array<Key, 21> kKeys{{
+constexpr std::array<Key, 22> kKeys{{
     {"MNT", [](Settings& s, std::string_view v) { return assign(normalise_mount_point(v), s.mount_point); }},
     {"IMG", [](Settings& s, std::string_view v) { return assign(parse_image_ref(v), s.image); }},
     {"NAME",
@@ -133,6 +134,20 @@ constexpr std::array<Key, 21> kKeys{{
        if (r && r->count() == 0) return problem("must be at least 1 second");
        return assign(std::move(r), s.heartbeat);
      }},
+    {"CONSOLE_DEVICE",
+     [](Settings& s, std::string_view v) {
+       // A device node: the agent opens it for writing, so nothing else.
+       if (v.empty()) {
+         s.console_device.clear();
+         return ok();
+       }
+       if (v.rfind("/dev/", 0) != 0 || v.size() == 5 || has_control(v) || v.find("/../") != std::string_view::npos ||
+           v.find("/./") != std::string_view::npos || v.back() == '/' || v.ends_with("/..") || v.ends_with("/."))
+         return problem("must be a device path under /dev (e.g. /dev/ttyS0), or empty to disable the console mirror");
+       s.console_device = v;
+       return ok();
+     },
+     true},
 }};
 
 Key const* find_key(std::string_view name) {
@@ -178,7 +193,7 @@ Result<LoadedSettings> parse_settings(std::string_view text, std::string_view or
         out.warnings.push_back(
             fmt::format("{} line {}: {} is set again (overrides line {})", origin, e.line, e.key, line));
     seen.emplace_back(key->name, e.line);
-    if (e.value.empty()) continue;  // as the script's ${X:-default}: empty means unset
+    if (e.value.empty() && !key->empty_is_value) continue;  // as the script's ${X:-default}: empty means unset
     if (auto st = key->set(out.settings, e.value); !st)
       return make_error(Reason::ConfigInvalid,
                         fmt::format("{} line {}: {}: {}", origin, e.line, e.key, st.error().message));

@@ -52,6 +52,7 @@ struct Settings {
   // Readiness.
   std::string readiness_port = "org.cosmicac.bootstrap.0";  // READINESS_PORT (name under /dev/virtio-ports)
   std::chrono::seconds heartbeat{5};            // HEARTBEAT_SECONDS
+  std::string console_device = "/dev/ttyS0";   // CONSOLE_DEVICE: events mirrored there; "" → not mirrored
 };
 
 struct LoadedSettings {

@@ -14,6 +14,7 @@ using json = nlohmann::json;
 
 constexpr std::array<std::string_view, 4> kPhaseNames{"starting", "running", "ready", "failed"};
 constexpr std::array<std::string_view, 5> kStatusNames{"started", "progress", "done", "failed", "skipped"};
+constexpr std::array<std::string_view, 2> kActivityNames{"downloading", "extracting"};
 constexpr std::array<std::string_view, 10> kStepNames{"config", "disk",      "credentials", "docker", "login",
                                                       "pull",   "container", "ready",       "heartbeat", "state"};
 
@@ -144,6 +145,8 @@ std::string_view step_name(Step s) noexcept { return to_name(kStepNames, s); }
 bool phase_from_name(std::string_view n, Phase& out) noexcept { return from_name(kPhaseNames, n, out); }
 bool status_from_name(std::string_view n, StepStatus& out) noexcept { return from_name(kStatusNames, n, out); }
 bool step_from_name(std::string_view n, Step& out) noexcept { return from_name(kStepNames, n, out); }
+std::string_view activity_name(PullActivity a) noexcept { return to_name(kActivityNames, a); }
+bool activity_from_name(std::string_view n, PullActivity& out) noexcept { return from_name(kActivityNames, n, out); }
 
 std::string format_rfc3339_ms(std::int64_t unix_ms) {
   using namespace std::chrono;
@@ -200,6 +203,7 @@ std::string to_json_line(Event const& e) {
   if (e.pull) {
     j["bytes_done"] = e.pull->bytes_done;
     j["bytes_total"] = e.pull->bytes_total;
+    if (e.pull->activity) j["activity"] = activity_name(*e.pull->activity);
   }
   if (e.container) {
     j["container"] = ojson{{"name", e.container->name},
@@ -240,7 +244,7 @@ Result<Event> parse_event(std::string_view line) {
   Event e;
   std::optional<std::uint64_t> seq;
   std::optional<std::int64_t> mono;
-  std::optional<std::string> boot_id, ts, message, failed_step_name;
+  std::optional<std::string> boot_id, ts, message, failed_step_name, activity;
   std::optional<Phase> phase;
   std::optional<Step> step, failed_step;
   std::optional<std::uint64_t> bytes_done, bytes_total;
@@ -249,7 +253,8 @@ Result<Event> parse_event(std::string_view line) {
       !get_enum(j, "step", kStepNames, step, err) || !get_enum(j, "status", kStatusNames, e.status, err) ||
       !get_reason(j, e.reason, err) || !get_str(j, "message", message, err) ||
       !get_i64(j, "duration_ms", e.duration_ms, err) || !get_u64(j, "bytes_done", bytes_done, err) ||
-      !get_u64(j, "bytes_total", bytes_total, err) || !get_enum(j, "failed_step", kStepNames, failed_step, err))
+      !get_u64(j, "bytes_total", bytes_total, err) || !get_enum(j, "failed_step", kStepNames, failed_step, err) ||
+      !get_str(j, "activity", activity, err))
     return bad(err);
   if (!seq) return bad("missing seq");
   if (!boot_id) return bad("missing boot_id");
@@ -269,7 +274,11 @@ Result<Event> parse_event(std::string_view line) {
   e.step = *step;
   e.failed_step = failed_step;
   if (message) e.message = cap_message(*message);
-  if (bytes_done) e.pull = PullProgress{*bytes_done, *bytes_total};
+  if (bytes_done) {
+    e.pull = PullProgress{*bytes_done, *bytes_total};
+    PullActivity a{};
+    if (activity && activity_from_name(*activity, a)) e.pull->activity = a;
+  }
 
   if (auto c = j.find("container"); c != j.end()) {
     if (!c->is_object()) return bad("container is not an object");
@@ -297,8 +306,10 @@ Event progress(Step s, std::string message) {
   return Event{.step = s, .status = StepStatus::Progress, .message = std::move(message)};
 }
 
-Event pull_progress(std::uint64_t bytes_done, std::uint64_t bytes_total) {
-  return Event{.step = Step::Pull, .status = StepStatus::Progress, .pull = PullProgress{bytes_done, bytes_total}};
+Event pull_progress(std::uint64_t bytes_done, std::uint64_t bytes_total, std::optional<PullActivity> activity) {
+  return Event{.step = Step::Pull,
+               .status = StepStatus::Progress,
+               .pull = PullProgress{bytes_done, bytes_total, activity}};
 }
 
 Event done(Step s, std::chrono::milliseconds duration, std::string message) {

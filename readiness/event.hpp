@@ -43,9 +43,17 @@ struct ContainerInfo {
   bool operator==(ContainerInfo const&) const = default;
 };
 
+// What dockerd is doing with the layers: the bytes count downloads while any
+// layer is still downloading, then extraction (README, "Events"). Optional
+// within v1: absent from older agents' lines.
+enum class PullActivity { Downloading, Extracting };
+std::string_view activity_name(PullActivity a) noexcept;
+bool activity_from_name(std::string_view name, PullActivity& out) noexcept;
+
 struct PullProgress {
   std::uint64_t bytes_done = 0;
   std::uint64_t bytes_total = 0;  // 0: not known yet
+  std::optional<PullActivity> activity;
   bool operator==(PullProgress const&) const = default;
 };
 
@@ -86,14 +94,16 @@ std::string to_json_line(Event const& e);
 
 // Parses one line (with or without its '\n'). Rejects, never crashes on, any
 // input: not JSON, not an object, wrong version, missing or mistyped fields,
-// unknown phase/step/status. Unknown keys are ignored and an unknown reason
-// name reads as `internal` (both may be added within v1).
+// unknown phase/step/status. Unknown keys are ignored, an unknown reason
+// name reads as `internal` and an unknown activity as none (all may be added
+// within v1).
 Result<Event> parse_event(std::string_view line);
 
 // Shorthands for the agent.
 Event started(Step s);
 Event progress(Step s, std::string message);
-Event pull_progress(std::uint64_t bytes_done, std::uint64_t bytes_total);
+Event pull_progress(std::uint64_t bytes_done, std::uint64_t bytes_total,
+                    std::optional<PullActivity> activity = std::nullopt);
 Event done(Step s, std::chrono::milliseconds duration, std::string message = {});
 Event failed(Step s, Error const& error, std::chrono::milliseconds duration);
 Event skipped(Step s, std::string why);

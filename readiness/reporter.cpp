@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace cosmicac::readiness {
 namespace {
 
@@ -64,16 +66,25 @@ Reporter::Reporter(ReporterOptions options) : opt_(std::move(options)), start_(s
     port_ = std::make_unique<PortWriter>(std::move(po), PortWriter::Hooks{[this] { on_connect(); },
                                                                           [this] { on_heartbeat(); }});
   }
+  if (!opt_.console_path.empty()) {
+    ConsoleOptions co{.path = opt_.console_path,
+                      .progress_interval = opt_.console_progress_interval,
+                      .heartbeat_interval = opt_.console_heartbeat};
+    console_ = std::make_unique<ConsoleWriter>(std::move(co), ConsoleWriter::Hooks{[this] { on_console_quiet(); }});
+  }
 }
 
 Reporter::~Reporter() {
   std::unique_ptr<PortWriter> port;
+  std::unique_ptr<ConsoleWriter> console;
   {
     std::lock_guard lk(mu_);
     port = std::move(port_);
+    console = std::move(console_);
     if (progress_unsaved_ && !opt_.state_path.empty()) (void)write_state(opt_.state_path, state_);
   }
   port.reset();  // joins the writer thread; its hooks see port_ gone
+  console.reset();
 }
 
 Event Reporter::stamp(Event e) {
@@ -113,6 +124,7 @@ Event Reporter::publish(Event e) {
     e.phase = state_.phase;
     store(e);
     if (port_) port_->push(to_json_line(e), e.status == StepStatus::Progress);
+    if (console_) console_->push(e);
   }
   log_event(e);
   return e;
@@ -120,6 +132,7 @@ Event Reporter::publish(Event e) {
 
 bool Reporter::flush(std::chrono::milliseconds timeout) {
   PortWriter* port = nullptr;
+  ConsoleWriter* console = nullptr;
   {
     std::lock_guard lk(mu_);
     if (progress_unsaved_ && !opt_.state_path.empty()) {
@@ -127,9 +140,17 @@ bool Reporter::flush(std::chrono::milliseconds timeout) {
       (void)write_state(opt_.state_path, state_);
     }
     port = port_.get();
+    console = console_.get();
   }
-  // port_ lives until the destructor, which the caller does not run concurrently.
-  return port != nullptr && port->flush(timeout);
+  // Both live until the destructor, which the caller does not run concurrently.
+  // They drain in parallel (separate threads): one deadline for both.
+  auto const deadline = std::chrono::steady_clock::now() + timeout;
+  bool const port_done = port != nullptr && port->flush(timeout);
+  if (console) {
+    auto const left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    (void)console->flush(std::max(left, std::chrono::milliseconds(0)));
+  }
+  return port_done;
 }
 
 State Reporter::state() const {
@@ -148,6 +169,16 @@ void Reporter::on_connect() {
   Event snap = to_snapshot(state_);
   snap = stamp(std::move(snap));
   port_->resync(to_json_line(snap));
+}
+
+// The console's own heartbeat (the port's comes only while a host is
+// connected, which in a cluster is never).
+void Reporter::on_console_quiet() {
+  std::lock_guard lk(mu_);
+  if (!console_) return;
+  Event hb = stamp(Event{.step = Step::Heartbeat});
+  hb.phase = state_.phase;
+  console_->push(hb);
 }
 
 void Reporter::on_heartbeat() {

@@ -1,9 +1,10 @@
 // What the agent reports through: stamps each event, folds it into the
-// State, stores the state file, forwards the line to the port writer and a
-// sentence to the log. Thread-safe (the disk and pull steps run in parallel).
+// State, stores the state file, forwards the line to the port writer and the
+// console writer and a sentence to the log. Thread-safe (the disk and pull steps run in parallel).
 #pragma once
 
 #include "readiness/event.hpp"
+#include "readiness/console_writer.hpp"
 #include "readiness/port_writer.hpp"
 #include "readiness/state.hpp"
 
@@ -18,6 +19,9 @@ namespace cosmicac::readiness {
 struct ReporterOptions {
   std::string state_path;         // "" → no state file (tests); the agent uses kDefaultStatePath
   std::string port_path;          // "" → no port; the agent uses port_path(settings.readiness_port)
+  std::string console_path;       // "" → no console mirror; the agent uses settings.console_device
+  std::chrono::milliseconds console_progress_interval{1000};
+  std::chrono::milliseconds console_heartbeat{30000};
   std::string boot_id_path = "/proc/sys/kernel/random/boot_id";
   std::chrono::milliseconds heartbeat{5000};
   std::chrono::milliseconds poll_interval{200};
@@ -37,17 +41,20 @@ class Reporter {
   // Fills v/seq/boot_id/ts/mono_ms/phase, folds, stores, forwards. Never
   // blocks on the host; returns the event as published.
   Event publish(Event e);
-  // Waits (at most `timeout`) for the port to take everything queued, if a
-  // host is connected. Call before exit so the final event gets out.
+  // Waits (at most `timeout` in all) for the port to take everything queued,
+  // if a host is connected, and for the console. Call before exit so the
+  // final event gets out. True when the port took it all.
   bool flush(std::chrono::milliseconds timeout);
 
   State state() const;
   PortState port_state() const;  // Closed when there is no port
   PortWriter const* port() const { return port_.get(); }
+  ConsoleWriter const* console() const { return console_.get(); }
 
  private:
   void on_connect();
   void on_heartbeat();
+  void on_console_quiet();
   Event stamp(Event e);  // under mu_
   void store(Event const& e);  // under mu_
 
@@ -61,6 +68,7 @@ class Reporter {
   bool progress_unsaved_ = false;
   std::string last_store_error_;
   std::unique_ptr<PortWriter> port_;
+  std::unique_ptr<ConsoleWriter> console_;
 };
 
 }  // namespace cosmicac::readiness

@@ -31,6 +31,10 @@ std::string running_line(State const& s) {
     } else {
       line += " " + std::to_string(s.pull->bytes_done) + " bytes";
     }
+    if (s.pull->activity) {
+      line += " ";
+      line += activity_name(*s.pull->activity);
+    }
   }
   std::string also;
   for (int i = 0; i < lead; ++i)

@@ -98,16 +98,24 @@ std::string ProgressAggregator::feed(std::string_view line) {
                             status == "Extracting" || status == "Pull complete" || status == "Already exists";
   if (!id.empty() && layer_status) {
     Layer& l = layers_[id];
-    if (status == "Downloading" && j.contains("progressDetail") && j["progressDetail"].is_object()) {
+    bool const downloading = status == "Downloading", extracting = status == "Extracting";
+    if ((downloading || extracting) && j.contains("progressDetail") && j["progressDetail"].is_object()) {
       auto const& pd = j["progressDetail"];
-      if (pd.contains("current") && pd["current"].is_number_unsigned()) l.current = pd["current"].get<std::uint64_t>();
-      if (pd.contains("total") && pd["total"].is_number_unsigned()) l.total = pd["total"].get<std::uint64_t>();
+      std::uint64_t& current = downloading ? l.downloaded : l.extracted;
+      if (pd.contains("current") && pd["current"].is_number_unsigned()) current = pd["current"].get<std::uint64_t>();
+      // Extraction reads the same compressed blob: its total only fills a gap.
+      if (pd.contains("total") && pd["total"].is_number_unsigned() && (downloading || l.total == 0))
+        l.total = pd["total"].get<std::uint64_t>();
     }
-    if (status == "Download complete" || status == "Verifying Checksum" || status == "Extracting" ||
-        status == "Pull complete" || status == "Already exists") {
-      if (l.total > 0) l.current = l.total;
+    if (status == "Verifying Checksum" || status == "Download complete" || extracting || status == "Pull complete" ||
+        status == "Already exists") {
+      l.download_done = true;
+      if (l.total > 0) l.downloaded = l.total;
     }
-    if (status == "Pull complete" || status == "Already exists") l.done = true;
+    if (status == "Pull complete" || status == "Already exists") {
+      l.done = true;
+      if (l.total > 0) l.extracted = l.total;
+    }
   } else if (!status.empty()) {
     status_ = status;
   }
@@ -116,12 +124,19 @@ std::string ProgressAggregator::feed(std::string_view line) {
 
 PullProgress ProgressAggregator::snapshot() const {
   PullProgress p;
+  std::uint64_t downloaded = 0, extracted = 0;
+  bool any_downloading = layers_.empty();
   for (auto const& [id, l] : layers_) {
-    p.bytes_done += l.current;
+    // A size not announced yet (total 0) does not cap what was counted.
+    downloaded += l.total > 0 ? std::min(l.downloaded, l.total) : l.downloaded;
+    extracted += l.total > 0 ? std::min(l.extracted, l.total) : l.extracted;
     p.bytes_total += l.total;
     ++p.layers;
     if (l.done) ++p.layers_done;
+    if (!l.download_done) any_downloading = true;
   }
+  p.activity = any_downloading ? PullActivity::Downloading : PullActivity::Extracting;
+  p.bytes_done = any_downloading ? downloaded : extracted;
   p.status = status_;
   return p;
 }

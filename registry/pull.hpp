@@ -26,9 +26,16 @@ struct ImageToPull {
   std::string reference() const;  // repository@digest or repository:tag
 };
 
+// dockerd downloads the layers, then extracts each (in parallel with later
+// downloads). While any layer is still downloading the bytes are downloaded
+// bytes; after that, extracted bytes (of the same compressed sizes): so a
+// large image does not sit at 100 % while it is unpacked.
+enum class PullActivity { Downloading, Extracting };
+
 struct PullProgress {
-  std::uint64_t bytes_done = 0;
+  std::uint64_t bytes_done = 0;   // downloaded or extracted, per `activity`
   std::uint64_t bytes_total = 0;  // sum of the layer sizes known so far
+  PullActivity activity = PullActivity::Downloading;
   int layers = 0;
   int layers_done = 0;
   std::string status;             // the last overall status line
@@ -74,8 +81,9 @@ class ProgressAggregator {
 
  private:
   struct Layer {
-    std::uint64_t current = 0, total = 0;
-    bool done = false;
+    std::uint64_t downloaded = 0, extracted = 0, total = 0;
+    bool download_done = false;  // "Verifying Checksum", "Download complete", or later
+    bool done = false;           // "Pull complete", "Already exists"
   };
   std::map<std::string, Layer> layers_;
   std::string status_;

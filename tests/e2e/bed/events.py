@@ -6,7 +6,9 @@ scenarios."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
+from pathlib import Path
 
 from .scenario import Ctx, ScenarioFailed
 from .vm import VM
@@ -141,3 +143,83 @@ def wait_unit_substate(vm: VM, unit: str, states: tuple[str, ...], timeout: floa
             return state
         time.sleep(2)
     raise ScenarioFailed(f"{unit} still {state} after {timeout}s (wanted {states})")
+
+
+# ---- the serial console (README, "Readiness", "The serial console") ---------
+# The agent mirrors each event to ttyS0 as `cosmicac-bootstrap v1 <event JSON>`;
+# the bed's QEMU writes ttyS0 to vm.console_log, among the kernel's, systemd's
+# and getty's output. The reader below mirrors readiness/console_line.cpp:
+# the text after the first occurrence of the prefix, a trailing "\r" dropped,
+# one v1 event; lines without the prefix are not ours.
+CONSOLE_PREFIX = "cosmicac-bootstrap v1 "
+CAPTURES = Path(__file__).resolve().parent.parent / "work" / "captures"
+
+
+def console_events(text: str) -> tuple[list[dict], int]:
+    """(agent events in console order, lines that had the prefix but did not parse)."""
+    out, bad = [], 0
+    for line in text.split("\n"):
+        at = line.find(CONSOLE_PREFIX)
+        if at < 0:
+            continue
+        body = line[at + len(CONSOLE_PREFIX):].rstrip("\r")
+        try:
+            ev = json.loads(body)
+        except ValueError:
+            bad += 1
+            continue
+        if not isinstance(ev, dict) or ev.get("v") != 1 or "seq" not in ev or "step" not in ev:
+            bad += 1
+            continue
+        out.append(ev)
+    return out, bad
+
+
+def console_this_boot(vm: VM) -> tuple[list[dict], int]:
+    """The console's agent events of the guest's current boot (by boot_id)."""
+    bid = boot_id(vm)
+    evs, bad = console_events(vm.console())
+    return [e for e in evs if e.get("boot_id") == bid], bad
+
+
+def wait_console_final(vm: VM, timeout: float = 60) -> list[dict]:
+    """Until this boot's console shows a ready or failed line; its events then.
+    The console trails the port a little (a 115200-baud UART, shared)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        evs, _ = console_this_boot(vm)
+        if any(e.get("phase") in ("ready", "failed") and e.get("status") in ("done", "failed") for e in evs):
+            return evs
+        if time.monotonic() > deadline:
+            return evs
+        time.sleep(1)
+
+
+def keep_console(t: Ctx, vm: VM) -> Path:
+    """A copy of the console log outside the scenario's work dir (which a
+    passing run removes), for readers of the console format (host side)."""
+    CAPTURES.mkdir(parents=True, exist_ok=True)
+    dest = CAPTURES / f"{t.name}-{vm.name}-console.log"
+    shutil.copyfile(vm.console_log, dest)
+    return dest
+
+
+def expect_console_mirror(t: Ctx, vm: VM, port_events: list[dict], secret: str | None = None) -> list[dict]:
+    """The console carries this boot's run: parseable lines, seq increasing
+    per run, each line the same event the port carried under that seq,
+    heartbeats at most one per 30 s, and no secret."""
+    evs = wait_console_final(vm)
+    _, bad = console_this_boot(vm)
+    t.expect(evs, "no agent lines (prefix 'cosmicac-bootstrap v1 ') on the serial console of this boot")
+    t.expect(bad == 0, f"{bad} console lines with the agent's prefix did not parse")
+    by_seq = {e["seq"]: e for e in port_events}
+    for e in evs:
+        twin = by_seq.get(e["seq"])
+        if twin is not None and e.get("mono_ms") == twin.get("mono_ms"):
+            t.expect(e == twin, f"console and port differ for seq {e['seq']}: {e} vs {twin}")
+    beats = [e["mono_ms"] for e in evs if e.get("step") == "heartbeat"]
+    t.expect(all(b - a >= 29_900 for a, b in zip(beats, beats[1:])),
+             f"console heartbeats closer than 30 s: {beats}")
+    if secret:
+        t.expect(secret not in vm.console(), "the registry token appears on the serial console")
+    return evs

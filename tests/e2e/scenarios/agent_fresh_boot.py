@@ -67,6 +67,25 @@ def agent_fresh_boot(t):
     events.scan_for_secret(t, vm, reg.token, control="/dev/sr1")
     t.step("first boot: ENVS exact, nothing executed, events in graph order, token nowhere in the guest")
 
+    # The serial console (what KubeVirt logs): the same run, in order, ending
+    # ready; pull progress says downloading, then extracting.
+    con1 = events.expect_console_mirror(t, vm, run1, secret=reg.token)
+    events.expect_seq_increasing(t, con1)
+    events.expect_order(t, con1, FIRST_BOOT_ORDER)
+    events.expect_order(t, con1, DISK_ORDER)
+    last_con = events.step_events(con1)[-1]
+    t.expect(last_con["step"] == "ready" and last_con.get("phase") == "ready",
+             f"the console's last step line is {last_con['step']}:{last_con.get('status')}, not ready")
+    pulls = [e for e in con1 if e.get("step") == "pull" and e.get("status") == "progress"]
+    activities = [e.get("activity") for e in pulls]
+    t.expect(pulls and all(a in ("downloading", "extracting") for a in activities),
+             f"console pull progress without an activity: {activities}")
+    t.expect("extracting" in activities, f"no pull progress line while extracting: {activities}")
+    t.metric("console_lines_first_boot", len(con1))
+    t.metric("console_pull_progress_lines", len(pulls))
+    t.step(f"console: {len(con1)} agent lines ending ready; pull activities {sorted(set(activities))}; "
+           f"kept as {events.keep_console(t, vm)}")
+
     # Second boot, same disks: converges without the registry, same container.
     vm.qga.exec(["/bin/sh", "-c", "echo written-before-reboot > /data/marker && sync"], check=True)
     since = len(vm.serial_lines)
@@ -90,4 +109,9 @@ def agent_fresh_boot(t):
     t.expect(marker == "written-before-reboot", f"/data/marker after reboot: {marker!r}")
     rc, line = events.status_cmd(vm)
     t.expect(rc == 0 and line.startswith("ready "), f"second boot: status exited {rc}: {line}")
+    con2 = events.expect_console_mirror(t, vm, run2, secret=reg.token)
+    t.expect([events.statuses(con2, s) for s in ("credentials", "login", "pull")] == [["skipped"]] * 3,
+             f"second boot's console: {events.summary(con2)}")
+    t.expect(events.step_events(con2)[-1].get("phase") == "ready", f"second boot's console: {events.summary(con2)}")
+    events.keep_console(t, vm)
     t.step(f"second boot: same container {info['Id'][:12]}, registry steps skipped, /data kept")

@@ -5,6 +5,7 @@
 import json
 import time
 
+from bed import events as ev_mod
 from bed.registry_of_scenarios import scenario
 
 WRONG_TOKEN = "wrong-tok-5b7d1c9e3a"
@@ -62,3 +63,16 @@ def agent_wrong_token(t):
     t.expect(WRONG_TOKEN not in everything, "the wrong token appears in the guest's journal")
     state = vm.qga.read_file("/run/cosmicac-bootstrap/state.json").decode()
     t.expect(WRONG_TOKEN not in state, "the token appears in the state file")
+
+    # The serial console (what KubeVirt logs) says the same: login failed, auth.
+    bid = ev_mod.boot_id(vm)
+    port = [e for e in ev_mod.parse(vm.serial_lines) if e.get("boot_id") == bid]
+    con = ev_mod.expect_console_mirror(t, vm, port, secret=WRONG_TOKEN)
+    failed_lines = [e for e in con if e.get("status") == "failed"]
+    t.expect(failed_lines and failed_lines[0].get("step") == "login" and failed_lines[0].get("reason") == "auth"
+             and failed_lines[0].get("phase") == "failed",
+             f"the console's first failed line is not login/auth: {failed_lines[:1]}; saw {ev_mod.summary(con)}")
+    t.expect(all(e.get("step") != "pull" or e.get("status") == "skipped" for e in con),
+             f"the console shows a pull: {ev_mod.summary(con)}")
+    t.step(f"console: {failed_lines[0]['step']} failed ({failed_lines[0]['reason']}): "
+           f"{failed_lines[0].get('message', '')[:80]}; kept as {ev_mod.keep_console(t, vm)}")

@@ -45,6 +45,7 @@ TEST_CASE("settings: defaults") {
   CHECK(s.health_timeout == 300s);
   CHECK(s.readiness_port == "org.cosmicac.bootstrap.0");
   CHECK(s.heartbeat == 5s);
+  CHECK(s.console_device == "/dev/ttyS0");
 }
 
 TEST_CASE("settings: every key is read and typed") {
@@ -69,7 +70,8 @@ TEST_CASE("settings: every key is read and typed") {
       "SETTLE_SECONDS=0\n"
       "HEALTH_TIMEOUT=10m\n"
       "READINESS_PORT=org.example.port\n"
-      "HEARTBEAT_SECONDS=2\n");
+      "HEARTBEAT_SECONDS=2\n"
+      "CONSOLE_DEVICE=/dev/hvc0\n");
   CHECK(loaded.warnings.empty());
   auto const& s = loaded.settings;
   CHECK(s.mount_point == "/data/models");
@@ -93,6 +95,7 @@ TEST_CASE("settings: every key is read and typed") {
   CHECK(s.health_timeout == 600s);
   CHECK(s.readiness_port == "org.example.port");
   CHECK(s.heartbeat == 2s);
+  CHECK(s.console_device == "/dev/hvc0");
   CHECK(gpu_mode_name(s.gpu_mode) == "auto");
   CHECK(pull_policy_name(s.pull_policy) == "always");
 }
@@ -105,6 +108,26 @@ TEST_CASE("settings: empty values keep defaults; unknown and repeated keys warn"
   CHECK(loaded.warnings == std::vector<std::string>{
                                "/etc/default/docker-bootstrap line 4: unknown key FOO (ignored)",
                                "/etc/default/docker-bootstrap line 6: MNT is set again (overrides line 5)"});
+}
+
+TEST_CASE("settings: an empty CONSOLE_DEVICE turns the console mirror off (unlike other keys)") {
+  CHECK(load("CONSOLE_DEVICE=\n").settings.console_device.empty());
+  CHECK(load("CONSOLE_DEVICE=''\n").settings.console_device.empty());
+  CHECK(load("CONSOLE_DEVICE=/dev/ttyS1\nCONSOLE_DEVICE=\n").settings.console_device.empty());
+  CHECK(load("NAME=\n").settings.console_device == "/dev/ttyS0");
+}
+
+TEST_CASE("settings: CONSOLE_DEVICE must be a device path under /dev") {
+  for (std::string bad : {"ttyS0", "/tmp/console", "/dev/", "/dev", "/dev/../etc/passwd", "/dev/./x", "/dev/x/",
+                          "/dev/pts/..", "/devices/ttyS0"}) {
+    INFO(bad);
+    CHECK(error_of("CONSOLE_DEVICE=" + bad) ==
+          "cfg line 1: CONSOLE_DEVICE: must be a device path under /dev (e.g. /dev/ttyS0), or empty to disable the "
+          "console mirror");
+  }
+  CHECK(error_of("CONSOLE_DEVICE=\"/dev/tty\tS0\"").starts_with("cfg line 1: CONSOLE_DEVICE: "));
+  CHECK(load("CONSOLE_DEVICE=/dev/serial/by-path/x-serial0\n").settings.console_device ==
+        "/dev/serial/by-path/x-serial0");
 }
 
 TEST_CASE("settings: invalid values are errors naming key and line, not the value") {

@@ -81,6 +81,7 @@ void require_defaults(cosmicac::config::Settings const& s) {
   CHECK(s.health_timeout == d.health_timeout);
   CHECK(s.readiness_port == d.readiness_port);
   CHECK(s.heartbeat == d.heartbeat);
+  CHECK(s.console_device == d.console_device);
 }
 
 const std::string kDefaultFile = COSMICAC_SOURCE_DIR "/packaging/docker-bootstrap.default";

@@ -241,3 +241,84 @@ TEST_CASE("the token never appears in anything logged or in an error") {
   CHECK(logged.find(kToken) == std::string::npos);
   CHECK(logged.find("X-Registry-Auth") == std::string::npos);
 }
+
+// dockerd's pull stream as it comes for a two-layer image (message shapes of
+// moby's progress JSON: "progress" bars, short ids, empty progressDetail on
+// state changes), cut into stages; the bed's 4-layer image sits in the
+// extraction stage for 12 s, which the old aggregate showed as a flat 100 %.
+TEST_CASE("pull progress tells downloading from extracting and counts each phase's own bytes") {
+  ProgressAggregator agg;
+  auto feed = [&](std::initializer_list<std::string_view> lines) {
+    for (auto l : lines) REQUIRE(agg.feed(l).empty());
+    return agg.snapshot();
+  };
+  auto p = feed({
+      R"({"status":"Pulling from acme/infer","id":"v1"})",
+      R"({"status":"Pulling fs layer","progressDetail":{},"id":"2d473b07cdd5"})",
+      R"({"status":"Pulling fs layer","progressDetail":{},"id":"d1ee3a40f6b6"})",
+      R"({"status":"Waiting","progressDetail":{},"id":"d1ee3a40f6b6"})",
+  });
+  CHECK(p.activity == PullActivity::Downloading);
+  CHECK(p.bytes_done == 0);
+
+  p = feed({
+      R"({"status":"Downloading","progressDetail":{"current":524288,"total":29124661},"progress":"[>    ]  524.3kB/29.12MB","id":"2d473b07cdd5"})",
+      R"({"status":"Downloading","progressDetail":{"current":1048576,"total":47448064},"progress":"[>    ]  1.049MB/47.45MB","id":"d1ee3a40f6b6"})",
+  });
+  CHECK(p.activity == PullActivity::Downloading);
+  CHECK(p.bytes_done == 524288 + 1048576);
+  CHECK(p.bytes_total == 29124661 + 47448064);
+
+  // The first layer is down and being extracted; the second still downloads:
+  // the figure is still the download's.
+  p = feed({
+      R"({"status":"Verifying Checksum","progressDetail":{},"id":"2d473b07cdd5"})",
+      R"({"status":"Download complete","progressDetail":{},"id":"2d473b07cdd5"})",
+      R"({"status":"Extracting","progressDetail":{"current":557056,"total":29124661},"progress":"[>    ]    557kB/29.12MB","id":"2d473b07cdd5"})",
+      R"({"status":"Downloading","progressDetail":{"current":20971520,"total":47448064},"progress":"[=>   ]  20.97MB/47.45MB","id":"d1ee3a40f6b6"})",
+  });
+  CHECK(p.activity == PullActivity::Downloading);
+  CHECK(p.bytes_done == 29124661 + 20971520);
+
+  // Everything downloaded, extraction under way: extracted bytes, well below 100 %.
+  p = feed({
+      R"({"status":"Downloading","progressDetail":{"current":47448064,"total":47448064},"progress":"[=====>]  47.45MB/47.45MB","id":"d1ee3a40f6b6"})",
+      R"({"status":"Verifying Checksum","progressDetail":{},"id":"d1ee3a40f6b6"})",
+      R"({"status":"Download complete","progressDetail":{},"id":"d1ee3a40f6b6"})",
+      R"({"status":"Extracting","progressDetail":{"current":15597568,"total":29124661},"progress":"[==>  ]   15.6MB/29.12MB","id":"2d473b07cdd5"})",
+  });
+  CHECK(p.activity == PullActivity::Extracting);
+  CHECK(p.bytes_done == 15597568);
+  CHECK(p.bytes_total == 29124661 + 47448064);
+  CHECK(p.bytes_done < p.bytes_total / 2);
+
+  p = feed({
+      R"({"status":"Extracting","progressDetail":{"current":29124661,"total":29124661},"progress":"[=====>]  29.12MB/29.12MB","id":"2d473b07cdd5"})",
+      R"({"status":"Pull complete","progressDetail":{},"id":"2d473b07cdd5"})",
+      R"({"status":"Extracting","progressDetail":{"current":32768,"total":47448064},"progress":"[>    ]  32.77kB/47.45MB","id":"d1ee3a40f6b6"})",
+  });
+  CHECK(p.activity == PullActivity::Extracting);
+  CHECK(p.bytes_done == 29124661 + 32768);
+  CHECK(p.layers_done == 1);
+
+  p = feed({
+      R"({"status":"Pull complete","progressDetail":{},"id":"d1ee3a40f6b6"})",
+      R"({"status":"Digest: sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"})",
+      R"({"status":"Status: Downloaded newer image for acme/infer:v1"})",
+  });
+  CHECK(p.activity == PullActivity::Extracting);
+  CHECK(p.bytes_done == p.bytes_total);
+  CHECK(p.layers_done == 2);
+  CHECK(p.status == "Status: Downloaded newer image for acme/infer:v1");
+}
+
+TEST_CASE("pull progress: layers that already exist count as extracted, not as a download") {
+  ProgressAggregator agg;
+  agg.feed(R"({"status":"Already exists","progressDetail":{},"id":"aaa"})");
+  agg.feed(R"({"status":"Pulling fs layer","progressDetail":{},"id":"bbb"})");
+  agg.feed(R"({"status":"Downloading","progressDetail":{"current":10,"total":100},"id":"bbb"})");
+  auto p = agg.snapshot();
+  CHECK(p.activity == PullActivity::Downloading);
+  CHECK(p.bytes_done == 10);
+  CHECK(p.bytes_total == 100);
+}

@@ -1,0 +1,88 @@
+#include "readiness/console_line.hpp"
+
+namespace cosmicac::readiness {
+namespace {
+
+// Whether the prefix occurs in a + b, without joining them whole.
+bool contains_prefix(std::string_view a, std::string_view b) {
+  if (a.find(kConsolePrefix) != std::string_view::npos || b.find(kConsolePrefix) != std::string_view::npos) return true;
+  std::size_t const k = kConsolePrefix.size() - 1;
+  std::string seam(a.substr(a.size() > k ? a.size() - k : 0));
+  seam.append(b.substr(0, k));
+  return seam.find(kConsolePrefix) != std::string::npos;
+}
+
+}  // namespace
+
+std::string console_line(Event const& e) {
+  std::string line(kConsolePrefix);
+  line += to_json_line(e);
+  return line;
+}
+
+std::optional<Event> parse_console_line(std::string_view line, std::string* error) {
+  if (error) error->clear();
+  auto at = line.find(kConsolePrefix);
+  if (at == std::string_view::npos) return std::nullopt;
+  line.remove_prefix(at + kConsolePrefix.size());
+  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+  while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  auto e = parse_event(line);
+  if (!e) {
+    if (error) *error = e.error().message;
+    return std::nullopt;
+  }
+  return std::move(*e);
+}
+
+void ConsoleReader::line(std::string_view l, std::vector<Event>& out) {
+  if (l.find(kConsolePrefix) == std::string_view::npos) {
+    if (!l.empty() && l != "\r") ++other_lines_;
+    return;
+  }
+  std::string err;
+  auto e = parse_console_line(l, &err);
+  if (!e) {
+    ++bad_lines_;
+    last_error_ = std::move(err);
+    return;
+  }
+  out.push_back(std::move(*e));
+}
+
+void ConsoleReader::feed(std::string_view chunk, std::vector<Event>& out) {
+  while (!chunk.empty()) {
+    auto nl = chunk.find('\n');
+    std::string_view piece = chunk.substr(0, nl);
+    if (skipping_) {
+      if (nl == std::string_view::npos) return;
+      skipping_ = false;
+    } else if (buf_.size() + piece.size() > max_line_) {
+      // Too long for an agent line; count it as ours only if it claimed to be.
+      bool const ours = contains_prefix(buf_, piece);
+      if (ours) {
+        ++bad_lines_;
+        last_error_ = "console line longer than " + std::to_string(max_line_) + " bytes";
+      } else {
+        ++other_lines_;
+      }
+      buf_.clear();
+      if (nl == std::string_view::npos) {
+        skipping_ = true;
+        return;
+      }
+    } else if (nl == std::string_view::npos) {
+      buf_.append(piece);
+      return;
+    } else if (buf_.empty()) {
+      line(piece, out);
+    } else {
+      buf_.append(piece);
+      line(buf_, out);
+      buf_.clear();
+    }
+    chunk.remove_prefix(nl + 1);
+  }
+}
+
+}  // namespace cosmicac::readiness
