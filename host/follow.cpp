@@ -1,6 +1,7 @@
 #include "host/follow.hpp"
 
 #include "host/kube_ops.hpp"
+#include "readiness/console_line.hpp"
 #include "readiness/terminal_text.hpp"
 
 #include <algorithm>
@@ -167,9 +168,9 @@ class ConsoleFollower {
       since = std::string(l.substr(0, 19)) + "Z";  // sinceTime has second precision: overlap, then dedupe
       l.remove_prefix(sp + 1);
     }
-    auto e = parse_console_line(l);
-    if (!e || !*e) return;  // not ours, or malformed (skipped)
-    auto key = std::make_tuple((*e)->boot_id, (*e)->seq, (*e)->time_ms);
+    auto e = readiness::parse_console_line(l);
+    if (!e) return;  // not ours, or malformed (skipped)
+    auto key = std::make_tuple(e->boot_id, e->seq, e->time_ms);
     std::lock_guard g(mu_);
     if (!seen_.insert(key).second) return;
     order_.push_back(key);
@@ -177,7 +178,7 @@ class ConsoleFollower {
       seen_.erase(order_.front());
       order_.pop_front();
     }
-    events_.push_back(std::move(**e));
+    events_.push_back(std::move(*e));
     wake_();
   }
 
@@ -211,14 +212,6 @@ std::string agent_failure(readiness::Event const& e) {
 }
 
 }  // namespace
-
-std::optional<Result<readiness::Event>> parse_console_line(std::string_view line) {
-  auto at = line.find(kConsolePrefix);
-  if (at == std::string_view::npos) return std::nullopt;
-  line.remove_prefix(at + kConsolePrefix.size());
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return readiness::parse_event(line);
-}
 
 VmiView view_vmi(Json const& vmi) {
   VmiView v;

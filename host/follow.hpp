@@ -24,12 +24,9 @@
 
 namespace cosmicac::host {
 
+// KubeVirt's container that streams the VMI's serial console log; the agent's
+// lines in it are read with readiness::parse_console_line (console_line.hpp).
 inline constexpr std::string_view kConsoleLogContainer = "guest-console-log";
-inline constexpr std::string_view kConsolePrefix = "cosmicac-bootstrap v1 ";
-
-// One line of the serial console: nullopt when it carries no agent event,
-// else the parsed event or why the line was rejected.
-std::optional<Result<readiness::Event>> parse_console_line(std::string_view line);
 
 // --- What each object says, as pure functions of its JSON -----------------
 struct VmiView {

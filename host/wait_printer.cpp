@@ -16,10 +16,12 @@ std::string gigabytes(std::uint64_t bytes) {
 }
 
 std::string pull_text(readiness::PullProgress const& p) {
-  // bytes_done counts downloaded layer bytes: once they are all in, the
-  // engine is extracting what it downloaded.
-  if (p.bytes_total == 0) return "downloading (" + gigabytes(p.bytes_done) + " GB so far)";
-  if (p.bytes_done >= p.bytes_total) return "extracting (" + gigabytes(p.bytes_total) + " GB downloaded)";
+  // The agent says which; an older agent does not: bytes_done counts
+  // downloaded layer bytes, so once they are all in it is extracting.
+  bool extracting = p.activity ? *p.activity == readiness::PullActivity::Extracting
+                               : p.bytes_total > 0 && p.bytes_done >= p.bytes_total;
+  if (p.bytes_total == 0) return std::string(extracting ? "extracting" : "downloading") + " (" + gigabytes(p.bytes_done) + " GB so far)";
+  if (extracting) return "extracting (" + gigabytes(p.bytes_total) + " GB downloaded)";
   return "downloading " + std::to_string(p.bytes_done * 100 / p.bytes_total) + "% (" + gigabytes(p.bytes_done) +
          " of " + gigabytes(p.bytes_total) + " GB)";
 }
@@ -84,6 +86,7 @@ void WaitPrinter::agent(readiness::Event const& e) {
   if (text.empty()) return;
   text = "agent " + text;
   if (mode_ == WaitOutput::Tty) {
+    if (text == status_) return;  // nothing new to draw
     status_ = text;
     redraw();
     return;
