@@ -338,7 +338,7 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
   };
   std::unique_ptr<ConsoleFollower> console;
   std::optional<std::string> fallback;  // why the console log is not used
-  auto use_fallback = [&](std::string why) {
+  auto use_fallback = [&](std::string const& why) {
     if (fallback) return;
     fallback = why;
     console.reset();
