@@ -96,7 +96,7 @@ class KubeWait:
 
     def transcript(self) -> str:
         """What an operator saw: stdout, then stderr (prefixed `cosmicac-vmi:`)."""
-        return "$ cosmicac-vmi wait " + " ".join(self.argv[2:4]) + "\n" + self.output() + "\n" + self.stderr
+        return "$ cosmicac-vmi wait " + " ".join(self.argv[2:5]) + "\n" + self.output() + "\n" + self.stderr
 
     def stop(self) -> None:
         self._stop = True

@@ -69,6 +69,24 @@ def agent_fresh_boot(t):
     events.scan_for_secret(t, vm, reg.token, control="/dev/sr1")
     t.step("first boot: ENVS exact, nothing executed, events in graph order, token nowhere in the guest")
 
+    # `cosmicac-vmi wait` (issue 19), reading the same console through the
+    # (stand-in) API: each step in order, the pull's activity, exit 0 at ready.
+    rc = kube.finish(120)
+    out = kube.output()
+    t.expect(rc == 0, f"cosmicac-vmi wait exited {rc}, expected 0:\n{kube.transcript()}")
+    t.expect("agent events: the serial console log of pod" in out, f"wait does not name its source:\n{out}")
+    shown = [l.split("] ", 1)[1].split(" ")[0].rstrip(":") for _, l in kube.lines if l.startswith("agent [")]
+    t.expect(shown[:1] == ["config"],
+             f"wait's first agent step is not config: {shown}")
+    for step in ("disk", "docker", "credentials", "login", "pull", "container"):
+        t.expect(step in shown, f"wait did not show the {step} step: {shown}")
+    t.expect("agent [6/8] pull: extracting" in out, f"wait did not show the pull extracting:\n{out}")
+    t.expect(f"ready: container inference {info['Id'][:12]} (agent ready, VMI Ready)" in out,
+             f"wait's last line does not name the container:\n{kube.transcript()}")
+    t.expect(reg.token not in kube.transcript(), "the token appears in cosmicac-vmi wait's output")
+    (events.CAPTURES / f"{t.name}-wait.txt").write_text(kube.transcript())
+    t.step(f"cosmicac-vmi wait: exit 0 at ready, {len(kube.lines)} lines")
+
     # The serial console (what KubeVirt logs): the same run, in order, ending
     # ready; pull progress says downloading, then extracting.
     con1 = events.expect_console_mirror(t, vm, run1, secret=reg.token)
@@ -87,24 +105,6 @@ def agent_fresh_boot(t):
     t.metric("console_pull_progress_lines", len(pulls))
     t.step(f"console: {len(con1)} agent lines ending ready; pull activities {sorted(set(activities))}; "
            f"kept as {events.keep_console(t, vm)}")
-
-    # `cosmicac-vmi wait` (issue 19), reading the same console through the
-    # (stand-in) API: each step in order, the pull's activity, exit 0 at ready.
-    rc = kube.finish(120)
-    out = kube.output()
-    t.expect(rc == 0, f"cosmicac-vmi wait exited {rc}, expected 0:\n{kube.transcript()}")
-    t.expect("agent events: the serial console log of pod" in out, f"wait does not name its source:\n{out}")
-    shown = [l.split("] ", 1)[1].split(" ")[0].rstrip(":") for _, l in kube.lines if l.startswith("agent [")]
-    t.expect(shown[:1] == ["config"],
-             f"wait's first agent step is not config: {shown}")
-    for step in ("disk", "docker", "credentials", "login", "pull", "container"):
-        t.expect(step in shown, f"wait did not show the {step} step: {shown}")
-    t.expect("agent [6/8] pull: extracting" in out, f"wait did not show the pull extracting:\n{out}")
-    t.expect(f"ready: container inference {info['Id'][:12]} (agent ready, VMI Ready)" in out,
-             f"wait's last line does not name the container:\n{kube.transcript()}")
-    t.expect(reg.token not in kube.transcript(), "the token appears in cosmicac-vmi wait's output")
-    (events.CAPTURES / f"{t.name}-wait.txt").write_text(kube.transcript())
-    t.step(f"cosmicac-vmi wait: exit 0 at ready, {len(kube.lines)} lines")
 
     # Second boot, same disks: converges without the registry, same container.
     vm.qga.exec(["/bin/sh", "-c", "echo written-before-reboot > /data/marker && sync"], check=True)
