@@ -9,9 +9,13 @@ namespace {
 
 using readiness::terminal_safe;
 
-std::string gigabytes(std::uint64_t bytes) {
+// "9.0 GB", "12.3 MB", "512.0 kB": decimal units, one decimal.
+std::string size_text(std::uint64_t bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(bytes) / 1e9);
+  auto b = static_cast<double>(bytes);
+  if (b >= 1e9) std::snprintf(buf, sizeof buf, "%.1f GB", b / 1e9);
+  else if (b >= 1e6) std::snprintf(buf, sizeof buf, "%.1f MB", b / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
   return buf;
 }
 
@@ -20,10 +24,10 @@ std::string pull_text(readiness::PullProgress const& p) {
   // downloaded layer bytes, so once they are all in it is extracting.
   bool extracting = p.activity ? *p.activity == readiness::PullActivity::Extracting
                                : p.bytes_total > 0 && p.bytes_done >= p.bytes_total;
-  if (p.bytes_total == 0) return std::string(extracting ? "extracting" : "downloading") + " (" + gigabytes(p.bytes_done) + " GB so far)";
-  if (extracting) return "extracting (" + gigabytes(p.bytes_total) + " GB downloaded)";
-  return "downloading " + std::to_string(p.bytes_done * 100 / p.bytes_total) + "% (" + gigabytes(p.bytes_done) +
-         " of " + gigabytes(p.bytes_total) + " GB)";
+  if (p.bytes_total == 0) return std::string(extracting ? "extracting" : "downloading") + " (" + size_text(p.bytes_done) + " so far)";
+  if (extracting) return "extracting (" + size_text(p.bytes_total) + " downloaded)";
+  return "downloading " + std::to_string(p.bytes_done * 100 / p.bytes_total) + "% (" + size_text(p.bytes_done) +
+         " of " + size_text(p.bytes_total) + ")";
 }
 
 }  // namespace
@@ -91,8 +95,10 @@ void WaitPrinter::agent(readiness::Event const& e) {
     redraw();
     return;
   }
-  if (text == last_agent_) return;  // one line per change
-  last_agent_ = text;
+  // One line per change of a step (steps run in parallel: disk beside pull).
+  std::string& last = last_agent_[static_cast<std::size_t>(e.step)];
+  if (text == last) return;
+  last = text;
   line(text);
 }
 

@@ -7,6 +7,7 @@
 
 #include "host/follow.hpp"
 
+#include <array>
 #include <cstdio>
 #include <string>
 
@@ -14,7 +15,7 @@ namespace cosmicac::host {
 
 enum class WaitOutput { Tty, Lines, NdJson };
 
-// One line for an agent event, escaped ("pull: downloading 45% (9.0 of
+// One line for an agent event, escaped ("pull: downloading 45% (9.0 GB of
 // 20.0 GB)", "login failed: reason=auth message=\"…\""); empty for
 // heartbeats and state snapshots.
 std::string agent_event_text(readiness::Event const& e);
@@ -39,7 +40,7 @@ class WaitPrinter : public FollowSink {
   std::FILE* err_;
   std::string status_;        // the updating line's text (TTY)
   bool status_shown_ = false;
-  std::string last_agent_;    // the last agent line printed (Lines)
+  std::array<std::string, readiness::kStepCount> last_agent_;  // per step, the last line printed (Lines)
 };
 
 }  // namespace cosmicac::host

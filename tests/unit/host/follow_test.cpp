@@ -443,17 +443,25 @@ TEST_CASE("wait printer: a terminal gets one updating line; a pipe one line per 
   };
   auto [lines, lerr] = capture(WaitOutput::Lines, pulls);
   CHECK(lines ==
-        "agent [6/8] pull: downloading 20% (4.0 of 20.0 GB)\n"
+        "agent [6/8] pull: downloading 20% (4.0 GB of 20.0 GB)\n"
         "VirtualMachineInstance ns/job: phase=Running Ready=False\n"
         "agent [6/8] pull: extracting (20.0 GB downloaded)\n"
         "ready\n");  // the explicit "extracting" repeats the inferred one: no new line
   auto [tty, terr] = capture(WaitOutput::Tty, pulls);
   CHECK(tty ==
-        "\r\x1b[2Kagent [6/8] pull: downloading 20% (4.0 of 20.0 GB)"
+        "\r\x1b[2Kagent [6/8] pull: downloading 20% (4.0 GB of 20.0 GB)"
         "\r\x1b[2KVirtualMachineInstance ns/job: phase=Running Ready=False\n"
-        "\r\x1b[2Kagent [6/8] pull: downloading 20% (4.0 of 20.0 GB)"
+        "\r\x1b[2Kagent [6/8] pull: downloading 20% (4.0 GB of 20.0 GB)"
         "\r\x1b[2Kagent [6/8] pull: extracting (20.0 GB downloaded)"
         "\nready\n");
+  CHECK(agent_event_text(readiness::pull_progress(12'300'000, 0)) == "[6/8] pull: downloading (12.3 MB so far)");
+  // Steps run side by side: a disk line between two equal pull lines does not repeat the pull.
+  auto [side, serr] = capture(WaitOutput::Lines, [](WaitPrinter& p) {
+    p.agent(in_phase(readiness::pull_progress(512'000, 512'000), Phase::Running));
+    p.agent(in_phase(readiness::progress(Step::Disk, "formatting"), Phase::Running));
+    p.agent(in_phase(readiness::pull_progress(512'000, 512'000), Phase::Running));
+  });
+  CHECK(side == "agent [6/8] pull: extracting (512.0 kB downloaded)\nagent [2/8] disk progress: formatting\n");
   auto [nd, nderr] = capture(WaitOutput::NdJson, [](WaitPrinter& p) {
     p.agent(agent_failed(Reason::Auth, "bad\xc2\x9b\xe2\x80\xae"));
     p.object(Source::Vmi, "VirtualMachineInstance ns/job", "phase=Running");
