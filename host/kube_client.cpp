@@ -38,6 +38,35 @@ void set_blob(CURL* h, CURLoption opt, std::string_view bytes) {
 
 }  // namespace
 
+// A streaming transfer's state, shared with libcurl's callbacks.
+struct KubeClient::Transfer {
+  std::function<bool(std::string_view)> on_data;
+  std::atomic<bool> const* stop = nullptr;
+  long status = 0;  // known once the headers are in
+  CURL* handle = nullptr;
+  std::string error_body;
+};
+
+namespace {
+
+std::size_t stream_chunk(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* t = static_cast<KubeClient::Transfer*>(user);
+  if (t->status == 0) curl_easy_getinfo(t->handle, CURLINFO_RESPONSE_CODE, &t->status);
+  std::string_view chunk(data, size * n);
+  if (t->status < 200 || t->status >= 300) {
+    if (t->error_body.size() < (1u << 20)) t->error_body.append(chunk);
+    return size * n;
+  }
+  return t->on_data(chunk) ? size * n : 0;
+}
+
+int stream_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<KubeClient::Transfer*>(user);
+  return t->stop->load() ? 1 : 0;  // non-zero aborts the transfer
+}
+
+}  // namespace
+
 KubeClient::KubeClient(ClusterAccess access, std::chrono::seconds request_timeout)
     : access_(std::move(access)), timeout_(request_timeout) {
   global_init();
@@ -46,6 +75,19 @@ KubeClient::KubeClient(ClusterAccess access, std::chrono::seconds request_timeou
 KubeClient::~KubeClient() = default;
 
 Result<HttpResponse> KubeClient::request(std::string const& method, std::string const& path, std::string const& body) {
+  return perform(method, path, body, nullptr);
+}
+
+Result<HttpResponse> KubeClient::stream_get(std::string const& path, std::function<bool(std::string_view)> on_data,
+                                            std::atomic<bool> const& stop) {
+  Transfer t;
+  t.on_data = std::move(on_data);
+  t.stop = &stop;
+  return perform("GET", path, {}, &t);
+}
+
+Result<HttpResponse> KubeClient::perform(std::string const& method, std::string const& path, std::string const& body,
+                                         Transfer* stream) {
   Easy e;
   if (!e.h) return make_error(Reason::Internal, "curl_easy_init failed");
   CURL* h = e.h;
@@ -55,11 +97,24 @@ Result<HttpResponse> KubeClient::request(std::string const& method, std::string 
 
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp.body);
+  if (stream) {
+    stream->handle = h;
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, stream_chunk);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, stream);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, stream_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, stream);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 0L);
+    // A follow can be silent for minutes (the guest prints nothing); TCP
+    // keepalive notices a dead peer instead of a transfer timeout.
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  } else {
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp.body);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, static_cast<long>(timeout_.count()));
+  }
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT, static_cast<long>(timeout_.count()));
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);  // never carry the token to another host
@@ -113,11 +168,16 @@ Result<HttpResponse> KubeClient::request(std::string const& method, std::string 
   }
 
   CURLcode rc = curl_easy_perform(h);
+  if (stream && (rc == CURLE_ABORTED_BY_CALLBACK || (rc == CURLE_WRITE_ERROR && stream->status >= 200))) {
+    resp.status = stream->status;  // we ended it: stop was set or on_data declined
+    return resp;
+  }
   if (rc != CURLE_OK) {
     std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
     return make_error(Reason::Internal, method + " " + url + ": " + detail, /*transient=*/true);
   }
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp.status);
+  if (stream) resp.body = std::move(stream->error_body);
   return resp;
 }
 

@@ -6,9 +6,12 @@
 #include "common/error.hpp"
 #include "host/cluster_access.hpp"
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace cosmicac::host {
 
@@ -29,9 +32,21 @@ class KubeClient {
   // any HTTP status is a response.
   Result<HttpResponse> request(std::string const& method, std::string const& path, std::string const& body = {});
 
+  // A GET whose body is consumed as it arrives (pods/log?follow=true): a 2xx
+  // body goes to on_data chunk by chunk and is not kept; another status's body
+  // is returned in the response. No overall timeout: it ends when the server
+  // closes, on_data returns false, or `stop` becomes true (seen within ~0.2 s).
+  Result<HttpResponse> stream_get(std::string const& path, std::function<bool(std::string_view)> on_data,
+                                  std::atomic<bool> const& stop);
+
   ClusterAccess const& access() const { return access_; }
 
+  struct Transfer;  // a streaming transfer's state (kube_client.cpp only)
+
  private:
+  Result<HttpResponse> perform(std::string const& method, std::string const& path, std::string const& body,
+                               Transfer* stream);
+
   ClusterAccess access_;
   std::chrono::seconds timeout_;
 };

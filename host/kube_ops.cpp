@@ -1,6 +1,5 @@
 #include "host/kube_ops.hpp"
 
-#include <thread>
 
 namespace cosmicac::host {
 namespace {
@@ -209,86 +208,6 @@ Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, S
     else return api_error("deleting " + step.object, *resp);
   }
   return ok();
-}
-
-VmiState assess_vmi(Json const& vmi) {
-  VmiState s;
-  s.found = true;
-  Json const empty = Json::object();
-  Json const& status = vmi.contains("status") && vmi["status"].is_object() ? vmi["status"] : empty;
-  s.phase = status.value("phase", "");
-  if (s.phase.empty()) s.phase = "Pending";
-  std::string ready_status = "Unknown";
-  std::string ready_detail;
-  std::string other;
-  if (status.contains("conditions") && status["conditions"].is_array()) {
-    for (auto const& c : status["conditions"]) {
-      if (!c.is_object()) continue;
-      std::string type = c.value("type", "");
-      std::string st = c.value("status", "");
-      if (type == "Ready") {
-        ready_status = st;
-        std::string reason = c.value("reason", "");
-        std::string message = c.value("message", "");
-        if (!reason.empty() || !message.empty())
-          ready_detail = " (" + reason + (reason.empty() || message.empty() ? "" : ": ") + message + ")";
-      } else if (!type.empty()) {
-        other += " " + type + "=" + st;
-      }
-    }
-  }
-  s.ready = ready_status == "True";
-  s.terminal = s.phase == "Failed" || s.phase == "Succeeded";
-  s.summary = "phase=" + s.phase + " Ready=" + ready_status + ready_detail + other;
-  return s;
-}
-
-Result<VmiState> wait_for_ready(KubeClient& client, std::string const& ns, std::string const& name,
-                                WaitOptions const& opts, Say const& say) {
-  using clock = std::chrono::steady_clock;
-  auto deadline = clock::now() + opts.timeout;
-  std::string path = vmi_path(ns, name);
-  std::string who = "VirtualMachineInstance " + ns + "/" + name;
-  std::string last_summary = "no response yet";
-  std::string last_said;
-  for (;;) {
-    auto resp = client.request("GET", path);
-    std::string now_summary;
-    if (!resp) {
-      now_summary = "API unreachable: " + resp.error().message;
-    } else if (resp->status == 200) {
-      Json vmi;
-      try {
-        vmi = Json::parse(resp->body);
-      } catch (nlohmann::json::parse_error const&) {
-        return make_error(Reason::Internal, "GET " + who + ": the response is not JSON");
-      }
-      VmiState st = assess_vmi(vmi);
-      now_summary = st.summary;
-      if (now_summary != last_said) say(who + ": " + now_summary);
-      last_said = now_summary;
-      if (st.ready) return st;
-      if (st.terminal)
-        return make_error(Reason::Internal, who + " reached phase " + st.phase + " and will never become ready (" +
-                                                st.summary + ")");
-    } else if (resp->status == 404) {
-      now_summary = "not found (not created yet, or deleted)";
-    } else if (resp->status == 401 || resp->status == 403) {
-      return api_error("getting " + who, *resp);
-    } else {
-      now_summary = "HTTP " + std::to_string(resp->status) + " from the API server";
-    }
-    if (now_summary != last_said) say(who + ": " + now_summary);
-    last_said = now_summary;
-    last_summary = now_summary;
-    auto now = clock::now();
-    if (now >= deadline) {
-      auto secs = std::chrono::duration_cast<std::chrono::seconds>(opts.timeout).count();
-      return make_error(Reason::Internal, who + " did not become ready within " + std::to_string(secs) +
-                                              "s; last state: " + last_summary);
-    }
-    std::this_thread::sleep_for(std::min<clock::duration>(opts.interval, deadline - now));
-  }
 }
 
 }  // namespace cosmicac::host

@@ -1,6 +1,5 @@
-// What cosmicac-vmi does to a cluster, in the verbs of host/rbac/role.yaml
-// only (create, get, delete): create-or-keep, delete, and waiting for the VMI
-// by polling GET. Each operation reports progress through a callback (the CLI
+// What cosmicac-vmi does to a cluster, in the verbs of host/rbac/role.yaml:
+// create-or-keep and delete (waiting is host/follow.hpp). Each operation reports progress through a callback (the CLI
 // prints it; tests collect it).
 #pragma once
 
@@ -50,26 +49,5 @@ struct DeleteStep {
 std::vector<DeleteStep> plan_delete(JobSpec const& spec, bool delete_data);
 // 404 counts as already deleted.
 Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, Say const& say);
-
-// What a VMI's status says, as a pure function of the object.
-struct VmiState {
-  bool found = false;
-  std::string phase;    // Pending, Scheduling, Scheduled, Running, Succeeded, Failed, Unknown
-  bool ready = false;   // condition Ready=True
-  bool terminal = false;  // Succeeded/Failed: it will never become ready
-  std::string summary;  // "phase=Running Ready=False (reason: ...)"
-};
-VmiState assess_vmi(Json const& vmi);
-
-struct WaitOptions {
-  std::chrono::milliseconds timeout{std::chrono::minutes(20)};
-  std::chrono::milliseconds interval{std::chrono::seconds(5)};
-};
-
-// Polls GET until Ready, a terminal phase (error), an auth error, or the
-// timeout (error naming the last state seen). Transport errors and 5xx are
-// retried until the timeout. Progress is reported when the state changes.
-Result<VmiState> wait_for_ready(KubeClient& client, std::string const& ns, std::string const& name,
-                                WaitOptions const& opts, Say const& say);
 
 }  // namespace cosmicac::host

@@ -2,15 +2,20 @@
 // VM (README, "cosmicac-vmi"). Exit status: 0 ok, 1 failure, 2 usage or spec
 // error.
 #include "host/duration.hpp"
+#include "host/follow.hpp"
 #include "host/job_spec.hpp"
 #include "host/kube_client.hpp"
 #include "host/kube_ops.hpp"
 #include "host/kubeconfig.hpp"
 #include "host/manifests.hpp"
 #include "host/userdata.hpp"
+#include "host/wait_printer.hpp"
 #include "host/yaml_json.hpp"
 #include "readiness/event.hpp"
+#include "readiness/terminal_text.hpp"
 #include "readiness/socket_follower.hpp"
+
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -34,7 +39,9 @@ constexpr const char* kUsageText =
     "  render -f SPEC [-o yaml|json]   print the manifests (YAML stream, or a v1 List)\n"
     "  render-userdata -f SPEC         print only the cloud-init user-data\n"
     "  apply -f SPEC                   create the objects (existing ones are kept)\n"
-    "  wait NAME [-n NS] | -f SPEC     wait until the VMI is Ready [--timeout 20m] [--interval 5s]\n"
+    "  wait NAME [-n NS] | -f SPEC     follow the VMI, its DataVolume, launcher pod and the agent's events\n"
+    "                                  (serial console log) until ready or failed [--timeout 20m]\n"
+    "                                  [--schedule-timeout 5m] [--interval 5s] [--json: agent events as NDJSON]\n"
     "  wait --serial SOCKET [--json]   follow the agent's virtio-serial port (QEMU's host end) until ready\n"
     "  delete -f SPEC [--delete-data]  delete the VMI, its root DataVolume and user-data Secret;\n"
     "                                  the data PVC only with --delete-data\n"
@@ -156,6 +163,12 @@ int cmd_apply(std::vector<std::string> const& argv) {
   return kOk;
 }
 
+// --json: NDJSON; a terminal: one updating line; else a line per change.
+WaitOutput output_mode(Args const& a) {
+  if (a.flags.count("--json") > 0) return WaitOutput::NdJson;
+  return ::isatty(STDOUT_FILENO) ? WaitOutput::Tty : WaitOutput::Lines;
+}
+
 // `wait --serial SOCKET`: readiness straight from the agent's virtio-serial
 // port (QEMU exposes its host end as a unix socket; KubeVirt does not, so
 // there `wait` reads the VMI's Ready condition instead). Prints every event;
@@ -169,46 +182,39 @@ int wait_serial(Args const& a) {
     timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
   }
   bool const raw = a.flags.count("--json") > 0;
+  WaitPrinter printer(output_mode(a), stdout, stderr);
   readiness::SocketFollower follower(opt(a, "--serial"));
   std::optional<readiness::Event> last;
   auto end = follower.run(std::chrono::steady_clock::now() + timeout, [&](readiness::Event const& e) {
-    if (raw) {
-      std::string line = readiness::to_json_line(e);
-      std::fwrite(line.data(), 1, line.size(), stdout);
-    } else if (e.step != readiness::Step::Heartbeat) {
-      std::printf("%-8s %-12s %-9s %s\n", std::string(readiness::phase_name(e.phase)).c_str(),
-                  std::string(readiness::step_name(e.step)).c_str(),
-                  e.status ? std::string(readiness::status_name(*e.status)).c_str() : "",
-                  e.reason ? (std::string(reason_name(*e.reason)) + ": " + e.message).c_str() : e.message.c_str());
-    }
-    std::fflush(stdout);
+    printer.agent(e);
     last = e;
     return e.phase != readiness::Phase::Ready && e.phase != readiness::Phase::Failed;
   });
   if (!end) return fail(kFailure, end.error().message);
   if (last && last->phase == readiness::Phase::Ready) {
     std::string const summary =
-        "ready" + (last->container ? ": container " + last->container->name + " " + last->container->id.substr(0, 12)
+        "ready" + (last->container ? ": container " + readiness::terminal_safe(last->container->name) + " " +
+                                         readiness::terminal_safe(last->container->id.substr(0, 12))
                                    : std::string());
     // With --json, stdout carries event lines only (a consumer parses each line).
-    if (raw)
-      std::fprintf(stderr, "cosmicac-vmi: %s\n", summary.c_str());
-    else
-      say(summary);
+    printer.final_line(summary, raw);
     return kOk;
   }
-  if (last && last->phase == readiness::Phase::Failed)
-    return fail(kFailure, "bootstrap failed" + (last->reason ? ": " + std::string(reason_name(*last->reason)) : std::string()) +
-                              (last->message.empty() ? std::string() : " (" + last->message + ")"));
+  if (last && last->phase == readiness::Phase::Failed) {
+    printer.end_progress();
+    return fail(kFailure, "bootstrap failed: reason=" + std::string(reason_name(last->reason.value_or(Reason::Internal))) +
+                              " message=" + readiness::terminal_quoted(last->message));
+  }
   return fail(kFailure, "no readiness within the timeout" +
-                            (follower.last_error().empty() ? std::string() : " (last: " + follower.last_error() + ")"));
+                            (follower.last_error().empty() ? std::string()
+                                                           : " (last: " + readiness::terminal_safe(follower.last_error()) + ")"));
 }
 
 int cmd_wait(std::vector<std::string> const& argv) {
   std::string err;
   auto a = parse_args(argv,
                       {"-f", "--filename", "--kubeconfig", "--context", "--timeout", "--interval", "-n", "--namespace",
-                       "--serial"},
+                       "--serial", "--schedule-timeout"},
                       {"--json"}, err);
   if (!a) return usage_error(err);
   if (!opt(*a, "--serial").empty()) return wait_serial(*a);
@@ -226,8 +232,9 @@ int cmd_wait(std::vector<std::string> const& argv) {
   } else {
     return usage_error("wait needs a VMI NAME or -f SPEC");
   }
-  WaitOptions w;
-  for (auto [key, field] : {std::pair{"--timeout", &w.timeout}, std::pair{"--interval", &w.interval}}) {
+  FollowOptions w;
+  for (auto [key, field] : {std::pair{"--timeout", &w.timeout}, std::pair{"--interval", &w.interval},
+                            std::pair{"--schedule-timeout", &w.schedule_timeout}}) {
     if (opt(*a, key).empty()) continue;
     auto d = parse_duration(opt(*a, key));
     if (!d) return usage_error(std::string(key) + ": " + d.error().message);
@@ -237,9 +244,13 @@ int cmd_wait(std::vector<std::string> const& argv) {
   if (!access) return fail(kFailure, access.error().message);
   if (ns.empty()) ns = access->default_namespace;
   KubeClient client(std::move(*access));
-  auto st = wait_for_ready(client, ns, name, w, say);
-  if (!st) return fail(kFailure, st.error().message);
-  say("VirtualMachineInstance " + ns + "/" + name + " is ready");
+  WaitPrinter printer(output_mode(*a), stdout, stderr);
+  auto st = follow_vmi(client, ns, name, w, printer);
+  if (!st) {
+    printer.end_progress();
+    return fail(kFailure, st.error().message);  // escaped by follow_vmi
+  }
+  printer.final_line(st->summary, false);
   return kOk;
 }
 

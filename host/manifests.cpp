@@ -99,6 +99,12 @@ Json vmi(JobSpec const& spec) {
     networks.push_back(Json{{"name", "overlay"}, {"multus", Json{{"networkName", spec.overlay_network}}}});
   }
   devices["interfaces"] = interfaces;
+  // The agent mirrors its readiness events to ttyS0; KubeVirt streams that
+  // console as the launcher pod's `guest-console-log` container, which is how
+  // `cosmicac-vmi wait` learns why the agent failed. Both explicit, so a
+  // cluster-wide default does not decide.
+  devices["autoattachSerialConsole"] = true;
+  devices["logSerialConsole"] = true;
 
   // Readiness comes from the agent through the guest agent (KubeVirt cannot
   // attach a custom virtio-serial port to a VMI). `status` exits 0 once the

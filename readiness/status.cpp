@@ -2,35 +2,12 @@
 
 #include "readiness/boot_id.hpp"
 #include "readiness/state_file.hpp"
+#include "readiness/terminal_text.hpp"
 
 #include <sys/stat.h>
 
-#include <cstdio>
-
 namespace cosmicac::readiness {
 namespace {
-
-// Double-quoted, with \" \\ and control bytes escaped: stays one line.
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (u < 0x20 || u == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
-  return out;
-}
 
 bool active(StepStatus s) { return s == StepStatus::Started || s == StepStatus::Progress; }
 
@@ -80,10 +57,10 @@ std::string status_line(State const& s) {
     case Phase::Ready: {
       std::string line = "ready";
       if (s.container) {
-        line += " container=" + s.container->name;
-        line += " id=" + s.container->id.substr(0, 12);
-        line += " image=" + s.container->image;
-        line += " digest=" + s.container->image_digest;
+        line += " container=" + terminal_safe(s.container->name);
+        line += " id=" + terminal_safe(s.container->id.substr(0, 12));
+        line += " image=" + terminal_safe(s.container->image);
+        line += " digest=" + terminal_safe(s.container->image_digest);
       }
       return line;
     }
@@ -94,7 +71,7 @@ std::string status_line(State const& s) {
         line += " step=";
         line += step_name(*s.failed_step);
       }
-      line += " message=" + quoted(s.message);
+      line += " message=" + terminal_quoted(s.message);
       return line;
     }
   }

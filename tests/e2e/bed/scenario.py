@@ -62,6 +62,7 @@ class Ctx:
         self.metrics: dict[str, float | str] = {}
         self.registries: list[Registry] = []
         self.vms: list[VM] = []
+        self.cleanups: list = []  # callables run first by finish (e.g. host-side helper processes)
         self.image = image_mod.get_image()
 
     # ---- logging / assertions --------------------------------------------
@@ -176,6 +177,8 @@ class Ctx:
 
     # ---- end --------------------------------------------------------------
     def finish(self, error: BaseException | None) -> int:
+        for cleanup in self.cleanups:
+            cleanup()
         for vm in self.vms:
             vm.kill()
         for reg in self.registries:

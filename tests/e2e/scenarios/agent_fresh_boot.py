@@ -5,6 +5,7 @@ original script mangled or executed; v1 image. The example the other agent
 scenarios follow."""
 
 from bed import checks, events
+from bed.kube_standin import KubeWait
 from bed.registry_of_scenarios import scenario
 
 # The original script's failures: JS-style objects with a URL (":" and "//"),
@@ -33,6 +34,7 @@ def agent_fresh_boot(t):
               config=t.config(MNT="/data", IMG=t.image_ref("v1"), NAME="inference", ENVS=ENVS),
               agent_binary=agent, units=[t.agent_unit()])
     vm.boot()
+    kube = KubeWait(t, vm)  # `cosmicac-vmi wait inference` follows this boot's console through the stand-in
     t.metric("boot_to_multi_user_s", round(vm.wait_booted(600), 1))
     final = events.wait_final(vm, 900)
     t.metric("boot_to_ready_s", round(vm.elapsed(), 1))
@@ -66,6 +68,24 @@ def agent_fresh_boot(t):
     t.expect(f"id={info['Id'][:12]}" in line, f"status does not name the container: {line}")
     events.scan_for_secret(t, vm, reg.token, control="/dev/sr1")
     t.step("first boot: ENVS exact, nothing executed, events in graph order, token nowhere in the guest")
+
+    # `cosmicac-vmi wait` (issue 19), reading the same console through the
+    # (stand-in) API: each step in order, the pull's activity, exit 0 at ready.
+    rc = kube.finish(120)
+    out = kube.output()
+    t.expect(rc == 0, f"cosmicac-vmi wait exited {rc}, expected 0:\n{kube.transcript()}")
+    t.expect("agent events: the serial console log of pod" in out, f"wait does not name its source:\n{out}")
+    shown = [l.split("] ", 1)[1].split(" ")[0].rstrip(":") for _, l in kube.lines if l.startswith("agent [")]
+    t.expect(shown[:1] == ["config"],
+             f"wait's first agent step is not config: {shown}")
+    for step in ("disk", "docker", "credentials", "login", "pull", "container"):
+        t.expect(step in shown, f"wait did not show the {step} step: {shown}")
+    t.expect("agent [6/8] pull: extracting" in out, f"wait did not show the pull extracting:\n{out}")
+    t.expect(f"ready: container inference {info['Id'][:12]} (agent ready, VMI Ready)" in out,
+             f"wait's last line does not name the container:\n{kube.transcript()}")
+    t.expect(reg.token not in kube.transcript(), "the token appears in cosmicac-vmi wait's output")
+    (events.CAPTURES / f"{t.name}-wait.txt").write_text(kube.transcript())
+    t.step(f"cosmicac-vmi wait: exit 0 at ready, {len(kube.lines)} lines")
 
     # The serial console (what KubeVirt logs): the same run, in order, ending
     # ready; pull progress says downloading, then extracting.

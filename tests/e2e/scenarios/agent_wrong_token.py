@@ -6,6 +6,7 @@ import json
 import time
 
 from bed import events as ev_mod
+from bed.kube_standin import KubeWait
 from bed.registry_of_scenarios import scenario
 
 WRONG_TOKEN = "wrong-tok-5b7d1c9e3a"
@@ -20,6 +21,7 @@ def agent_wrong_token(t):
               config=t.config(IMG=t.image_ref("v1"), NAME="inference"),
               agent_binary=agent, units=[t.agent_unit()])
     vm.boot()
+    kube = KubeWait(t, vm)  # `cosmicac-vmi wait inference` follows this boot's console through the stand-in
     t.metric("boot_to_multi_user_s", round(vm.wait_booted(600), 1))
     line = vm.wait_serial(lambda l: '"phase":"failed"' in l or '"phase":"ready"' in l, 900)
     t.metric("boot_to_failed_s", round(vm.elapsed(), 1))
@@ -76,3 +78,19 @@ def agent_wrong_token(t):
              f"the console shows a pull: {ev_mod.summary(con)}")
     t.step(f"console: {failed_lines[0]['step']} failed ({failed_lines[0]['reason']}): "
            f"{failed_lines[0].get('message', '')[:80]}; kept as {ev_mod.keep_console(t, vm)}")
+
+    # `cosmicac-vmi wait` (issue 19): the same failure, read from the console
+    # log through the (stand-in) API, exits 1 with reason auth within 10 s of
+    # the console showing it — not at its 20-minute timeout.
+    rc = kube.finish(120)
+    t.expect(rc == 1, f"cosmicac-vmi wait exited {rc}, expected 1:\n{kube.transcript()}")
+    t.expect("bootstrap failed: reason=auth step=login message=" in kube.stderr,
+             f"cosmicac-vmi wait did not name reason auth:\n{kube.transcript()}")
+    t.expect("agent [5/8] login failed: reason=auth" in kube.output(), f"no login failure line:\n{kube.transcript()}")
+    t.expect(WRONG_TOKEN not in kube.transcript(), "the token appears in cosmicac-vmi wait's output")
+    t.expect(kube.console_final_at is not None, "the console never showed the failed line to the watcher")
+    lag = kube.exited_at - kube.console_final_at
+    t.metric("console_failed_to_wait_exit_s", round(lag, 2))
+    t.expect(lag <= 10, f"cosmicac-vmi wait exited {lag:.1f} s after the console showed the failure (limit 10 s)")
+    (ev_mod.CAPTURES / f"{t.name}-wait.txt").write_text(kube.transcript())
+    t.step(f"cosmicac-vmi wait: exit 1, {lag:.1f} s after the console's failed line")

@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
 
 namespace cosmicac::test {
@@ -18,6 +20,77 @@ std::string status_body(int code, std::string const& reason, std::string const& 
       .dump();
 }
 
+// The path's last segment and its resource, for a NotFound Status's details.
+nlohmann::json not_found_body(std::string const& path) {
+  auto slash = path.rfind('/');
+  std::string name = path.substr(slash + 1);
+  std::string collection = path.substr(0, slash);
+  std::string kind = collection.substr(collection.rfind('/') + 1);
+  return nlohmann::json{{"kind", "Status"},
+                        {"apiVersion", "v1"},
+                        {"metadata", nlohmann::json::object()},
+                        {"status", "Failure"},
+                        {"message", kind + " \"" + name + "\" not found"},
+                        {"reason", "NotFound"},
+                        {"details", {{"name", name}, {"kind", kind}}},
+                        {"code", 404}};
+}
+
+std::string now_stamp() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  std::tm tm{};
+  ::gmtime_r(&ts.tv_sec, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[96];
+  std::snprintf(out, sizeof out, "%s.%09ldZ", buf, ts.tv_nsec);
+  return out;
+}
+
+std::string query_param(std::string const& target, std::string const& key) {
+  auto q = target.find('?');
+  if (q == std::string::npos) return {};
+  std::string query = target.substr(q + 1);
+  std::size_t pos = 0;
+  while (pos <= query.size()) {
+    auto amp = query.find('&', pos);
+    std::string kv = query.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
+    auto eq = kv.find('=');
+    if (kv.substr(0, eq) == key) {
+      std::string raw = eq == std::string::npos ? "" : kv.substr(eq + 1), out;
+      for (std::size_t i = 0; i < raw.size(); ++i) {
+        if (raw[i] == '%' && i + 2 < raw.size()) {
+          out += static_cast<char>(std::stoi(raw.substr(i + 1, 2), nullptr, 16));
+          i += 2;
+        } else {
+          out += raw[i] == '+' ? ' ' : raw[i];
+        }
+      }
+      return out;
+    }
+    if (amp == std::string::npos) break;
+    pos = amp + 1;
+  }
+  return {};
+}
+
+// "a=b,c=d" against an object's metadata.labels (equality only).
+bool labels_match(nlohmann::json const& obj, std::string const& selector) {
+  std::size_t pos = 0;
+  while (pos < selector.size()) {
+    auto comma = selector.find(',', pos);
+    std::string term = selector.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    auto eq = term.find('=');
+    std::string k = term.substr(0, eq), v = eq == std::string::npos ? "" : term.substr(eq + 1);
+    auto const& labels = obj["metadata"].value("labels", nlohmann::json::object());
+    if (!labels.contains(k) || labels[k] != v) return false;
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return true;
+}
+
 std::string reason_phrase(int code) {
   switch (code) {
     case 200: return "OK";
@@ -25,6 +98,7 @@ std::string reason_phrase(int code) {
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
     case 404: return "Not Found";
+    case 400: return "Bad Request";
     case 409: return "Conflict";
     case 503: return "Service Unavailable";
     default: return "Status";
@@ -55,8 +129,41 @@ ApiServerStandIn::ApiServerStandIn(std::string expected_authorization) : expecte
 
 ApiServerStandIn::~ApiServerStandIn() {
   stop_ = true;
+  {
+    std::lock_guard l(mu_);
+    ++log_generation_;
+  }
+  log_cv_.notify_all();
   thread_.join();
+  for (auto& t : streams_) t.join();
   ::close(listen_fd_);
+}
+
+void ApiServerStandIn::append_log(std::string const& pod, std::string const& container, std::string const& text) {
+  {
+    std::lock_guard l(mu_);
+    std::string key = pod + "/" + container;
+    std::string& partial = log_partial_[key];
+    partial += text;
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1)
+      logs_[key].push_back({now_stamp(), partial.substr(start, nl - start)});
+    partial.erase(0, start);
+  }
+  log_cv_.notify_all();
+}
+
+void ApiServerStandIn::drop_log_streams() {
+  {
+    std::lock_guard l(mu_);
+    ++log_generation_;
+  }
+  log_cv_.notify_all();
+}
+
+void ApiServerStandIn::refuse_log(std::string const& pod, int status) {
+  std::lock_guard l(mu_);
+  log_refusals_[pod] = status;
 }
 
 std::string ApiServerStandIn::url() const { return "http://127.0.0.1:" + std::to_string(port_); }
@@ -145,7 +252,24 @@ void ApiServerStandIn::serve() {
         auth = head.substr(start, end - start);
         while (!auth.empty() && auth.front() == ' ') auth.erase(0, 1);
       }
-      std::string response = handle(method, target, auth, body);
+      std::string path = target.substr(0, target.find('?'));
+      if (method == "GET" && path.ends_with("/log")) {
+        std::string refusal;
+        {
+          std::lock_guard l(mu_);
+          requests_.push_back(method + " " + target);
+          auths_.push_back(auth);
+          refusal = precheck(method, path, auth);
+        }
+        if (refusal.empty()) {
+          streams_.emplace_back([this, fd, target] { stream_log(fd, target); });
+          continue;  // the stream thread owns fd
+        }
+        data = refusal;
+      } else {
+        data = handle(method, target, auth, body);
+      }
+      std::string const& response = data;
       std::size_t off = 0;
       while (off < response.size()) {
         ssize_t n = ::write(fd, response.data() + off, response.size() - off);
@@ -157,6 +281,100 @@ void ApiServerStandIn::serve() {
   }
 }
 
+namespace {
+std::string http_response(int code, std::string const& out) {
+  return "HTTP/1.1 " + std::to_string(code) + " " + reason_phrase(code) +
+         "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " + std::to_string(out.size()) +
+         "\r\n\r\n" + out;
+}
+}  // namespace
+
+// Scripted failures, authentication, denial, unserved groups (mu_ held):
+// the response to send instead, or empty.
+std::string ApiServerStandIn::precheck(std::string const& method, std::string const& path, std::string const& auth) {
+  if (fail_count_ > 0) {
+    --fail_count_;
+    return http_response(fail_status_, status_body(fail_status_, "ServiceUnavailable", "stand-in: scripted failure"));
+  }
+  if (!expected_auth_.empty() && auth != expected_auth_)
+    return http_response(401, status_body(401, "Unauthorized", "Unauthorized"));
+  for (auto const& [m, prefix] : denied_)
+    if (m == method && path.rfind(prefix, 0) == 0)
+      return http_response(403, status_body(403, "Forbidden", "stand-in: " + method + " on " + path + " is forbidden"));
+  for (auto const& prefix : unserved_)
+    if (path.rfind(prefix, 0) == 0)
+      return http_response(404, status_body(404, "NotFound", "the server could not find the requested resource"));
+  return {};
+}
+
+// GET …/pods/NAME/log?container=C[&follow=true][&timestamps=true][&sinceTime=T]:
+// the lines so far; with follow, then each new line until dropped.
+void ApiServerStandIn::stream_log(int fd, std::string target) {
+  auto send = [fd](std::string const& s) {
+    std::size_t off = 0;
+    while (off < s.size()) {
+      ssize_t n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      off += static_cast<std::size_t>(n);
+    }
+    return true;
+  };
+  std::string path = target.substr(0, target.find('?'));
+  std::string pod_path = path.substr(0, path.size() - 4);
+  std::string pod = pod_path.substr(pod_path.rfind('/') + 1);
+  std::string container = query_param(target, "container");
+  bool follow = query_param(target, "follow") == "true";
+  bool stamps = query_param(target, "timestamps") == "true";
+  std::string since = query_param(target, "sinceTime");
+  std::unique_lock l(mu_);
+  auto pod_it = objects_.find(pod_path);
+  std::string refusal;
+  if (pod_it == objects_.end()) {
+    refusal = http_response(404, not_found_body(pod_path).dump());
+  } else if (auto r = log_refusals_.find(pod); r != log_refusals_.end()) {
+    refusal = http_response(r->second, status_body(r->second, r->second == 403 ? "Forbidden" : "BadRequest",
+                                                   "stand-in: pods \"" + pod + "\" log refused"));
+  } else {
+    bool known = false;
+    for (auto const& c : pod_it->second["spec"].value("containers", nlohmann::json::array()))
+      if (c.value("name", "") == container) known = true;
+    if (!known)
+      refusal = http_response(400, status_body(400, "BadRequest",
+                                               "container " + container + " is not valid for pod " + pod));
+  }
+  if (!refusal.empty()) {
+    l.unlock();
+    send(refusal);
+    ::close(fd);
+    return;
+  }
+  // Like the kubelet's stream: no length, the body ends when the stream does.
+  l.unlock();
+  bool alive = send("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n");
+  l.lock();
+  std::string key = pod + "/" + container;
+  std::size_t next = 0;
+  std::uint64_t generation = log_generation_;
+  while (alive) {
+    auto const& lines = logs_[key];
+    std::string out;
+    for (; next < lines.size(); ++next) {
+      if (!since.empty() && lines[next].stamp.substr(0, 19) < since.substr(0, 19)) continue;
+      out += (stamps ? lines[next].stamp + " " : std::string()) + lines[next].text + "\n";
+    }
+    if (!out.empty()) {
+      l.unlock();
+      alive = send(out);
+      l.lock();
+    }
+    if (!follow || stop_ || generation != log_generation_) break;
+    log_cv_.wait_for(l, std::chrono::milliseconds(100));
+    if (generation != log_generation_) break;
+  }
+  l.unlock();
+  ::close(fd);
+}
+
 std::string ApiServerStandIn::handle(std::string const& method, std::string const& target, std::string const& auth,
                                      std::string const& body) {
   std::lock_guard l(mu_);
@@ -165,36 +383,8 @@ std::string ApiServerStandIn::handle(std::string const& method, std::string cons
   std::string path = target.substr(0, target.find('?'));
   int code = 200;
   std::string out;
-  auto respond = [&] {
-    return "HTTP/1.1 " + std::to_string(code) + " " + reason_phrase(code) +
-           "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " + std::to_string(out.size()) +
-           "\r\n\r\n" + out;
-  };
-  if (fail_count_ > 0) {
-    --fail_count_;
-    code = fail_status_;
-    out = status_body(code, "ServiceUnavailable", "stand-in: scripted failure");
-    return respond();
-  }
-  if (!expected_auth_.empty() && auth != expected_auth_) {
-    code = 401;
-    out = status_body(401, "Unauthorized", "Unauthorized");
-    return respond();
-  }
-  for (auto const& [m, prefix] : denied_) {
-    if (m == method && path.rfind(prefix, 0) == 0) {
-      code = 403;
-      out = status_body(403, "Forbidden", "stand-in: " + method + " on " + path + " is forbidden");
-      return respond();
-    }
-  }
-  for (auto const& prefix : unserved_) {
-    if (path.rfind(prefix, 0) == 0) {
-      code = 404;
-      out = status_body(404, "NotFound", "the server could not find the requested resource");
-      return respond();
-    }
-  }
+  auto respond = [&] { return http_response(code, out); };
+  if (auto refusal = precheck(method, path, auth); !refusal.empty()) return refusal;
   if (method == "POST") {
     nlohmann::json obj;
     try {
@@ -218,11 +408,32 @@ std::string ApiServerStandIn::handle(std::string const& method, std::string cons
     out = obj.dump();
     return respond();
   }
+  if (method == "GET" && (path.ends_with("/pods") || path.ends_with("/events"))) {
+    // A list: the objects directly under the collection, filtered.
+    std::string selector = query_param(target, "labelSelector");
+    std::string field = query_param(target, "fieldSelector");
+    nlohmann::json items = nlohmann::json::array();
+    for (auto const& [p, o] : objects_) {
+      if (p.rfind(path + "/", 0) != 0 || p.find('/', path.size() + 1) != std::string::npos) continue;
+      if (!selector.empty() && !labels_match(o, selector)) continue;
+      if (field.rfind("involvedObject.name=", 0) == 0 &&
+          o.value("involvedObject", nlohmann::json::object()).value("name", "") != field.substr(20))
+        continue;
+      items.push_back(o);
+    }
+    bool events = path.ends_with("/events");
+    out = nlohmann::json{{"kind", events ? "EventList" : "PodList"},
+                         {"apiVersion", "v1"},
+                         {"metadata", {{"resourceVersion", "1"}}},
+                         {"items", items}}
+              .dump();
+    return respond();
+  }
   if (method == "GET") {
     auto it = objects_.find(path);
     if (it == objects_.end()) {
       code = 404;
-      out = status_body(404, "NotFound", "not found");
+      out = not_found_body(path).dump();
       return respond();
     }
     nlohmann::json obj = it->second;

@@ -3,13 +3,18 @@
 // semantics cosmicac-vmi relies on — create (201, with a metadata.uid) / AlreadyExists (409), get,
 // delete (200/404), bearer-token and basic authentication (401), per-verb
 // denial (403), an API group that is not served (404), and a scripted VMI
-// status that advances on each GET. It is not a Kubernetes implementation:
+// status that advances on each GET; lists of pods (labelSelector) and events
+// (fieldSelector involvedObject.name); a container's log, whole or followed
+// (follow=true streams until the test drops it; timestamps=true, sinceTime),
+// fed by the test. Failure bodies are metav1.Status objects (kind Status,
+// reason, code, details {name, kind}). It is not a Kubernetes implementation:
 // no validation, no watch, no resourceVersion semantics.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -42,6 +47,15 @@ class ApiServerStandIn {
   // Pre-existing object (for 409 / delete tests).
   void put(std::string object_path, nlohmann::json object);
 
+  // A container's log: lines appended here are stamped with the time they
+  // arrive (RFC 3339, ns) and reach every follower at once.
+  void append_log(std::string const& pod, std::string const& container, std::string const& text);
+  // Ends every follow stream now (the server side of a dropped connection);
+  // the lines stay, later GETs see them again.
+  void drop_log_streams();
+  // Log GETs for this pod get this status (e.g. 403) instead of the log.
+  void refuse_log(std::string const& pod, int status);
+
   bool has(std::string const& object_path) const;
   nlohmann::json get(std::string const& object_path) const;
   std::vector<std::string> requests() const;  // "POST /api/v1/..." in order
@@ -51,7 +65,13 @@ class ApiServerStandIn {
   void serve();
   std::string handle(std::string const& method, std::string const& path, std::string const& auth,
                      std::string const& body);
+  std::string precheck(std::string const& method, std::string const& path, std::string const& auth);
+  void stream_log(int fd, std::string target);
 
+  struct LogLine {
+    std::string stamp;  // 2026-01-02T03:04:05.123456789Z
+    std::string text;   // without '\n'
+  };
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
@@ -68,6 +88,12 @@ class ApiServerStandIn {
   std::vector<std::string> requests_;
   std::vector<std::string> auths_;
   int uid_counter_ = 0;
+  std::map<std::string, std::vector<LogLine>> logs_;  // "pod/container"
+  std::map<std::string, std::string> log_partial_;
+  std::map<std::string, int> log_refusals_;
+  std::uint64_t log_generation_ = 0;  // bumped by drop_log_streams
+  std::condition_variable log_cv_;
+  std::vector<std::thread> streams_;
 };
 
 }  // namespace cosmicac::test

@@ -99,7 +99,8 @@ TEST_CASE("cli: apply, apply again (kept), wait until ready, delete") {
   auto w = vmi({"wait", "-f", kExample, "--kubeconfig", kc, "--interval", "50ms", "--timeout", "20s"});
   CHECK(w.exit_code == 0);
   CHECK(w.out.find("phase=Scheduling") != std::string::npos);
-  CHECK(w.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 is ready") != std::string::npos);
+  CHECK(w.out.find("ready: VirtualMachineInstance cosmic-ac/llama-70b-0 is Ready (Ready condition only: no launcher pod "
+                   "seen)") != std::string::npos);
 
   auto d = vmi({"delete", "-f", kExample, "--kubeconfig", kc});
   CHECK(d.exit_code == 0);

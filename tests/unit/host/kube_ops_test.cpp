@@ -42,11 +42,6 @@ struct Said {
   }
 };
 
-json status(std::string phase, std::string ready, std::string reason = "") {
-  json c{{"type", "Ready"}, {"status", ready}};
-  if (!reason.empty()) c["reason"] = reason;
-  return json{{"phase", phase}, {"conditions", json::array({c})}};
-}
 
 }  // namespace
 
@@ -185,81 +180,6 @@ TEST_CASE("kube_ops: an unreachable server is a transient error naming the URL")
   CHECK(r.error().message.find("GET http://127.0.0.1:1/api") == 0);
 }
 
-TEST_CASE("kube_ops: wait follows the VMI to Ready, printing each new state") {
-  test::ApiServerStandIn server("Bearer good-token");
-  std::string path = std::string(kVmiPath) + "/job";
-  server.put(path, json{{"kind", "VirtualMachineInstance"}, {"metadata", {{"name", "job"}}}});
-  server.script_status(path, {json::object(), status("Scheduling", "False", "PodNotReady"),
-                              status("Running", "False", "NotReady"), status("Running", "False", "NotReady"),
-                              status("Running", "True")});
-  KubeClient client(access_to(server));
-  Said said;
-  auto st = wait_for_ready(client, "cosmic-ac", "job", {.timeout = 10s, .interval = 10ms}, said.fn());
-  if (!st) FAIL(st.error().message);
-  CHECK(st->ready);
-  CHECK(said.lines == std::vector<std::string>{
-                          "VirtualMachineInstance cosmic-ac/job: phase=Pending Ready=Unknown",
-                          "VirtualMachineInstance cosmic-ac/job: phase=Scheduling Ready=False (PodNotReady)",
-                          "VirtualMachineInstance cosmic-ac/job: phase=Running Ready=False (NotReady)",
-                          "VirtualMachineInstance cosmic-ac/job: phase=Running Ready=True"});
-}
-
-TEST_CASE("kube_ops: a VMI that never becomes ready times out with the last state") {
-  test::ApiServerStandIn server("Bearer good-token");
-  std::string path = std::string(kVmiPath) + "/job";
-  server.put(path, json{{"metadata", {{"name", "job"}}}});
-  server.script_status(path, {status("Running", "False", "GuestNotReady")});
-  KubeClient client(access_to(server));
-  auto t0 = std::chrono::steady_clock::now();
-  auto st = wait_for_ready(client, "cosmic-ac", "job", {.timeout = 1500ms, .interval = 100ms}, [](auto const&) {});
-  auto elapsed = std::chrono::steady_clock::now() - t0;
-  REQUIRE_FALSE(st);
-  CHECK(st.error().message ==
-        "VirtualMachineInstance cosmic-ac/job did not become ready within 1s; last state: phase=Running Ready=False "
-        "(GuestNotReady)");
-  CHECK(elapsed >= 1500ms);
-  CHECK(elapsed < 5s);
-  CHECK(server.requests().size() >= 5);  // it kept polling
-}
-
-TEST_CASE("kube_ops: a Failed VMI ends the wait at once") {
-  test::ApiServerStandIn server("Bearer good-token");
-  std::string path = std::string(kVmiPath) + "/job";
-  server.put(path, json{{"metadata", {{"name", "job"}}}});
-  server.script_status(path, {json{{"phase", "Failed"}}});
-  KubeClient client(access_to(server));
-  auto st = wait_for_ready(client, "cosmic-ac", "job", {.timeout = 30s, .interval = 10ms}, [](auto const&) {});
-  REQUIRE_FALSE(st);
-  CHECK(st.error().message.find("reached phase Failed and will never become ready") != std::string::npos);
-  CHECK(server.requests().size() == 1);
-}
-
-TEST_CASE("kube_ops: wait rides out 503s and a not-yet-created VMI, but not a 403") {
-  test::ApiServerStandIn server("Bearer good-token");
-  std::string path = std::string(kVmiPath) + "/job";
-  server.fail_next(503, 2);
-  KubeClient client(access_to(server));
-  Said said;
-  // Not created yet: 404 until the object appears.
-  std::thread creator([&] {
-    std::this_thread::sleep_for(200ms);
-    server.put(path, json{{"metadata", {{"name", "job"}}}});
-    server.script_status(path, {status("Running", "True")});
-  });
-  auto st = wait_for_ready(client, "cosmic-ac", "job", {.timeout = 10s, .interval = 20ms}, said.fn());
-  creator.join();
-  if (!st) FAIL(st.error().message);
-  CHECK(said.contains("HTTP 503 from the API server"));
-  CHECK(said.contains("not found (not created yet, or deleted)"));
-
-  test::ApiServerStandIn denied("Bearer good-token");
-  denied.deny("GET", kVmiPath);
-  KubeClient c2(access_to(denied));
-  auto d = wait_for_ready(c2, "cosmic-ac", "job", {.timeout = 10s, .interval = 10ms}, [](auto const&) {});
-  REQUIRE_FALSE(d);
-  CHECK(d.error().reason == Reason::Auth);
-}
-
 TEST_CASE("kube_ops: delete keeps the data PVC unless asked, and tolerates absent objects") {
   auto spec = example();
   test::ApiServerStandIn server("Bearer good-token");
@@ -289,13 +209,3 @@ TEST_CASE("kube_ops: the delete plan (pure)") {
   CHECK(plan_delete(example(), true)[3].path == std::string(kPvcPath) + "/llama-70b-0-data");
 }
 
-TEST_CASE("kube_ops: assess_vmi reads phase and conditions") {
-  auto s = assess_vmi(json{{"status", {{"phase", "Running"},
-                                       {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}},
-                                                                   {{"type", "AgentConnected"}, {"status", "True"}}})}}}});
-  CHECK(s.ready);
-  CHECK_FALSE(s.terminal);
-  CHECK(s.summary == "phase=Running Ready=True AgentConnected=True");
-  CHECK(assess_vmi(json{{"status", {{"phase", "Succeeded"}}}}).terminal);
-  CHECK(assess_vmi(json::object()).phase == "Pending");
-}

@@ -218,6 +218,11 @@ TEST_CASE("manifests: devices, disks and volumes of the reference job") {
   CHECK(probe["exec"]["command"] == json::array({"/usr/local/bin/cosmicac-bootstrap", "status"}));
   CHECK(probe["timeoutSeconds"].get<int>() < probe["periodSeconds"].get<int>());
 
+  // The serial console is attached and logged (guest-console-log), explicitly:
+  // `wait` reads the agent's events there (issue 19).
+  CHECK(dev["autoattachSerialConsole"] == true);
+  CHECK(dev["logSerialConsole"] == true);
+
   CHECK(vmi["spec"]["networks"][0]["pod"].is_object());
   CHECK(dev["interfaces"][0]["masquerade"].is_object());
   CHECK(vmi["spec"]["networks"][1]["multus"]["networkName"] == "overlay-net");

@@ -1,0 +1,620 @@
+// `wait NAME` against the STAND-IN API server (apiserver_standin.hpp; no
+// kube-apiserver runs here): every source of issue 19 and its failure. The
+// object shapes follow the Kubernetes (Pod conditions, containerStatuses,
+// core/v1 Event, metav1.Status), KubeVirt (VMI status, launcher pod labels,
+// guest-console-log) and CDI (DataVolume phase/progress/conditions) docs.
+#include "host/follow.hpp"
+
+#include "apiserver_standin.hpp"
+#include "common/process.hpp"
+#include "host/wait_printer.hpp"
+#include "host/yaml_json.hpp"
+#include "test_files.hpp"
+#include "readiness/console_line.hpp"
+#include "readiness/event.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <cstdio>
+#include <set>
+#include <thread>
+
+using namespace cosmicac;
+using namespace cosmicac::host;
+using namespace std::chrono_literals;
+using nlohmann::json;
+using readiness::Event;
+using readiness::Phase;
+using readiness::Step;
+
+namespace {
+
+constexpr const char* kVmi = "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/job";
+constexpr const char* kDv = "/apis/cdi.kubevirt.io/v1beta1/namespaces/cosmic-ac/datavolumes/job-root";
+constexpr const char* kPod = "/api/v1/namespaces/cosmic-ac/pods/virt-launcher-job-x7k2q";
+constexpr const char* kPodName = "virt-launcher-job-x7k2q";
+constexpr const char* kUid = "6a4c5d3e-1f2b-4c8d-9e0f-123456789abc";
+
+ClusterAccess access_to(test::ApiServerStandIn const& server) {
+  ClusterAccess a;
+  a.server = server.url();
+  a.origin = "test";
+  a.bearer_token = Secret("good-token");
+  return a;
+}
+
+json condition(std::string type, std::string status, std::string reason = "", std::string message = "") {
+  json c{{"type", type}, {"status", status}, {"lastTransitionTime", "2026-01-01T00:00:00Z"}};
+  if (!reason.empty()) c["reason"] = reason;
+  if (!message.empty()) c["message"] = message;
+  return c;
+}
+
+json vmi_status(std::string phase, json conditions) { return json{{"phase", phase}, {"conditions", conditions}}; }
+json not_ready() {
+  return vmi_status("Running", json::array({condition("Ready", "False", "ContainersNotReady",
+                                                       "containers with unready status: [compute]")}));
+}
+json ready() { return vmi_status("Running", json::array({condition("Ready", "True")})); }
+
+json launcher_pod(bool with_console = true, json status = json()) {
+  json containers = json::array({{{"name", "compute"}, {"image", "quay.io/kubevirt/virt-launcher:v1.7.0"}}});
+  if (with_console) containers.push_back({{"name", "guest-console-log"}, {"image", "quay.io/kubevirt/virt-launcher:v1.7.0"}});
+  if (status.is_null()) {
+    json statuses = json::array({{{"name", "compute"}, {"ready", false}, {"state", {{"running", {{"startedAt", "2026-01-01T00:00:05Z"}}}}}}});
+    if (with_console)
+      statuses.push_back({{"name", "guest-console-log"}, {"ready", true}, {"state", {{"running", {{"startedAt", "2026-01-01T00:00:05Z"}}}}}});
+    status = {{"phase", "Running"},
+              {"conditions", json::array({condition("PodScheduled", "True"), condition("Ready", "False", "ContainersNotReady")})},
+              {"containerStatuses", statuses}};
+  }
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", kPodName},
+            {"namespace", "cosmic-ac"},
+            {"creationTimestamp", "2026-01-01T00:00:01Z"},
+            {"labels", {{"kubevirt.io", "virt-launcher"}, {"kubevirt.io/created-by", kUid}, {"vm.kubevirt.io/name", "job"}}}}},
+          {"spec", {{"containers", containers}}},
+          {"status", status}};
+}
+
+// A VMI with its root DataVolume (Succeeded) and launcher pod, Ready scripted.
+void cluster(test::ApiServerStandIn& s, std::vector<json> vmi_statuses, bool with_console = true) {
+  s.put(kVmi, {{"apiVersion", "kubevirt.io/v1"},
+               {"kind", "VirtualMachineInstance"},
+               {"metadata", {{"name", "job"}, {"namespace", "cosmic-ac"}, {"uid", kUid}}},
+               {"spec", {{"volumes", json::array({{{"name", "rootdisk"}, {"dataVolume", {{"name", "job-root"}}}},
+                                                  {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "job-data"}}}}})}}}});
+  s.script_status(kVmi, std::move(vmi_statuses));
+  s.put(kDv, {{"kind", "DataVolume"},
+              {"metadata", {{"name", "job-root"}}},
+              {"status", {{"phase", "Succeeded"}, {"progress", "100.0%"},
+                          {"conditions", json::array({condition("Bound", "True", "Bound"), condition("Ready", "True")})}}}});
+  s.put(kPod, launcher_pod(with_console));
+}
+
+std::uint64_t g_seq = 0;
+std::string agent_line(Event e) {
+  e.seq = ++g_seq;
+  e.boot_id = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+  e.time_ms = 1767225600000 + static_cast<std::int64_t>(g_seq) * 10;
+  e.mono_ms = static_cast<std::int64_t>(g_seq) * 10;
+  if (e.phase == Phase::Starting) e.phase = Phase::Running;
+  return readiness::console_line(e);
+}
+Event in_phase(Event e, Phase p) {
+  e.phase = p;
+  return e;
+}
+Event agent_ready() {
+  return in_phase(readiness::ready({"inference", "0123456789abcdef0123", "ghcr.io/x/llama:v1", "sha256:ab"}, 2s), Phase::Ready);
+}
+Event agent_failed(Reason r, std::string message) {
+  return in_phase(readiness::failed(Step::Login, make_error(r, std::move(message)), 800ms), Phase::Failed);
+}
+
+struct Collected : FollowSink {
+  std::mutex mu;
+  std::vector<std::string> objects, sources;
+  std::vector<Event> events;
+  void object(Source, std::string const& what, std::string const& text) override {
+    std::lock_guard l(mu);
+    objects.push_back(what + ": " + text);
+  }
+  void source(std::string const& text) override {
+    std::lock_guard l(mu);
+    sources.push_back(text);
+  }
+  void agent(Event const& e) override {
+    std::lock_guard l(mu);
+    events.push_back(e);
+  }
+  bool saw(std::string const& needle) {
+    std::lock_guard l(mu);
+    for (auto const* v : {&objects, &sources})
+      for (auto const& x : *v)
+        if (x.find(needle) != std::string::npos) return true;
+    return false;
+  }
+};
+
+FollowOptions fast() { return {.timeout = 20s, .schedule_timeout = 5min, .interval = 50ms, .reconnect_delay = 50ms}; }
+
+}  // namespace
+
+TEST_CASE("follow: a fresh boot — the agent's steps from the console log, ok once agent ready AND VMI Ready") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {not_ready()});
+  s.append_log(kPodName, "guest-console-log", "[    0.000000] Linux version 6.1.0\n");
+  s.append_log(kPodName, "guest-console-log", agent_line(in_phase(readiness::started(Step::Config), Phase::Running)));
+  s.append_log(kPodName, "guest-console-log", "cosmicac-bootstrap v1 {not json}\n");  // counted, skipped
+  KubeClient client(access_to(s));
+  Collected sink;
+  std::thread agent([&] {
+    std::this_thread::sleep_for(300ms);
+    s.append_log(kPodName, "guest-console-log", agent_line(readiness::pull_progress(5'000'000'000, 20'000'000'000)));
+    s.append_log(kPodName, "guest-console-log", agent_line(readiness::pull_progress(20'000'000'000, 20'000'000'000)));
+    s.append_log(kPodName, "guest-console-log", agent_line(agent_ready()));
+    std::this_thread::sleep_for(300ms);
+    s.script_status(kVmi, {ready()});
+  });
+  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  agent.join();
+  if (!r) FAIL(r.error().message);
+  CHECK(r->agent_reported);
+  CHECK(r->summary == "ready: container inference 0123456789ab (agent ready, VMI Ready)");
+  REQUIRE(sink.events.size() == 4);
+  CHECK(sink.events[0].step == Step::Config);
+  CHECK(sink.events[3].phase == Phase::Ready);
+  CHECK(sink.saw("VirtualMachineInstance cosmic-ac/job: phase=Running Ready=False (ContainersNotReady: containers with "
+                 "unready status: [compute])"));
+  CHECK(sink.saw("DataVolume cosmic-ac/job-root: phase=Succeeded 100.0%"));
+  CHECK(sink.saw("agent events: the serial console log of pod cosmic-ac/virt-launcher-job-x7k2q (container guest-console-log)"));
+  // The pod was found by KubeVirt's labels, the log followed with timestamps.
+  bool listed = false, followed = false;
+  for (auto const& q : s.requests()) {
+    listed |= q.find("/pods?labelSelector=kubevirt.io%3Dvirt-launcher%2Ckubevirt.io%2Fcreated-by%3D" + std::string(kUid)) != std::string::npos;
+    followed |= q.find("/pods/virt-launcher-job-x7k2q/log?container=guest-console-log&follow=true&timestamps=true") != std::string::npos;
+  }
+  CHECK(listed);
+  CHECK(followed);
+}
+
+TEST_CASE("follow: the VMI Ready alone is not enough while the console log is followed") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {ready()});
+  KubeClient client(access_to(s));
+  Collected sink;
+  auto opts = fast();
+  opts.timeout = 1500ms;
+  auto r = follow_vmi(client, "cosmic-ac", "job", opts, sink);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message.find("did not become ready within 1s") != std::string::npos);
+}
+
+TEST_CASE("follow: the agent's failure ends the wait within seconds, with reason and escaped message") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {not_ready()});
+  KubeClient client(access_to(s));
+  Collected sink;
+  auto opts = fast();
+  opts.interval = 30s;  // the object polls are slow: the log stream must wake the wait
+  std::chrono::steady_clock::time_point reported;
+  std::thread agent([&] {
+    std::this_thread::sleep_for(500ms);
+    reported = std::chrono::steady_clock::now();
+    s.append_log(kPodName, "guest-console-log",
+                 agent_line(agent_failed(Reason::Auth, "401 Unauthorized from ghcr.io\x1b]0;owned\x07")));
+  });
+  // The first poll finds the pod before the console starts: give it one more poll.
+  s.put(kPod, launcher_pod(true));
+  auto r = follow_vmi(client, "cosmic-ac", "job", opts, sink);
+  auto ended = std::chrono::steady_clock::now();
+  agent.join();
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message ==
+        "bootstrap failed: reason=auth step=login message=\"401 Unauthorized from ghcr.io\\x1b]0;owned\\x07\"");
+  CHECK(ended - reported < 10s);
+}
+
+TEST_CASE("follow: a VMI that does not exist ends the wait at once (NotFound)") {
+  test::ApiServerStandIn s("Bearer good-token");
+  KubeClient client(access_to(s));
+  Collected sink;
+  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message ==
+        "VirtualMachineInstance cosmic-ac/job does not exist (HTTP 404 NotFound: virtualmachineinstances \\\"job\\\" not found)");
+  CHECK(s.requests().size() == 1);
+}
+
+TEST_CASE("follow: a Failed VMI ends the wait at once, with its conditions' messages") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {vmi_status("Failed", json::array({condition("Ready", "False", "PodTerminating", "virt-launcher exited")}))});
+  KubeClient client(access_to(s));
+  Collected sink;
+  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message.find("reached phase Failed and will never become ready (phase=Failed Ready=False "
+                               "(PodTerminating: virt-launcher exited))") != std::string::npos);
+}
+
+TEST_CASE("follow: DataVolume import progress is shown, and its failure ends the wait at once") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {not_ready()});
+  json importing{{"phase", "ImportInProgress"}, {"progress", "45.20%"},
+                 {"conditions", json::array({condition("Bound", "True", "Bound", "PVC job-root Bound"),
+                                             condition("Running", "True", "Pod is running"),
+                                             condition("Ready", "False", "TransferRunning")})}};
+  json failed{{"phase", "Failed"}, {"progress", "45.20%"},
+              {"conditions", json::array({condition("Bound", "True", "Bound"),
+                                          condition("Running", "False", "Error",
+                                                    "Unable to connect to http data source: expected status code 200, got 404. Status: 404 Not Found"),
+                                          condition("Ready", "False")})}};
+  s.put(kDv, {{"kind", "DataVolume"}, {"metadata", {{"name", "job-root"}}}, {"status", importing}});
+  KubeClient client(access_to(s));
+  Collected sink;
+  std::thread cdi([&] {
+    std::this_thread::sleep_for(300ms);
+    s.put(kDv, {{"kind", "DataVolume"}, {"metadata", {{"name", "job-root"}}}, {"status", failed}});
+  });
+  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  cdi.join();
+  REQUIRE_FALSE(r);
+  CHECK(sink.saw("DataVolume cosmic-ac/job-root: phase=ImportInProgress 45.20% Ready=False (TransferRunning)"));
+  CHECK(r.error().message ==
+        "DataVolume cosmic-ac/job-root failed: phase=Failed 45.20% Running=False (Error: Unable to connect to http data "
+        "source: expected status code 200, got 404. Status: 404 Not Found)");
+}
+
+TEST_CASE("follow: unschedulable beyond --schedule-timeout exits naming what is missing") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {vmi_status("Scheduling", json::array({condition("Ready", "False", "PodNotReady")}))});
+  std::string const why = "0/4 nodes are available: 4 Insufficient nvidia.com/GH100_H100_SXM5_80GB. preemption: 0/4 "
+                          "nodes are available: 4 No preemption victims found for incoming pod.";
+  s.put(kPod, launcher_pod(true, {{"phase", "Pending"},
+                                  {"conditions", json::array({condition("PodScheduled", "False", "Unschedulable", why)})}}));
+  KubeClient client(access_to(s));
+  Collected sink;
+  auto opts = fast();
+  opts.schedule_timeout = 500ms;
+  auto r = follow_vmi(client, "cosmic-ac", "job", opts, sink);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message == "VirtualMachineInstance cosmic-ac/job could not be scheduled for 0s: " + why);
+  CHECK(sink.saw("pod cosmic-ac/virt-launcher-job-x7k2q: phase=Pending PodScheduled=False (Unschedulable: 0/4 nodes"));
+}
+
+TEST_CASE("follow: launcher image problems are shown") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {vmi_status("Scheduled", json::array({condition("Ready", "False", "PodNotReady")}))});
+  s.put(kPod, launcher_pod(true, {{"phase", "Pending"},
+                                  {"conditions", json::array({condition("PodScheduled", "True")})},
+                                  {"containerStatuses",
+                                   json::array({{{"name", "compute"},
+                                                 {"ready", false},
+                                                 {"state", {{"waiting", {{"reason", "ImagePullBackOff"},
+                                                                         {"message", "Back-off pulling image \"quay.io/kubevirt/virt-launcher:v1.7.0\""}}}}}}})}}));
+  KubeClient client(access_to(s));
+  Collected sink;
+  auto opts = fast();
+  opts.timeout = 500ms;
+  auto r = follow_vmi(client, "cosmic-ac", "job", opts, sink);
+  REQUIRE_FALSE(r);
+  CHECK(sink.saw("container compute waiting (ImagePullBackOff: Back-off pulling image \\\"quay.io/kubevirt/virt-launcher:v1.7.0\\\")"));
+}
+
+TEST_CASE("follow: no guest-console-log container → falls back to Ready and the probe's output in the pod's events") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {not_ready(), not_ready(), not_ready(), ready()}, /*with_console=*/false);
+  auto event = [](std::string name, std::string message, std::string at) {
+    return json{{"kind", "Event"}, {"apiVersion", "v1"},
+                {"metadata", {{"name", name}, {"namespace", "cosmic-ac"}}},
+                {"involvedObject", {{"kind", "Pod"}, {"name", kPodName}, {"namespace", "cosmic-ac"}}},
+                {"reason", "Unhealthy"}, {"message", message}, {"type", "Warning"}, {"count", 3},
+                {"firstTimestamp", "2026-01-01T00:00:10Z"}, {"lastTimestamp", at},
+                {"source", {{"component", "kubelet"}, {"host", "node-1"}}}};
+  };
+  s.put("/api/v1/namespaces/cosmic-ac/events/virt-launcher-job-x7k2q.1", event("a", "Readiness probe failed: running step=pull 45%", "2026-01-01T00:02:00Z"));
+  s.put("/api/v1/namespaces/cosmic-ac/events/virt-launcher-job-x7k2q.0", event("b", "Readiness probe failed: running step=disk", "2026-01-01T00:01:00Z"));
+  s.put("/api/v1/namespaces/cosmic-ac/events/other-pod.0",
+        json{{"involvedObject", {{"name", "other-pod"}}}, {"message", "Readiness probe failed: starting"}, {"lastTimestamp", "2026-01-01T00:03:00Z"}});
+  KubeClient client(access_to(s));
+  Collected sink;
+  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  if (!r) FAIL(r.error().message);
+  CHECK_FALSE(r->agent_reported);
+  CHECK(r->summary == "ready: VirtualMachineInstance cosmic-ac/job is Ready (Ready condition only)");
+  CHECK(sink.saw("agent events: unavailable — the launcher pod virt-launcher-job-x7k2q has no guest-console-log container"));
+  CHECK(sink.saw("probe: Readiness probe failed: running step=pull 45%"));
+  CHECK_FALSE(sink.saw("Readiness probe failed: starting"));
+}
+
+TEST_CASE("follow: pods/log refused (RBAC) or pods not listable → the fallback, saying why") {
+  {
+    test::ApiServerStandIn s("Bearer good-token");
+    cluster(s, {not_ready(), not_ready(), not_ready(), not_ready(), ready()});
+    s.refuse_log(kPodName, 403);
+    KubeClient client(access_to(s));
+    Collected sink;
+    auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+    if (!r) FAIL(r.error().message);
+    CHECK(sink.saw("reading pods/log of virt-launcher-job-x7k2q was refused (HTTP 403 Forbidden"));
+    CHECK(sink.saw("following the VMI's Ready condition"));
+  }
+  {
+    test::ApiServerStandIn s("Bearer good-token");
+    cluster(s, {not_ready(), ready()});
+    s.deny("GET", "/api/v1/namespaces/cosmic-ac/pods");
+    KubeClient client(access_to(s));
+    Collected sink;
+    auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+    if (!r) FAIL(r.error().message);
+    CHECK(sink.saw("listing pods was refused (HTTP 403 Forbidden"));
+  }
+}
+
+TEST_CASE("follow: a dropped log stream is resumed with sinceTime and repeats nothing") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {not_ready()});
+  s.append_log(kPodName, "guest-console-log", agent_line(in_phase(readiness::started(Step::Config), Phase::Running)));
+  s.append_log(kPodName, "guest-console-log", agent_line(in_phase(readiness::started(Step::Disk), Phase::Running)));
+  KubeClient client(access_to(s));
+  Collected sink;
+  std::thread agent([&] {
+    std::this_thread::sleep_for(400ms);
+    s.drop_log_streams();
+    std::this_thread::sleep_for(300ms);
+    s.append_log(kPodName, "guest-console-log", agent_line(agent_ready()));
+    s.script_status(kVmi, {ready()});
+  });
+  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  agent.join();
+  if (!r) FAIL(r.error().message);
+  REQUIRE(sink.events.size() == 3);  // config, disk, ready: once each
+  int follows = 0;
+  bool resumed = false;
+  for (auto const& q : s.requests()) {
+    follows += q.find("/log?") != std::string::npos;
+    resumed |= q.find("&sinceTime=") != std::string::npos;
+  }
+  CHECK(follows >= 2);
+  CHECK(resumed);
+}
+
+TEST_CASE("follow: 503s from the API server are ridden out") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {ready()}, /*with_console=*/false);
+  s.fail_next(503, 2);
+  KubeClient client(access_to(s));
+  Collected sink;
+  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  if (!r) FAIL(r.error().message);
+  CHECK(sink.saw("VirtualMachineInstance cosmic-ac/job: HTTP 503 ServiceUnavailable: stand-in: scripted failure from the API server"));
+}
+
+TEST_CASE("follow: refused credentials on the VMI are an auth error") {
+  test::ApiServerStandIn s("Bearer other");
+  KubeClient client(access_to(s));
+  Collected sink;
+  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().reason == Reason::Auth);
+  CHECK(r.error().message.find("HTTP 401 Unauthorized") != std::string::npos);
+}
+
+TEST_CASE("follow: view functions read KubeVirt/CDI shapes; API text is escaped") {
+  auto v = view_vmi(json{{"status", {{"phase", "Running"},
+                                     {"conditions", json::array({condition("Ready", "False", "Guest\x1b[2J", "a\xc2\x9b" "b\xe2\x80\xae"),
+                                                                 condition("AgentConnected", "True")})}}}});
+  CHECK(v.line == "phase=Running Ready=False (Guest\\x1b[2J: a\\u{009B}b\\u{202E}) AgentConnected=True");
+  CHECK(view_vmi(json::object()).phase == "Pending");
+  auto d = view_datavolume(json{{"status", {{"phase", "ImportScheduled"}, {"progress", "N/A"}}}});
+  CHECK(d.line == "phase=ImportScheduled");
+  CHECK(latest_probe_failure(json{{"items", json::array({{{"message", "Readiness probe failed: failed reason=auth\r\x07"},
+                                                          {"lastTimestamp", "2026-01-01T00:00:00Z"}}})}}) ==
+        std::optional<std::string>("Readiness probe failed: failed reason=auth\\r\\x07"));
+}
+
+TEST_CASE("wait printer: a terminal gets one updating line; a pipe one line per change; --json ASCII NDJSON") {
+  auto capture = [](WaitOutput mode, auto&& fn) {
+    std::FILE* out = std::tmpfile();
+    std::FILE* err = std::tmpfile();
+    {
+      WaitPrinter p(mode, out, err);
+      fn(p);
+    }
+    auto read = [](std::FILE* f) {
+      std::rewind(f);
+      std::string s;
+      for (int c; (c = std::fgetc(f)) != EOF;) s += static_cast<char>(c);
+      std::fclose(f);
+      return s;
+    };
+    return std::pair{read(out), read(err)};
+  };
+  auto pulls = [](WaitPrinter& p) {
+    p.agent(in_phase(readiness::pull_progress(4'000'000'000, 20'000'000'000), Phase::Running));
+    p.agent(in_phase(readiness::pull_progress(4'010'000'000, 20'000'000'000), Phase::Running));  // same 20%
+    p.object(Source::Vmi, "VirtualMachineInstance ns/job", "phase=Running Ready=False");
+    p.agent(in_phase(readiness::pull_progress(20'000'000'000, 20'000'000'000), Phase::Running));  // older agent: inferred
+    p.agent(in_phase(readiness::pull_progress(20'000'000'000, 20'000'000'000, readiness::PullActivity::Extracting), Phase::Running));
+    p.final_line("ready", false);
+  };
+  auto [lines, lerr] = capture(WaitOutput::Lines, pulls);
+  CHECK(lines ==
+        "agent [6/8] pull: downloading 20% (4.0 GB of 20.0 GB)\n"
+        "VirtualMachineInstance ns/job: phase=Running Ready=False\n"
+        "agent [6/8] pull: extracting (20.0 GB downloaded)\n"
+        "ready\n");  // the explicit "extracting" repeats the inferred one: no new line
+  auto [tty, terr] = capture(WaitOutput::Tty, pulls);
+  CHECK(tty ==
+        "\r\x1b[2Kagent [6/8] pull: downloading 20% (4.0 GB of 20.0 GB)"
+        "\r\x1b[2KVirtualMachineInstance ns/job: phase=Running Ready=False\n"
+        "\r\x1b[2Kagent [6/8] pull: downloading 20% (4.0 GB of 20.0 GB)"
+        "\r\x1b[2Kagent [6/8] pull: extracting (20.0 GB downloaded)"
+        "\nready\n");
+  CHECK(agent_event_text(readiness::pull_progress(12'300'000, 0)) == "[6/8] pull: downloading (12.3 MB so far)");
+  // Steps run side by side: a disk line between two equal pull lines does not repeat the pull.
+  auto [side, serr] = capture(WaitOutput::Lines, [](WaitPrinter& p) {
+    p.agent(in_phase(readiness::pull_progress(512'000, 512'000), Phase::Running));
+    p.agent(in_phase(readiness::progress(Step::Disk, "formatting"), Phase::Running));
+    p.agent(in_phase(readiness::pull_progress(512'000, 512'000), Phase::Running));
+  });
+  CHECK(side == "agent [6/8] pull: extracting (512.0 kB downloaded)\nagent [2/8] disk progress: formatting\n");
+  auto [nd, nderr] = capture(WaitOutput::NdJson, [](WaitPrinter& p) {
+    p.agent(agent_failed(Reason::Auth, "bad\xc2\x9b\xe2\x80\xae"));
+    p.object(Source::Vmi, "VirtualMachineInstance ns/job", "phase=Running");
+  });
+  CHECK(nd.find("bad\\u009b\\u202e") != std::string::npos);
+  CHECK(json::parse(nd)["reason"] == "auth");
+  CHECK(nderr == "VirtualMachineInstance ns/job: phase=Running\n");
+}
+
+// Every request `wait` makes is granted by host/rbac/role.yaml (and nothing
+// it makes needs more): the Role is the least that the follower needs.
+TEST_CASE("follow: host/rbac/role.yaml grants exactly the requests wait makes") {
+  std::set<std::string> granted;  // "group|resource|verb"
+  std::string text = test::read_text(COSMICAC_SOURCE_DIR "/host/rbac/role.yaml");
+  for (std::size_t pos = 0; pos < text.size();) {
+    auto next = text.find("\n---\n", pos);
+    auto doc = parse_yaml_or_json(text.substr(pos, next == std::string::npos ? std::string::npos : next - pos), "role.yaml");
+    REQUIRE(doc);
+    if (doc->value("kind", "") == "Role")
+      for (auto const& rule : (*doc)["rules"])
+        for (auto const& g : rule["apiGroups"])
+          for (auto const& r : rule["resources"])
+            for (auto const& v : rule["verbs"]) granted.insert(g.get<std::string>() + "|" + r.get<std::string>() + "|" + v.get<std::string>());
+    if (next == std::string::npos) break;
+    pos = next + 5;
+  }
+  auto needed = [](std::string const& request) {
+    std::string method = request.substr(0, request.find(' '));
+    std::string path = request.substr(method.size() + 1);
+    path = path.substr(0, path.find('?'));
+    std::vector<std::string> seg;
+    for (std::size_t p = 1, q; p <= path.size(); p = q + 1) {
+      q = path.find('/', p);
+      if (q == std::string::npos) q = path.size();
+      seg.push_back(path.substr(p, q - p));
+    }
+    std::string group = seg[0] == "api" ? "" : seg[1];
+    std::size_t ns = seg[0] == "api" ? 2 : 3;  // api/v1/namespaces/N/… or apis/G/V/namespaces/N/…
+    std::string resource = seg.at(ns + 2);
+    bool named = seg.size() > ns + 3;
+    if (seg.size() > ns + 4) resource += "/" + seg[ns + 4];
+    return group + "|" + resource + "|" + (method == "GET" ? (named ? "get" : "list") : "?");
+  };
+  std::set<std::string> used;
+  for (bool console : {true, false}) {
+    test::ApiServerStandIn s("Bearer good-token");
+    cluster(s, {not_ready(), not_ready(), ready()}, console);
+    s.append_log(kPodName, "guest-console-log", agent_line(agent_ready()));
+    KubeClient client(access_to(s));
+    Collected sink;
+    REQUIRE(follow_vmi(client, "cosmic-ac", "job", fast(), sink));
+    for (auto const& q : s.requests()) {
+      used.insert(needed(q));
+      CHECK(granted.count(needed(q)) == 1);
+    }
+  }
+  CHECK(used == std::set<std::string>{"kubevirt.io|virtualmachineinstances|get", "cdi.kubevirt.io|datavolumes|get",
+                                      "|pods|list", "|pods/log|get", "|events|list"});
+}
+
+namespace {
+
+// Bytes a terminal acts on: C0 but '\n', DEL, C1 (UTF-8 C2 80..9F), bidi controls.
+std::vector<std::string> raw_controls(std::string const& out) {
+  std::vector<std::string> found;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    auto c = static_cast<unsigned char>(out[i]);
+    if ((c < 0x20 && c != '\n') || c == 0x7f) found.push_back("byte " + std::to_string(c) + " at " + std::to_string(i));
+    if (c == 0xC2 && i + 1 < out.size() && static_cast<unsigned char>(out[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(out[i + 1]) <= 0x9F)
+      found.push_back("C1 at " + std::to_string(i));
+    for (std::string bidi : {"\xe2\x80\xae", "\xe2\x80\xab", "\xe2\x81\xa6", "\xe2\x81\xa9", "\xe2\x80\x8f", "\xd8\x9c"})
+      if (out.compare(i, bidi.size(), bidi) == 0) found.push_back("bidi at " + std::to_string(i));
+  }
+  return found;
+}
+
+std::string const kNasty = "x\x1b]0;retitled\x07\x1b[2J\rFORGED\xc2\x9b" "31m\xe2\x80\xae" "evil\xe2\x81\xa6\x7f";
+
+CommandResult run_wait(test::ApiServerStandIn const& s, std::vector<std::string> extra) {
+  test::TempDir dir;
+  std::string kc = dir.path + "/kubeconfig";
+  test::write_text(kc, "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
+                       "clusters:\n- name: c\n  cluster: {server: '" + s.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
+  std::vector<std::string> args{"wait", "job", "-n", "cosmic-ac", "--kubeconfig", kc, "--interval", "50ms", "--timeout", "20s"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  Command c{.program = COSMICAC_VMI_BINARY, .args = args, .description = "cosmicac-vmi"};
+  c.timeout = std::chrono::seconds(60);
+  c.log_output_on_failure = false;
+  return run_command(c).value();
+}
+
+}  // namespace
+
+TEST_CASE("cli wait: guest and API text with ESC/CSI, C1, CR, BEL, bidi reaches the output only escaped (issue 14.4)") {
+  for (bool json_mode : {false, true}) {
+    test::ApiServerStandIn s("Bearer good-token");
+    cluster(s, {vmi_status("Running", json::array({condition("Ready", "False", "Not" + kNasty, "vmi " + kNasty),
+                                                   condition("Paused", "False", kNasty, kNasty)}))});
+    s.put(kDv, {{"kind", "DataVolume"}, {"metadata", {{"name", "job-root"}}},
+                {"status", {{"phase", "ImportInProgress"}, {"progress", "1%" + kNasty},
+                            {"conditions", json::array({condition("Running", "False", "Error" + kNasty, "dv " + kNasty)})}}}});
+    json pod = launcher_pod(true);
+    pod["status"]["containerStatuses"][0]["state"] = {{"waiting", {{"reason", "ErrImagePull" + kNasty}, {"message", kNasty}}}};
+    s.put(kPod, pod);
+    auto progress = in_phase(readiness::progress(Step::Disk, "disk " + kNasty), Phase::Running);
+    s.append_log(kPodName, "guest-console-log", agent_line(progress));
+    // An unknown reason name reads as `internal` (event.hpp): it cannot carry text.
+    std::string failed_line = agent_line(agent_failed(Reason::Auth, "msg " + kNasty));
+    failed_line.replace(failed_line.find("\"auth\""), 6, "\"auth\\u001b[2J\"");
+    s.append_log(kPodName, "guest-console-log", failed_line);
+    auto r = run_wait(s, json_mode ? std::vector<std::string>{"--json"} : std::vector<std::string>{});
+    INFO(r.out + r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(raw_controls(r.out).empty());
+    CHECK(raw_controls(r.err).empty());
+    std::string all = r.out + r.err;
+    CHECK(all.find("retitled") != std::string::npos);  // shown, not dropped
+    if (json_mode) {
+      CHECK(r.err.find("bootstrap failed: reason=internal step=login message=\"msg x\\x1b]0;retitled\\x07\\x1b[2J\\rFORGED"
+                       "\\u{009B}31m\\u{202E}evil\\u{2066}\\x7f\"") != std::string::npos);
+    } else {
+      CHECK(r.out.find("agent [2/8] disk progress: disk x\\x1b]0;retitled") != std::string::npos);
+      CHECK(r.out.find("(Error") != std::string::npos);
+      CHECK(r.out.find("container compute waiting (ErrImagePullx\\x1b") != std::string::npos);
+    }
+  }
+  // The fallback's source: the probe's output in the pod's events.
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {not_ready()}, /*with_console=*/false);
+  s.put("/api/v1/namespaces/cosmic-ac/events/e1",
+        json{{"involvedObject", {{"kind", "Pod"}, {"name", kPodName}}}, {"reason", "Unhealthy"},
+             {"message", "Readiness probe failed: failed reason=auth message=" + kNasty}, {"lastTimestamp", "2026-01-01T00:00:00Z"}});
+  auto r = run_wait(s, {"--timeout", "2s"});
+  INFO(r.out + r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("probe: Readiness probe failed: failed reason=auth message=x\\x1b]0;retitled") != std::string::npos);
+  CHECK(raw_controls(r.out).empty());
+  CHECK(raw_controls(r.err).empty());
+}
+
+TEST_CASE("cli wait: --schedule-timeout and NotFound exit 1; a bad duration exits 2") {
+  test::ApiServerStandIn s("Bearer good-token");
+  auto nf = run_wait(s, {});
+  CHECK(nf.exit_code == 1);
+  CHECK(nf.err.find("VirtualMachineInstance cosmic-ac/job does not exist") != std::string::npos);
+  cluster(s, {vmi_status("Scheduling", json::array())});
+  s.put(kPod, launcher_pod(true, {{"phase", "Pending"},
+                                  {"conditions", json::array({condition("PodScheduled", "False", "Unschedulable",
+                                                                        "0/4 nodes are available: 4 Insufficient nvidia.com/GH100_H100_SXM5_80GB.")})}}));
+  auto un = run_wait(s, {"--schedule-timeout", "1s"});
+  CHECK(un.exit_code == 1);
+  CHECK(un.err.find("could not be scheduled for 1s: 0/4 nodes are available: 4 Insufficient nvidia.com/GH100_H100_SXM5_80GB.") !=
+        std::string::npos);
+  CHECK(run_wait(s, {"--schedule-timeout", "soon"}).exit_code == 2);
+}
