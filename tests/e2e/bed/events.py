@@ -195,6 +195,15 @@ def wait_console_final(vm: VM, timeout: float = 60) -> list[dict]:
         time.sleep(1)
 
 
+def keep_capture(name: str, text: str) -> Path:
+    """Text kept under work/captures (which a fresh clone does not have yet),
+    outside the scenario's work dir that a passing run removes."""
+    CAPTURES.mkdir(parents=True, exist_ok=True)
+    dest = CAPTURES / name
+    dest.write_text(text)
+    return dest
+
+
 def keep_console(t: Ctx, vm: VM) -> Path:
     """A copy of the console log outside the scenario's work dir (which a
     passing run removes), for readers of the console format (host side)."""

@@ -84,7 +84,7 @@ def agent_fresh_boot(t):
     t.expect(f"ready: container inference {info['Id'][:12]} (agent ready, VMI Ready)" in out,
              f"wait's last line does not name the container:\n{kube.transcript()}")
     t.expect(reg.token not in kube.transcript(), "the token appears in cosmicac-vmi wait's output")
-    (events.CAPTURES / f"{t.name}-wait.txt").write_text(kube.transcript())
+    events.keep_capture(f"{t.name}-wait.txt", kube.transcript())
     t.step(f"cosmicac-vmi wait: exit 0 at ready, {len(kube.lines)} lines")
 
     # The serial console (what KubeVirt logs): the same run, in order, ending

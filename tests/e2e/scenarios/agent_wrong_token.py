@@ -92,5 +92,5 @@ def agent_wrong_token(t):
     lag = kube.exited_at - kube.console_final_at
     t.metric("console_failed_to_wait_exit_s", round(lag, 2))
     t.expect(lag <= 10, f"cosmicac-vmi wait exited {lag:.1f} s after the console showed the failure (limit 10 s)")
-    (ev_mod.CAPTURES / f"{t.name}-wait.txt").write_text(kube.transcript())
+    ev_mod.keep_capture(f"{t.name}-wait.txt", kube.transcript())
     t.step(f"cosmicac-vmi wait: exit 1, {lag:.1f} s after the console's failed line")
