@@ -51,38 +51,17 @@ void ConsoleReader::line(std::string_view l, std::vector<Event>& out) {
 }
 
 void ConsoleReader::feed(std::string_view chunk, std::vector<Event>& out) {
-  while (!chunk.empty()) {
-    auto nl = chunk.find('\n');
-    std::string_view piece = chunk.substr(0, nl);
-    if (skipping_) {
-      if (nl == std::string_view::npos) return;
-      skipping_ = false;
-    } else if (buf_.size() + piece.size() > max_line_) {
-      // Too long for an agent line; count it as ours only if it claimed to be.
-      bool const ours = contains_prefix(buf_, piece);
-      if (ours) {
-        ++bad_lines_;
-        last_error_ = "console line longer than " + std::to_string(max_line_) + " bytes";
-      } else {
-        ++other_lines_;
-      }
-      buf_.clear();
-      if (nl == std::string_view::npos) {
-        skipping_ = true;
-        return;
-      }
-    } else if (nl == std::string_view::npos) {
-      buf_.append(piece);
-      return;
-    } else if (buf_.empty()) {
-      line(piece, out);
-    } else {
-      buf_.append(piece);
-      line(buf_, out);
-      buf_.clear();
-    }
-    chunk.remove_prefix(nl + 1);
-  }
+  framer_.feed(
+      chunk, [&](std::string_view l) { line(l, out); },
+      [&](std::string_view seen, std::string_view piece) {
+        // Too long for an agent line; count it as ours only if it claimed to be.
+        if (contains_prefix(seen, piece)) {
+          ++bad_lines_;
+          last_error_ = "console line longer than " + std::to_string(max_line_) + " bytes";
+        } else {
+          ++other_lines_;
+        }
+      });
 }
 
 }  // namespace cosmicac::readiness

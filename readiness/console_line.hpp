@@ -13,6 +13,7 @@
 #pragma once
 
 #include "readiness/event.hpp"
+#include "readiness/line_framer.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -37,7 +38,7 @@ std::optional<Event> parse_console_line(std::string_view line, std::string* erro
 class ConsoleReader {
  public:
   // Room for a v1 line plus whatever the kernel wrote before it on the same line.
-  explicit ConsoleReader(std::size_t max_line = kMaxLineBytes + 4096) : max_line_(max_line) {}
+  explicit ConsoleReader(std::size_t max_line = kMaxLineBytes + 4096) : framer_(max_line), max_line_(max_line) {}
 
   // Appends every agent event completed by `chunk` to `out`.
   void feed(std::string_view chunk, std::vector<Event>& out);
@@ -47,10 +48,7 @@ class ConsoleReader {
     return out;
   }
   // Forgets a partial line (the log was rotated or re-read from elsewhere).
-  void reset() {
-    buf_.clear();
-    skipping_ = false;
-  }
+  void reset() { framer_.reset(); }
 
   std::uint64_t bad_lines() const { return bad_lines_; }    // had the prefix, did not parse
   std::uint64_t other_lines() const { return other_lines_; }  // kernel, systemd, getty…
@@ -59,9 +57,8 @@ class ConsoleReader {
  private:
   void line(std::string_view l, std::vector<Event>& out);
 
+  LineFramer framer_;
   std::size_t max_line_;
-  std::string buf_;
-  bool skipping_ = false;  // inside an overlong line: drop until its '\n'
   std::uint64_t bad_lines_ = 0;
   std::uint64_t other_lines_ = 0;
   std::string last_error_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "readiness/event.hpp"
+#include "readiness/line_framer.hpp"
 
 #include <cstdint>
 #include <string>
@@ -13,7 +14,7 @@ namespace cosmicac::readiness {
 
 class StreamReader {
  public:
-  explicit StreamReader(std::size_t max_line = kMaxLineBytes) : max_line_(max_line) {}
+  explicit StreamReader(std::size_t max_line = kMaxLineBytes) : framer_(max_line), max_line_(max_line) {}
 
   // Appends every event completed by `chunk` to `out`.
   void feed(std::string_view chunk, std::vector<Event>& out);
@@ -23,10 +24,7 @@ class StreamReader {
     return out;
   }
   // Forgets a partial line (call after a reconnect: its end is gone).
-  void reset() {
-    buf_.clear();
-    skipping_ = false;
-  }
+  void reset() { framer_.reset(); }
 
   std::uint64_t bad_lines() const { return bad_lines_; }
   std::string const& last_error() const { return last_error_; }
@@ -34,9 +32,8 @@ class StreamReader {
  private:
   void line(std::string_view l, std::vector<Event>& out);
 
+  LineFramer framer_;
   std::size_t max_line_;
-  std::string buf_;
-  bool skipping_ = false;  // inside an overlong line: drop until its '\n'
   std::uint64_t bad_lines_ = 0;
   std::string last_error_;
 };
