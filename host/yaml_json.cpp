@@ -220,6 +220,14 @@ struct Converter {
     throw ErrorException(make_error(Reason::ConfigInvalid, origin + " line " + std::to_string(mark.line + 1) + ": " + why));
   }
 
+  // The text was valid UTF-8, but yaml-cpp 0.7 can still hand back a string
+  // that is not (it reads NUL + 'N' as the lone byte 0x85; job_spec_fuzz
+  // found it). Every string we hold must be UTF-8 (JSON and our YAML writer
+  // need it): check what the reader gives, not only what it was given.
+  void check_text(YAML::Node const& n, std::string const& s) {
+    if (!config::valid_utf8(s)) fail(n, "a string that is not valid UTF-8 (a NUL byte?)");
+  }
+
   Json convert(YAML::Node const& n, int depth = 0) {
     if (depth > kMaxDepth) fail(n, "nested deeper than " + std::to_string(kMaxDepth) + " levels");
     if (++values > kMaxValues)
@@ -232,6 +240,7 @@ struct Converter {
         scalar_bytes += n.Scalar().size();
         if (scalar_bytes > kMaxScalarBytes)
           fail(n, "more than " + std::to_string(kMaxScalarBytes >> 20) + " MiB of text (aliases expanding?)");
+        check_text(n, n.Scalar());
         if (n.Tag() == "?") return plain_scalar(n.Scalar());
         return n.Scalar();  // quoted ("!") or explicitly tagged: a string
       case YAML::NodeType::Sequence: {
@@ -244,6 +253,7 @@ struct Converter {
         for (auto const& kv : n) {
           if (!kv.first.IsScalar()) fail(kv.first, "mapping keys must be scalars");
           std::string key = kv.first.Scalar();
+          check_text(kv.first, key);
           if (obj.contains(key)) fail(kv.first, "duplicate key '" + key + "'");
           obj[key] = convert(kv.second, depth + 1);
         }

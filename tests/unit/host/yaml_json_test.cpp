@@ -151,3 +151,18 @@ TEST_CASE("yaml_json: a JSON number past a double's range is an error naming the
   CHECK(r.error().message.find("spec.json: invalid JSON: ") == 0);
   CHECK(r.error().message.find("number overflow") != std::string::npos);
 }
+
+// job_spec_fuzz found it: yaml-cpp 0.7 reads a NUL byte followed by 'N' as the
+// lone byte 0x85 (not UTF-8), though the text it was given was valid UTF-8.
+// Our YAML writer then refused that string with an internal error (an
+// uncaught exception) instead of the reader refusing the spec.
+TEST_CASE("yaml_json: strings yaml-cpp decodes to invalid UTF-8 are spec errors in values and keys") {
+  using namespace std::string_literals;
+  for (std::string const& text : {"k: a \0NG\n"s, "SETTI\t\0NG: 1\n"s, "k: [x, a \0NG]\n"s}) {
+    INFO(text);
+    auto r = parse_yaml_or_json(text, "spec.yaml");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("spec.yaml line 1") != std::string::npos);
+    CHECK(r.error().message.find("not valid UTF-8") != std::string::npos);
+  }
+}
