@@ -11,14 +11,15 @@
 // unless every step before it succeeded.
 #include "agent/bootstrap.hpp"
 
+#include "agent/options.hpp"
 #include "common/log.hpp"
 #include "common/systemd_manager.hpp"
 #include "container/converge.hpp"
 #include "disk/disk.hpp"
 #include "engine/client.hpp"
+#include "engine/daemon.hpp"
 #include "readiness/event.hpp"
 #include "registry/cred_iso.hpp"
-#include "registry/docker_service.hpp"
 #include "registry/pull.hpp"
 
 #include <spdlog/spdlog.h>
@@ -31,8 +32,6 @@ namespace {
 
 using readiness::Step;
 using std::chrono::milliseconds;
-
-milliseconds ms(std::chrono::seconds s) { return std::chrono::duration_cast<milliseconds>(s); }
 
 // Runs one step: reports started, then done or failed with the duration, sets
 // the journal's STEP field and systemd's STATUS line meanwhile.
@@ -55,28 +54,10 @@ auto step(readiness::Reporter& reporter, Step s, F&& body) -> decltype(body()) {
   return result;
 }
 
-disk::DiskWanted disk_wanted(config::Settings const& s, Environment const& env) {
-  disk::DiskWanted w;
-  w.mount_point = s.mount_point;
-  w.serial = s.data_disk_serial;
-  w.min_bytes = s.data_disk_min_bytes;
-  w.wait = s.data_disk_wait;
-  w.fstab_device_timeout = s.fstab_device_timeout;
-  w.fstab_path = env.fstab_path;
-  return w;
-}
-
-registry::ImageToPull image_to_pull(config::ImageRef const& ref) {
-  return {.domain = ref.domain, .repository = ref.repository(), .tag = ref.tag, .digest = ref.digest};
-}
-
 // The data disk: plan (wait, look, decide), then act.
-Result<disk::DiskOutcome> prepare_disk(config::Settings const& s, Environment const& env,
-                                       readiness::Reporter& reporter) {
-  disk::ProbeOptions probe;
-  probe.sysfs_root = env.sysfs_root;
-  probe.dev_root = env.dev_root;
-  auto const wanted = disk_wanted(s, env);
+Result<disk::DiskOutcome> prepare_disk(ModuleOptions const& o, readiness::Reporter& reporter) {
+  auto const& wanted = o.disk;
+  auto const& probe = o.probe;
   auto plan = disk::plan(wanted, probe);
   if (!plan) return plan.error();
   spdlog::info("data disk plan:\n{}", disk::describe(*plan));
@@ -87,36 +68,25 @@ Result<disk::DiskOutcome> prepare_disk(config::Settings const& s, Environment co
 
 // dockerd, then the image: from the local store when the policy allows,
 // otherwise credentials → login → pull.
-Result<registry::PullResult> prepare_image(config::Settings const& s, engine::Client& docker,
+Result<registry::PullResult> prepare_image(ModuleOptions const& opts, engine::Client& docker,
                                            readiness::Reporter& reporter) {
   auto up = step(reporter, Step::Docker, [&]() -> Status {
-    registry::DockerOptions o;
-    o.socket_path = s.docker_socket;
-    o.install = s.install_docker;
-    if (auto r = registry::ensure_docker(docker, o); !r) return r;
+    if (auto r = engine::ensure_docker(docker, opts.docker); !r) return r;
     return docker.negotiate();
   });
   if (!up) return up.error();
 
-  auto const image = image_to_pull(s.image);
-  if (s.pull_policy == config::PullPolicy::Missing) {
-    if (auto present = registry::inspect_image(docker, image)) {
-      for (Step skipped : {Step::Credentials, Step::Login, Step::Pull})
-        reporter.publish(readiness::skipped(skipped, "image " + image.reference() + " is present (PULL_POLICY=missing)"));
-      return present;
-    }
+  auto const& image = opts.image;
+  if (auto present = registry::usable_local_image(docker, image, opts.pull_policy)) {
+    for (Step skipped : {Step::Credentials, Step::Login, Step::Pull})
+      reporter.publish(readiness::skipped(skipped, "image " + image.reference() + " is present (PULL_POLICY=missing)"));
+    return *present;
   }
 
-  auto creds = step(reporter, Step::Credentials, [&] {
-    registry::CredIsoOptions o;
-    o.label = s.cred_iso_label;
-    o.wait = ms(s.cred_iso_wait);
-    return registry::load_credentials(o);
-  });
+  auto creds = step(reporter, Step::Credentials, [&] { return registry::load_credentials(opts.cred_iso); });
   if (!creds) return creds.error();
 
-  registry::RetryPolicy retry;
-  retry.budget = ms(s.retry_budget);
+  auto const& retry = opts.retry;
   bool const send_creds = registry::credentials_apply(creds->registry, image.domain);
   if (send_creds) {
     auto login = step(reporter, Step::Login, [&] { return registry::check_credentials(docker, *creds, retry); });
@@ -128,11 +98,10 @@ Result<registry::PullResult> prepare_image(config::Settings const& s, engine::Cl
 
   auto pulled = step(reporter, Step::Pull, [&] {
     registry::PullOptions o;
-    o.policy = config::PullPolicy::Always;  // we are here because it must be pulled
     o.retry = retry;
-    o.on_progress = [&](registry::PullProgress const& p) {
+    o.on_progress = [&](engine::PullProgress const& p) {
       reporter.publish(readiness::pull_progress(p.bytes_done, p.bytes_total,
-                                                p.activity == registry::PullActivity::Extracting
+                                                p.activity == engine::PullActivity::Extracting
                                                     ? readiness::PullActivity::Extracting
                                                     : readiness::PullActivity::Downloading));
     };
@@ -142,24 +111,11 @@ Result<registry::PullResult> prepare_image(config::Settings const& s, engine::Cl
   return pulled;
 }
 
-container::ContainerSpec container_spec(config::Settings const& s, registry::PullResult const& image,
-                                        Environment const& env) {
-  container::ContainerSpec spec;
-  spec.name = s.container_name;
-  spec.image = s.image.str();
-  spec.image_id = image.image_id;
-  spec.image_digest = image.repo_digest;
-  spec.env = s.env;
-  spec.mount_point = s.mount_point;
-  spec.gpus = container::want_gpus(s.gpu_mode, env.sysfs_root);
-  spec.gpu_container = s.job_type == "GPU_CONTAINER";
-  return spec;
-}
-
 }  // namespace
 
 int run_bootstrap(config::Settings const& s, Environment const& env, readiness::Reporter& reporter) {
   auto const t0 = std::chrono::steady_clock::now();
+  ModuleOptions const opts = module_options(s, env);
   reporter.publish(readiness::done(Step::Config, milliseconds(0), "configuration loaded"));
 
   // The two independent branches. The disk runs on its own thread; the
@@ -169,15 +125,13 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
       reporter.publish(readiness::skipped(Step::Disk, "MNT is not set: no data disk"));
       return ok();
     }
-    auto r = step(reporter, Step::Disk, [&] { return prepare_disk(s, env, reporter); });
+    auto r = step(reporter, Step::Disk, [&] { return prepare_disk(opts, reporter); });
     if (!r) return r.error();
     return ok();
   });
 
-  engine::ClientOptions co;
-  co.socket_path = s.docker_socket;
-  engine::Client docker(co);
-  auto image = prepare_image(s, docker, reporter);
+  engine::Client docker(opts.engine);
+  auto image = prepare_image(opts, docker, reporter);
   auto disk = disk_done.get();
 
   // The first failure in graph order is the one reported as the run's reason.
@@ -190,14 +144,10 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
   }
 
   auto info = step(reporter, Step::Container, [&] {
-    container::ConvergeOptions o;
-    o.gpu.sysfs_root = env.sysfs_root;
-    o.gpu.dev_root = env.dev_root;
-    o.gpu.wait = ms(s.gpu_wait);
-    o.dev_root = env.dev_root;
-    o.settle = ms(s.settle);
-    o.health_timeout = ms(s.health_timeout);
-    return container::converge_container(docker, container_spec(s, *image, env), o);
+    container::ContainerSpec spec = opts.container;
+    spec.image_id = image->image_id;
+    spec.image_digest = image->repo_digest;
+    return container::converge_container(docker, spec, opts.converge);
   });
   if (!info) {
     systemd::notify_status("failed: " + std::string(reason_name(info.error().reason)) + ": " + info.error().message);

@@ -1,8 +1,8 @@
 #include "agent/plan.hpp"
 
-#include "container/gpu.hpp"
+#include "agent/options.hpp"
 #include "disk/disk.hpp"
-#include "registry/docker_service.hpp"
+#include "engine/daemon.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -24,7 +24,9 @@ std::vector<std::string> env_names(std::vector<std::string> const& env) {
 int print_plan(config::Settings const& s, Environment const& env, bool json) {
   nlohmann::json out;
   int code = 0;
-  bool const gpus = container::want_gpus(s.gpu_mode, env.sysfs_root);
+  ModuleOptions o = module_options(s, env);
+  o.disk.wait = std::chrono::seconds(0);  // a plan looks once, it does not wait for disks
+  bool const gpus = o.container.gpus;
   out["config"] = {
       {"image", s.image.str()},
       {"container", s.container_name},
@@ -41,17 +43,7 @@ int print_plan(config::Settings const& s, Environment const& env, bool json) {
     out["disk"] = {{"skipped", "MNT is not set"}};
     disk_text = "data disk: skipped (MNT is not set)\n";
   } else {
-    disk::DiskWanted w;
-    w.mount_point = s.mount_point;
-    w.serial = s.data_disk_serial;
-    w.min_bytes = s.data_disk_min_bytes;
-    w.wait = std::chrono::seconds(0);  // a plan looks once, it does not wait for disks
-    w.fstab_device_timeout = s.fstab_device_timeout;
-    w.fstab_path = env.fstab_path;
-    disk::ProbeOptions probe;
-    probe.sysfs_root = env.sysfs_root;
-    probe.dev_root = env.dev_root;
-    auto plan = disk::plan(w, probe);
+    auto plan = disk::plan(o.disk, o.probe);
     if (plan) {
       out["disk"] = disk::to_json(*plan);
       disk_text = disk::describe(*plan);
@@ -63,10 +55,7 @@ int print_plan(config::Settings const& s, Environment const& env, bool json) {
     }
   }
 
-  registry::DockerOptions dopt;
-  dopt.socket_path = s.docker_socket;
-  dopt.install = s.install_docker;
-  auto const docker = registry::plan_docker(registry::probe_docker(dopt), s.install_docker);
+  auto const docker = engine::plan_docker(engine::probe_docker(o.docker), o.docker.install);
   out["docker"] = {{"explanation", docker.explanation}};
 
   if (json) {

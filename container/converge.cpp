@@ -1,20 +1,16 @@
 #include "container/converge.hpp"
 
-#include "container/log_tail.hpp"
 #include "container/preflight.hpp"
+#include "engine/containers.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
-#include <cstdio>
-#include <ctime>
 #include <optional>
 #include <thread>
 
 namespace cosmicac::container {
 namespace {
-using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 std::string join(std::vector<std::string> const& v) {
@@ -23,73 +19,35 @@ std::string join(std::vector<std::string> const& v) {
   return s;
 }
 
-Error docker_error(std::string_view what, engine::Response const& r) {
-  Error e = engine::http_error(Reason::ContainerError, what, r);
-  if (e.message.find("could not select device driver") != std::string::npos) e.reason = Reason::GpuUnavailable;
-  if (r.status == 404 && e.message.find("No such image") != std::string::npos) e.reason = Reason::ImageNotFound;
-  return e;
-}
-
-Status remove_container(engine::Client& c, std::string const& id) {
-  auto r = c.request(engine::Request{.method = "DELETE", .path = "/containers/" + id, .query = {{"force", "1"}}});
-  if (!r) return r.error();
-  if (r->status != 204 && r->status != 404) return docker_error("removing container " + id, *r);
-  return ok();
-}
-
 Status preflight(engine::Client& c, ContainerSpec const& spec, ConvergeOptions const& o) {
   if (!spec.mount_point.empty() && o.check_bind_source)
     if (auto st = check_bind_source(spec.mount_point); !st) return st;
   if (spec.gpu_container)
     if (auto st = ensure_tun(o.dev_root); !st) return st;
   if (spec.gpus) {
-    auto r = c.request(engine::Request{.path = "/info"});
-    if (!r) return r.error();
-    json info = r->status == 200 ? json::parse(r->body, nullptr, false) : json();
-    if (auto st = check_gpus_ready(info, o.gpu); !st) return st;
+    auto info = engine::system_info(c);
+    if (!info) return info.error();
+    if (auto st = check_gpus_ready(*info, o.gpu); !st) return st;
   }
   return ok();
 }
 
-std::vector<std::string> tail_logs(engine::Client& c, std::string const& id) {
-  auto r = c.request(engine::Request{.path = "/containers/" + id + "/logs",
-                                     .query = {{"stdout", "1"}, {"stderr", "1"}, {"tail", "20"}}});
-  if (!r || r->status != 200) return {};
-  return last_lines(demultiplex_logs(r->body), 20);
-}
-
-Error exited(engine::Client& c, std::string const& name, std::string const& id, json const& state, std::string const& why) {
-  long long const code = state.value("ExitCode", -1LL);
-  auto lines = tail_logs(c, id);
-  std::string msg = "container " + name + " " + why + " (exit code " + std::to_string(code) + ")";
-  if (!lines.empty()) {
+Error exited(engine::Client& c, std::string const& name, std::string const& id, engine::ContainerState const& state,
+             std::string const& why) {
+  auto lines = engine::container_log_tail(c, id, 20);
+  std::string msg = "container " + name + " " + why + " (exit code " + std::to_string(state.exit_code) + ")";
+  if (lines && !lines->empty()) {
     msg += "; last log lines:";
-    for (auto const& l : lines) msg += "\n  " + l;
+    for (auto const& l : *lines) msg += "\n  " + l;
   }
   return make_error(Reason::ContainerExited, std::move(msg));
 }
 
-// How long a container has been running, from dockerd's State.StartedAt
-// ("2026-11-22T14:14:19.123456789Z", always UTC). nullopt when unparsable.
-std::optional<Clock::duration> running_for(std::string const& started_at) {
-  std::tm tm{};
-  int frac_digits = 0;
-  long long frac = 0;
-  if (std::sscanf(started_at.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec) != 6)
-    return std::nullopt;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  std::size_t dot = started_at.find('.');
-  if (dot != std::string::npos)
-    for (std::size_t i = dot + 1; i < started_at.size() && frac_digits < 9 && std::isdigit(static_cast<unsigned char>(started_at[i])); ++i, ++frac_digits)
-      frac = frac * 10 + (started_at[i] - '0');
-  while (frac_digits++ < 9) frac *= 10;
-  std::time_t const secs = timegm(&tm);
-  if (secs <= 0) return std::nullopt;  // "0001-01-01T00:00:00Z": never started
-  auto const started = std::chrono::system_clock::from_time_t(secs) +
-                       std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(frac));
-  auto const up = std::chrono::system_clock::now() - started;
+// How long a container has been running, from dockerd's State.StartedAt.
+// nullopt when it never started or the time is unreadable.
+std::optional<Clock::duration> running_for(engine::ContainerState const& state) {
+  if (!state.started_at) return std::nullopt;
+  auto const up = std::chrono::system_clock::now() - *state.started_at;
   if (up < std::chrono::system_clock::duration::zero()) return Clock::duration::zero();
   return std::chrono::duration_cast<Clock::duration>(up);
 }
@@ -102,23 +60,22 @@ Status verify_running(engine::Client& c, std::string const& name, std::string co
   std::optional<Clock::time_point> settle_end;
   std::optional<Clock::time_point> health_end;
   for (;;) {
-    auto r = c.request(engine::Request{.path = "/containers/" + id + "/json"});
-    if (!r) return r.error();
-    if (r->status != 200) return docker_error("inspecting container " + name, *r);
-    json j = json::parse(r->body, nullptr, false);
-    json const state = j.is_object() && j.contains("State") ? j["State"] : json::object();
-    if (state.value("Restarting", false)) return exited(c, name, id, state, "is restarting");
-    if (!state.value("Running", false)) return exited(c, name, id, state, "stopped (" + state.value("Status", std::string("?")) + ")");
+    auto details = engine::inspect_container(c, id);
+    if (!details) return details.error();
+    if (!*details) return make_error(Reason::ContainerError, "inspecting container " + name + ": it is gone");
+    engine::ContainerState const& state = (*details)->state;
+    if (state.restarting) return exited(c, name, id, state, "is restarting");
+    if (!state.running) return exited(c, name, id, state, "stopped (" + state.status + ")");
     if (!settle_end) {
-      auto const up = running_for(state.value("StartedAt", std::string()));
+      auto const up = running_for(state);
       auto const left = up ? std::max(Clock::duration::zero(), Clock::duration(o.settle) - *up) : Clock::duration(o.settle);
       settle_end = Clock::now() + left;
       health_end = *settle_end + o.health_timeout;
     }
     bool const settled = Clock::now() >= *settle_end;
     if (settled) {
-      if (!state.contains("Health") || !state["Health"].is_object()) return ok();
-      std::string const health = state["Health"].value("Status", std::string());
+      if (!state.health) return ok();
+      std::string const& health = *state.health;
       if (health == "healthy") return ok();
       if (health == "unhealthy") return exited(c, name, id, state, "is unhealthy");
       if (Clock::now() >= *health_end)
@@ -157,24 +114,16 @@ ConvergePlan plan_converge(std::optional<Existing> const& existing, ContainerSpe
 }
 
 Result<std::optional<Existing>> inspect_existing(engine::Client& c, std::string const& name) {
-  auto r = c.request(engine::Request{.path = "/containers/" + name + "/json"});
-  if (!r) return r.error();
-  if (r->status == 404) return std::optional<Existing>{};
-  if (r->status != 200) return docker_error("inspecting container " + name, *r);
-  json j = json::parse(r->body, nullptr, false);
-  if (!j.is_object()) return make_error(Reason::ContainerError, "inspecting container " + name + ": not JSON");
-  Existing e;
-  e.id = j.value("Id", std::string());
-  if (j.contains("Config") && j["Config"].is_object() && j["Config"].contains("Labels") && j["Config"]["Labels"].is_object()) {
-    auto const& labels = j["Config"]["Labels"];
-    e.spec_hash = labels.value(kLabelSpecHash, std::string());
-    e.spec_label = labels.value(kLabelSpec, std::string());
-  }
-  if (j.contains("State") && j["State"].is_object()) {
-    e.running = j["State"].value("Running", false);
-    e.restarting = j["State"].value("Restarting", false);
-  }
-  return std::optional<Existing>(std::move(e));
+  auto details = engine::inspect_container(c, name);
+  if (!details) return details.error();
+  if (!*details) return std::optional<Existing>{};
+  auto const& d = **details;
+  auto label = [&d](const char* key) {
+    auto const it = d.labels.find(key);
+    return it == d.labels.end() ? std::string() : it->second;
+  };
+  return std::optional<Existing>(Existing{.id = d.id, .spec_hash = label(kLabelSpecHash), .spec_label = label(kLabelSpec),
+                                          .running = d.state.running, .restarting = d.state.restarting});
 }
 
 Result<ContainerInfo> converge_container(engine::Client& c, ContainerSpec const& spec, ConvergeOptions const& o) {
@@ -196,11 +145,8 @@ Result<ContainerInfo> converge_container(engine::Client& c, ContainerSpec const&
 
   if (plan.action == Action::Recreate) {
     std::string const old = (*existing)->id;
-    auto r = c.request(engine::Request{.method = "POST", .path = "/containers/" + old + "/stop",
-                                       .query = {{"t", std::to_string(o.stop_timeout_seconds)}}});
-    if (!r) return r.error();
-    if (r->status != 204 && r->status != 304 && r->status != 404) return docker_error("stopping container " + spec.name, *r);
-    if (auto st = remove_container(c, old); !st) return st.error();
+    if (auto st = engine::stop_container(c, old, spec.name, o.stop_timeout_seconds); !st) return st.error();
+    if (auto st = engine::remove_container(c, old); !st) return st.error();
   }
 
   std::string id;
@@ -208,27 +154,19 @@ Result<ContainerInfo> converge_container(engine::Client& c, ContainerSpec const&
   if (plan.action == Action::Start) {
     id = (*existing)->id;
   } else {
-    auto r = c.request(engine::Request{.method = "POST", .path = "/containers/create", .query = {{"name", spec.name}},
-                                       .body = create_body(spec).dump()});
-    if (!r) return r.error();
-    if (r->status != 201) return docker_error("creating container " + spec.name, *r);
-    json j = json::parse(r->body, nullptr, false);
-    id = j.is_object() ? j.value("Id", std::string()) : std::string();
-    if (id.empty()) return make_error(Reason::ContainerError, "creating container " + spec.name + ": no Id in the answer");
+    auto created = engine::create_container(c, spec.name, create_body(spec).dump());
+    if (!created) return created.error();
+    id = created->id;
     created_now = true;
-    for (auto const& w : j.is_object() && j.contains("Warnings") && j["Warnings"].is_array() ? j["Warnings"] : json::array())
-      if (w.is_string()) spdlog::warn("dockerd: {}", w.get<std::string>());
+    for (auto const& w : created->warnings) spdlog::warn("dockerd: {}", w);
   }
   info.id = id;
 
-  auto r = c.request(engine::Request{.method = "POST", .path = "/containers/" + id + "/start"});
-  Status started = ok();
-  if (!r) started = r.error();
-  else if (r->status != 204 && r->status != 304) started = docker_error("starting container " + spec.name, *r);
-  if (!started) {
+  if (auto started = engine::start_container(c, id, spec.name); !started) {
     // Nothing half-configured stays behind: the next run starts from a clean slate.
     if (created_now) {
-      if (auto st = remove_container(c, id); !st) spdlog::warn("could not remove the half-created container: {}", st.error().message);
+      if (auto st = engine::remove_container(c, id); !st)
+        spdlog::warn("could not remove the half-created container: {}", st.error().message);
     }
     return started.error();
   }

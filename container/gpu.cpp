@@ -29,23 +29,12 @@ bool has_nvidia_pci(std::string const& sysfs_root) {
   return found;
 }
 
-bool want_gpus(config::GpuMode mode, std::string const& sysfs_root) {
-  switch (mode) {
-    case config::GpuMode::All: return true;
-    case config::GpuMode::None: return false;
-    case config::GpuMode::Auto: return has_nvidia_pci(sysfs_root);
-  }
-  return false;
-}
-
-bool docker_serves_gpus(nlohmann::json const& info, bool hook_on_path) {
+bool docker_serves_gpus(engine::SystemInfo const& info, bool hook_on_path) {
   if (hook_on_path) return true;  // dockerd registers its `nvidia` device driver
-  if (!info.is_object()) return false;
-  if (info.contains("Runtimes") && info["Runtimes"].is_object() && info["Runtimes"].contains("nvidia")) return true;
-  if (info.contains("DiscoveredDevices") && info["DiscoveredDevices"].is_array())
-    for (auto const& d : info["DiscoveredDevices"])
-      if (d.is_object() && d.contains("ID") && d["ID"].is_string() && d["ID"].get<std::string>().rfind("nvidia.com/gpu", 0) == 0)
-        return true;
+  for (auto const& runtime : info.runtimes)
+    if (runtime == "nvidia") return true;
+  for (auto const& id : info.cdi_device_ids)
+    if (id.rfind("nvidia.com/gpu", 0) == 0) return true;
   return false;
 }
 
@@ -59,7 +48,7 @@ bool nvidia_hook_installed(std::string const& fs_root) {
   return false;
 }
 
-Status check_gpus_ready(nlohmann::json const& docker_info, GpuEnv const& env) {
+Status check_gpus_ready(engine::SystemInfo const& docker_info, GpuEnv const& env) {
   auto const deadline = std::chrono::steady_clock::now() + env.wait;
   for (;;) {
     if (::access((env.dev_root + "/nvidiactl").c_str(), F_OK) == 0 || ::access((env.dev_root + "/nvidia0").c_str(), F_OK) == 0)

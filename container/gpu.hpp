@@ -1,12 +1,10 @@
-// GPUs for the container: whether to request them (GPU_MODE) and whether this
+// GPUs for the container: whether this machine has one, and whether this
 // machine and its dockerd can serve them, checked before dockerd says
 // `could not select device driver "" with capabilities: [[gpu]]`.
 #pragma once
 
 #include "common/error.hpp"
-#include "config/settings.hpp"
-
-#include <nlohmann/json.hpp>
+#include "engine/system.hpp"
 
 #include <chrono>
 #include <string>
@@ -23,13 +21,11 @@ struct GpuEnv {
 
 // An NVIDIA (vendor 0x10de) PCI device exists.
 bool has_nvidia_pci(std::string const& sysfs_root);
-// all → true, none → false, auto → has_nvidia_pci.
-bool want_gpus(config::GpuMode mode, std::string const& sysfs_root);
 // Pure: dockerd can serve --gpus given its /info and whether the hook exists.
-bool docker_serves_gpus(nlohmann::json const& info, bool hook_on_path);
+bool docker_serves_gpus(engine::SystemInfo const& info, bool hook_on_path);
 // nvidia-container-runtime-hook is executable in dockerd's PATH directories.
 bool nvidia_hook_installed(std::string const& fs_root);
 // Waits (bounded) for the device nodes, then checks dockerd's side. GpuUnavailable.
-Status check_gpus_ready(nlohmann::json const& docker_info, GpuEnv const& env);
+Status check_gpus_ready(engine::SystemInfo const& docker_info, GpuEnv const& env);
 
 }  // namespace cosmicac::container

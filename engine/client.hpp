@@ -1,13 +1,15 @@
-// A Docker Engine API client over dockerd's unix socket (libcurl).
+// The transport to dockerd: HTTP over its unix socket (libcurl).
 //
 // It negotiates the API version once (GET /version), prefixes every path with
 // /v<version>, and reports transport failures as Errors whose `transient` flag
 // says whether retrying can help. HTTP statuses are returned, not judged: the
-// caller knows what a 404 means for its request. Header values are never
-// logged (X-Registry-Auth carries the registry token).
+// typed endpoints (containers.hpp, images.hpp, system.hpp) know what a 404
+// means for their request. Header values are never logged (X-Registry-Auth
+// carries the registry token).
 #pragma once
 
 #include "common/error.hpp"
+#include "engine/api_version.hpp"
 
 #include <chrono>
 #include <functional>
@@ -17,9 +19,6 @@
 #include <vector>
 
 namespace cosmicac::engine {
-
-// The newest API version this client knows; the negotiated one is never newer.
-inline constexpr const char* kNewestApiVersion = "1.47";
 
 struct ClientOptions {
   std::string socket_path = "/var/run/docker.sock";
@@ -44,20 +43,6 @@ struct Response {
   long status = 0;
   std::string body;  // for streams: only kept when the status is not 2xx
 };
-
-// Pure: the version to speak, given the server's ApiVersion and MinAPIVersion:
-// min(server, ours) but never below the server's minimum. Empty inputs are
-// treated as unknown (an old daemon without MinAPIVersion: no lower bound).
-std::string negotiate_api_version(std::string_view server_api, std::string_view server_min,
-                                  std::string_view ours);
-// Pure: -1, 0, 1 comparing dotted versions numerically ("1.9" < "1.41").
-int compare_api_versions(std::string_view a, std::string_view b);
-
-// An Error for an HTTP status that is not what the caller wanted: the reason
-// given, the daemon's {"message":…} in the text, transient for 5xx.
-Error http_error(Reason reason, std::string_view what, Response const& response);
-// The "message" of a dockerd error body, or the body itself (shortened).
-std::string error_message(std::string_view body);
 
 class Client {
  public:

@@ -230,3 +230,20 @@ TEST_CASE("the settle period counts from the container's own start: long-running
   CHECK(r->action == Action::Start);
   CHECK(d.count("GET", "/containers/old1/json") == 1);
 }
+
+TEST_CASE("a container state with fields of unexpected types is read, not thrown at") {
+  // dockerd's answer is untrusted input: the old reader's json::value() threw
+  // type_error on "Restarting":"no" and never reported a reason.
+  FakeDockerd d;
+  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
+  d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"odd"})"}});
+  d.script("POST", "/containers/odd/start", {FakeResponse{.status = 204}});
+  d.script("GET", "/containers/odd/json",
+           {FakeResponse{.body = R"({"Id":"odd","State":{"Running":false,"Restarting":"no","Status":5,"ExitCode":"3"}})"}});
+  auto c = client(d);
+  auto r = converge_container(c, spec(), fast());
+  REQUIRE_FALSE(r);
+  CHECK(r.error().reason == Reason::ContainerExited);
+  CHECK(r.error().message.find("stopped (?)") != std::string::npos);
+  CHECK(r.error().message.find("exit code -1") != std::string::npos);
+}

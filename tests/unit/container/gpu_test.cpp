@@ -18,22 +18,20 @@ void pci(fs::path const& root, std::string const& slot, std::string const& vendo
 }
 }  // namespace
 
-TEST_CASE("GPU mode auto looks for an NVIDIA PCI vendor in sysfs") {
+TEST_CASE("an NVIDIA GPU is a PCI device of vendor 0x10de in sysfs") {
   TempDir t{"gpu-test"};
   pci(t.path, "0000:00:01.0", "0x1af4");
   CHECK_FALSE(has_nvidia_pci(t.path.string()));
-  CHECK_FALSE(want_gpus(config::GpuMode::Auto, t.path.string()));
-  CHECK(want_gpus(config::GpuMode::All, t.path.string()));
   pci(t.path, "0000:00:05.0", "0x10de");
-  CHECK(want_gpus(config::GpuMode::Auto, t.path.string()));
-  CHECK_FALSE(want_gpus(config::GpuMode::None, t.path.string()));
+  CHECK(has_nvidia_pci(t.path.string()));
 }
 
 TEST_CASE("dockerd serves GPUs with the hook, an nvidia runtime or NVIDIA CDI devices") {
-  CHECK(docker_serves_gpus(nlohmann::json::object(), true));
-  CHECK_FALSE(docker_serves_gpus(nlohmann::json::parse(R"({"Runtimes":{"runc":{}}})"), false));
-  CHECK(docker_serves_gpus(nlohmann::json::parse(R"({"Runtimes":{"runc":{},"nvidia":{}}})"), false));
-  CHECK(docker_serves_gpus(nlohmann::json::parse(R"({"DiscoveredDevices":[{"Source":"cdi","ID":"nvidia.com/gpu=0"}]})"), false));
+  using engine::parse_system_info;
+  CHECK(docker_serves_gpus(parse_system_info("{}"), true));
+  CHECK_FALSE(docker_serves_gpus(parse_system_info(R"({"Runtimes":{"runc":{}}})"), false));
+  CHECK(docker_serves_gpus(parse_system_info(R"({"Runtimes":{"runc":{},"nvidia":{}}})"), false));
+  CHECK(docker_serves_gpus(parse_system_info(R"({"DiscoveredDevices":[{"Source":"cdi","ID":"nvidia.com/gpu=0"}]})"), false));
 }
 
 TEST_CASE("GPU readiness: device nodes waited for, then the hook is required") {
@@ -41,13 +39,13 @@ TEST_CASE("GPU readiness: device nodes waited for, then the hook is required") {
   fs::create_directories(t.path / "dev");
   GpuEnv env{.dev_root = (t.path / "dev").string(), .fs_root = t.path.string(),
              .wait = std::chrono::milliseconds(200), .poll_interval = std::chrono::milliseconds(50)};
-  auto st = check_gpus_ready(nlohmann::json::object(), env);
+  auto st = check_gpus_ready(engine::SystemInfo{}, env);
   REQUIRE_FALSE(st);
   CHECK(st.error().reason == Reason::GpuUnavailable);
   CHECK(st.error().message.find("nvidiactl") != std::string::npos);
 
   std::ofstream(t.path / "dev/nvidiactl") << "";
-  st = check_gpus_ready(nlohmann::json::object(), env);
+  st = check_gpus_ready(engine::SystemInfo{}, env);
   REQUIRE_FALSE(st);
   CHECK(st.error().message.find("nvidia-container-runtime-hook") != std::string::npos);
 
@@ -55,5 +53,5 @@ TEST_CASE("GPU readiness: device nodes waited for, then the hook is required") {
   std::ofstream(t.path / "usr/bin/nvidia-container-runtime-hook") << "#!/bin/true\n";
   CHECK_FALSE(nvidia_hook_installed(t.path.string()));  // not executable yet
   fs::permissions(t.path / "usr/bin/nvidia-container-runtime-hook", fs::perms::owner_all);
-  CHECK(check_gpus_ready(nlohmann::json::object(), env));
+  CHECK(check_gpus_ready(engine::SystemInfo{}, env));
 }

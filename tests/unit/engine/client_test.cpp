@@ -1,4 +1,5 @@
 #include "engine/client.hpp"
+#include "engine/http_error.hpp"
 #include "tests/unit/engine/fake_dockerd.hpp"
 
 #include <catch2/catch_test_macros.hpp>

@@ -25,9 +25,8 @@ engine::Client client(FakeDockerd const& d) {
   return c;
 }
 
-PullOptions fast(config::PullPolicy policy = config::PullPolicy::Always) {
+PullOptions fast() {
   PullOptions o;
-  o.policy = policy;
   o.retry = RetryPolicy{.budget = std::chrono::seconds(5), .initial_backoff = std::chrono::milliseconds(20),
                         .max_backoff = std::chrono::milliseconds(100)};
   o.progress_interval = std::chrono::milliseconds(0);
@@ -48,18 +47,6 @@ std::vector<std::string> progress_stream() {
           R"({"status":"Status: Downloaded newer image for ghcr.io/acme/infer:v1"})" "\n"};
 }
 }  // namespace
-
-TEST_CASE("classification of pull errors") {
-  CHECK(classify_pull_error("unauthorized: authentication required", 200).reason == Reason::Auth);
-  CHECK(classify_pull_error("pull access denied for x", 200).reason == Reason::Auth);
-  CHECK(classify_pull_error("manifest unknown", 200).reason == Reason::ImageNotFound);
-  CHECK(classify_pull_error("whatever", 404).reason == Reason::ImageNotFound);
-  auto t = classify_pull_error("Get \"https://ghcr.io/v2/\": net/http: TLS handshake timeout", 500);
-  CHECK(t.reason == Reason::RegistryUnreachable);
-  CHECK(t.transient);
-  CHECK(classify_pull_error("dial tcp 1.2.3.4:443: i/o timeout", 200).transient);
-  CHECK_FALSE(classify_pull_error("invalid reference format", 400).transient);
-}
 
 TEST_CASE("backoff doubles, is capped, and jitters within 25 %") {
   std::mt19937 rng(1);
@@ -111,9 +98,10 @@ TEST_CASE("pull with progress: aggregated bytes, the header, the image id and di
   d.script("POST", "/images/create", {FakeResponse{.chunks = progress_stream()}});
   auto c = client(d);
   auto cr = creds();
-  std::vector<PullProgress> seen;
-  auto o = fast(config::PullPolicy::Missing);
-  o.on_progress = [&](PullProgress const& p) { seen.push_back(p); };
+  std::vector<engine::PullProgress> seen;
+  auto o = fast();
+  o.on_progress = [&](engine::PullProgress const& p) { seen.push_back(p); };
+  CHECK_FALSE(usable_local_image(c, image(), PullPolicy::Missing));  // the first GET: 404
   auto r = pull_image(c, image(), &cr, o);
   REQUIRE(r);
   CHECK(r->pulled);
@@ -138,11 +126,12 @@ TEST_CASE("policy missing skips the pull when the image is there; always pulls")
   d.script("GET", "/images/ghcr.io/acme/infer:v1/json", {FakeResponse{.body = kImageJson}});
   d.script("POST", "/images/create", {FakeResponse{.chunks = progress_stream()}});
   auto c = client(d);
-  auto r = pull_image(c, image(), nullptr, fast(config::PullPolicy::Missing));
+  auto r = usable_local_image(c, image(), PullPolicy::Missing);
   REQUIRE(r);
   CHECK_FALSE(r->pulled);
   CHECK(d.count("POST", "/images/create") == 0);
-  REQUIRE(pull_image(c, image(), nullptr, fast(config::PullPolicy::Always)));
+  REQUIRE_FALSE(usable_local_image(c, image(), PullPolicy::Always));
+  REQUIRE(pull_image(c, image(), nullptr, fast()));
   CHECK(d.count("POST", "/images/create") == 1);
 }
 
@@ -233,92 +222,12 @@ TEST_CASE("the token never appears in anything logged or in an error") {
   auto c = client(d);
   auto cr = creds();
   REQUIRE(check_credentials(c, cr, fast().retry));
-  auto r = pull_image(c, image(), &cr, fast(config::PullPolicy::Missing));
+  CHECK_FALSE(usable_local_image(c, image(), PullPolicy::Missing));  // the first GET: 404
+  auto r = pull_image(c, image(), &cr, fast());
   REQUIRE_FALSE(r);
   CHECK(r.error().message.find(kToken) == std::string::npos);
   std::string const logged = cap.text();
   CHECK(logged.find("retrying") != std::string::npos);  // the capture does see our records
   CHECK(logged.find(kToken) == std::string::npos);
   CHECK(logged.find("X-Registry-Auth") == std::string::npos);
-}
-
-// dockerd's pull stream as it comes for a two-layer image (message shapes of
-// moby's progress JSON: "progress" bars, short ids, empty progressDetail on
-// state changes), cut into stages; the bed's 4-layer image sits in the
-// extraction stage for 12 s, which the old aggregate showed as a flat 100 %.
-TEST_CASE("pull progress tells downloading from extracting and counts each phase's own bytes") {
-  ProgressAggregator agg;
-  auto feed = [&](std::initializer_list<std::string_view> lines) {
-    for (auto l : lines) REQUIRE(agg.feed(l).empty());
-    return agg.snapshot();
-  };
-  auto p = feed({
-      R"({"status":"Pulling from acme/infer","id":"v1"})",
-      R"({"status":"Pulling fs layer","progressDetail":{},"id":"2d473b07cdd5"})",
-      R"({"status":"Pulling fs layer","progressDetail":{},"id":"d1ee3a40f6b6"})",
-      R"({"status":"Waiting","progressDetail":{},"id":"d1ee3a40f6b6"})",
-  });
-  CHECK(p.activity == PullActivity::Downloading);
-  CHECK(p.bytes_done == 0);
-
-  p = feed({
-      R"({"status":"Downloading","progressDetail":{"current":524288,"total":29124661},"progress":"[>    ]  524.3kB/29.12MB","id":"2d473b07cdd5"})",
-      R"({"status":"Downloading","progressDetail":{"current":1048576,"total":47448064},"progress":"[>    ]  1.049MB/47.45MB","id":"d1ee3a40f6b6"})",
-  });
-  CHECK(p.activity == PullActivity::Downloading);
-  CHECK(p.bytes_done == 524288 + 1048576);
-  CHECK(p.bytes_total == 29124661 + 47448064);
-
-  // The first layer is down and being extracted; the second still downloads:
-  // the figure is still the download's.
-  p = feed({
-      R"({"status":"Verifying Checksum","progressDetail":{},"id":"2d473b07cdd5"})",
-      R"({"status":"Download complete","progressDetail":{},"id":"2d473b07cdd5"})",
-      R"({"status":"Extracting","progressDetail":{"current":557056,"total":29124661},"progress":"[>    ]    557kB/29.12MB","id":"2d473b07cdd5"})",
-      R"({"status":"Downloading","progressDetail":{"current":20971520,"total":47448064},"progress":"[=>   ]  20.97MB/47.45MB","id":"d1ee3a40f6b6"})",
-  });
-  CHECK(p.activity == PullActivity::Downloading);
-  CHECK(p.bytes_done == 29124661 + 20971520);
-
-  // Everything downloaded, extraction under way: extracted bytes, well below 100 %.
-  p = feed({
-      R"({"status":"Downloading","progressDetail":{"current":47448064,"total":47448064},"progress":"[=====>]  47.45MB/47.45MB","id":"d1ee3a40f6b6"})",
-      R"({"status":"Verifying Checksum","progressDetail":{},"id":"d1ee3a40f6b6"})",
-      R"({"status":"Download complete","progressDetail":{},"id":"d1ee3a40f6b6"})",
-      R"({"status":"Extracting","progressDetail":{"current":15597568,"total":29124661},"progress":"[==>  ]   15.6MB/29.12MB","id":"2d473b07cdd5"})",
-  });
-  CHECK(p.activity == PullActivity::Extracting);
-  CHECK(p.bytes_done == 15597568);
-  CHECK(p.bytes_total == 29124661 + 47448064);
-  CHECK(p.bytes_done < p.bytes_total / 2);
-
-  p = feed({
-      R"({"status":"Extracting","progressDetail":{"current":29124661,"total":29124661},"progress":"[=====>]  29.12MB/29.12MB","id":"2d473b07cdd5"})",
-      R"({"status":"Pull complete","progressDetail":{},"id":"2d473b07cdd5"})",
-      R"({"status":"Extracting","progressDetail":{"current":32768,"total":47448064},"progress":"[>    ]  32.77kB/47.45MB","id":"d1ee3a40f6b6"})",
-  });
-  CHECK(p.activity == PullActivity::Extracting);
-  CHECK(p.bytes_done == 29124661 + 32768);
-  CHECK(p.layers_done == 1);
-
-  p = feed({
-      R"({"status":"Pull complete","progressDetail":{},"id":"d1ee3a40f6b6"})",
-      R"({"status":"Digest: sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"})",
-      R"({"status":"Status: Downloaded newer image for acme/infer:v1"})",
-  });
-  CHECK(p.activity == PullActivity::Extracting);
-  CHECK(p.bytes_done == p.bytes_total);
-  CHECK(p.layers_done == 2);
-  CHECK(p.status == "Status: Downloaded newer image for acme/infer:v1");
-}
-
-TEST_CASE("pull progress: layers that already exist count as extracted, not as a download") {
-  ProgressAggregator agg;
-  agg.feed(R"({"status":"Already exists","progressDetail":{},"id":"aaa"})");
-  agg.feed(R"({"status":"Pulling fs layer","progressDetail":{},"id":"bbb"})");
-  agg.feed(R"({"status":"Downloading","progressDetail":{"current":10,"total":100},"id":"bbb"})");
-  auto p = agg.snapshot();
-  CHECK(p.activity == PullActivity::Downloading);
-  CHECK(p.bytes_done == 10);
-  CHECK(p.bytes_total == 100);
 }

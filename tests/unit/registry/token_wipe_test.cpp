@@ -150,7 +150,6 @@ std::string login_and_pull(std::string const& dir, std::string const& socket) {
   RetryPolicy const retry{.budget = std::chrono::seconds(1)};
   if (auto st = check_credentials(client, *creds, retry); !st) return "login: " + st.error().message;
   PullOptions o;
-  o.policy = config::PullPolicy::Always;
   o.retry = retry;
   auto pulled = pull_image(client, ImageToPull{.domain = "ghcr.io", .repository = "ghcr.io/acme/infer", .tag = "v1"},
                            &*creds, o);

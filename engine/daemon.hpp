@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace cosmicac::registry {
+namespace cosmicac::engine {
 
 struct DockerFacts {
   bool socket_exists = false;
@@ -40,9 +40,9 @@ DockerFacts probe_docker(DockerOptions const& options);
 DockerPlan plan_docker(DockerFacts const& facts, bool install_allowed);
 
 // Acts on the plan and waits (bounded) for /_ping. DockerUnavailable on failure.
-Status ensure_docker(engine::Client& client, DockerOptions const& options);
+Status ensure_docker(Client& client, DockerOptions const& options);
 
 // The apt-get commands the install runs (printable, testable).
 std::vector<std::vector<std::string>> docker_install_argvs();
 
-}  // namespace cosmicac::registry
+}  // namespace cosmicac::engine

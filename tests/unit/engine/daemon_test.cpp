@@ -1,4 +1,4 @@
-#include "registry/docker_service.hpp"
+#include "engine/daemon.hpp"
 
 #include "tests/unit/engine/fake_dockerd.hpp"
 
@@ -8,7 +8,7 @@
 #include <fstream>
 
 using namespace cosmicac;
-using namespace cosmicac::registry;
+using namespace cosmicac::engine;
 namespace fs = std::filesystem;
 
 TEST_CASE("docker plan from the facts") {

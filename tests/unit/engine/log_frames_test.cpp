@@ -1,8 +1,8 @@
-#include "container/log_tail.hpp"
+#include "engine/log_frames.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
-using namespace cosmicac::container;
+using namespace cosmicac::engine;
 
 namespace {
 std::string frame(char stream, std::string const& payload) {

@@ -1,4 +1,4 @@
-#include "registry/docker_service.hpp"
+#include "engine/daemon.hpp"
 
 #include "common/process.hpp"
 #include "common/systemd_manager.hpp"
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <thread>
 
-namespace cosmicac::registry {
+namespace cosmicac::engine {
 namespace {
 
 bool exists(std::string const& root, const char* path) {
@@ -78,7 +78,7 @@ DockerPlan plan_docker(DockerFacts const& f, bool install_allowed) {
   return {DockerAction::Fail, "docker is not installed and INSTALL_DOCKER is off"};
 }
 
-Status ensure_docker(engine::Client& client, DockerOptions const& options) {
+Status ensure_docker(Client& client, DockerOptions const& options) {
   DockerPlan const plan = plan_docker(probe_docker(options), options.install);
   spdlog::info("docker: {}", plan.explanation);
   switch (plan.action) {
@@ -102,4 +102,4 @@ Status ensure_docker(engine::Client& client, DockerOptions const& options) {
   }
 }
 
-}  // namespace cosmicac::registry
+}  // namespace cosmicac::engine

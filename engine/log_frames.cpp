@@ -1,8 +1,8 @@
-#include "container/log_tail.hpp"
+#include "engine/log_frames.hpp"
 
 #include <cstdint>
 
-namespace cosmicac::container {
+namespace cosmicac::engine {
 
 std::string demultiplex_logs(std::string_view raw) {
   auto framed = [](std::string_view s) {
@@ -34,4 +34,4 @@ std::vector<std::string> last_lines(std::string_view text, std::size_t n) {
   return lines;
 }
 
-}  // namespace cosmicac::container
+}  // namespace cosmicac::engine

@@ -1,0 +1,55 @@
+#include "agent/options.hpp"
+
+#include "container/gpu.hpp"
+
+namespace cosmicac::agent {
+namespace {
+std::chrono::milliseconds ms(std::chrono::seconds s) { return std::chrono::duration_cast<std::chrono::milliseconds>(s); }
+}  // namespace
+
+bool want_gpus(config::GpuMode mode, std::string const& sysfs_root) {
+  switch (mode) {
+    case config::GpuMode::All: return true;
+    case config::GpuMode::None: return false;
+    case config::GpuMode::Auto: return container::has_nvidia_pci(sysfs_root);
+  }
+  return false;
+}
+
+ModuleOptions module_options(config::Settings const& s, Environment const& env) {
+  ModuleOptions o;
+  o.disk.mount_point = s.mount_point;
+  o.disk.serial = s.data_disk_serial;
+  o.disk.min_bytes = s.data_disk_min_bytes;
+  o.disk.wait = s.data_disk_wait;
+  o.disk.fstab_device_timeout = s.fstab_device_timeout;
+  o.disk.fstab_path = env.fstab_path;
+  o.probe.sysfs_root = env.sysfs_root;
+  o.probe.dev_root = env.dev_root;
+
+  o.engine.socket_path = s.docker_socket;
+  o.docker.socket_path = s.docker_socket;
+  o.docker.install = s.install_docker;
+
+  o.image = {.domain = s.image.domain, .repository = s.image.repository(), .tag = s.image.tag, .digest = s.image.digest};
+  o.pull_policy = s.pull_policy == config::PullPolicy::Always ? registry::PullPolicy::Always : registry::PullPolicy::Missing;
+  o.cred_iso.label = s.cred_iso_label;
+  o.cred_iso.wait = ms(s.cred_iso_wait);
+  o.retry.budget = ms(s.retry_budget);
+
+  o.container.name = s.container_name;
+  o.container.image = s.image.str();
+  o.container.env = s.env;
+  o.container.mount_point = s.mount_point;
+  o.container.gpus = want_gpus(s.gpu_mode, env.sysfs_root);
+  o.container.gpu_container = s.job_type == config::kJobTypeGpuContainer;
+  o.converge.gpu.sysfs_root = env.sysfs_root;
+  o.converge.gpu.dev_root = env.dev_root;
+  o.converge.gpu.wait = ms(s.gpu_wait);
+  o.converge.dev_root = env.dev_root;
+  o.converge.settle = ms(s.settle);
+  o.converge.health_timeout = ms(s.health_timeout);
+  return o;
+}
+
+}  // namespace cosmicac::agent

@@ -1,0 +1,40 @@
+// Settings → the modules' options: the one place where the configuration is
+// translated for disk/, engine/, registry/ and container/, and where the
+// policies that depend on it are decided (GPU mode, pull policy). `run`
+// (bootstrap.cpp) acts on these options and `plan` (plan.cpp) prints them.
+#pragma once
+
+#include "agent/bootstrap.hpp"
+#include "config/settings.hpp"
+#include "container/converge.hpp"
+#include "container/spec.hpp"
+#include "disk/decide.hpp"
+#include "disk/discover.hpp"
+#include "engine/client.hpp"
+#include "engine/daemon.hpp"
+#include "registry/cred_iso.hpp"
+#include "registry/pull.hpp"
+
+#include <string>
+
+namespace cosmicac::agent {
+
+struct ModuleOptions {
+  disk::DiskWanted disk;
+  disk::ProbeOptions probe;
+  engine::ClientOptions engine;
+  engine::DockerOptions docker;
+  registry::ImageToPull image;
+  registry::PullPolicy pull_policy = registry::PullPolicy::Missing;
+  registry::CredIsoOptions cred_iso;
+  registry::RetryPolicy retry;
+  container::ContainerSpec container;  // image_id and image_digest are filled in once the image is there
+  container::ConvergeOptions converge;
+};
+
+// GPU_MODE: all → true, none → false, auto → whether an NVIDIA PCI device exists.
+bool want_gpus(config::GpuMode mode, std::string const& sysfs_root);
+
+ModuleOptions module_options(config::Settings const& settings, Environment const& env);
+
+}  // namespace cosmicac::agent

@@ -1,0 +1,67 @@
+#include "engine/images.hpp"
+
+#include "common/secret.hpp"
+#include "engine/http_error.hpp"
+#include "engine/registry_error.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace cosmicac::engine {
+
+Result<ImageInfo> inspect_image(Client& client, std::string const& reference) {
+  auto r = client.request(Request{.path = "/images/" + reference + "/json"});
+  if (!r) return r.error();
+  if (r->status == 404) return make_error(Reason::ImageNotFound, reference + " is not present locally");
+  if (r->status != 200) return http_error(Reason::DockerUnavailable, "inspecting " + reference, *r);
+  auto const j = nlohmann::json::parse(r->body, nullptr, false);
+  ImageInfo info;
+  if (j.is_object() && j.contains("Id") && j["Id"].is_string()) info.id = j["Id"].get<std::string>();
+  if (info.id.empty()) return make_error(Reason::DockerUnavailable, "inspecting " + reference + ": no Id");
+  if (j.contains("RepoDigests") && j["RepoDigests"].is_array())
+    for (auto const& d : j["RepoDigests"])
+      if (d.is_string()) info.repo_digests.push_back(d.get<std::string>());
+  return info;
+}
+
+Result<PullProgress> pull_image(Client& client, ImagePull pull,
+                                std::function<void(PullProgress const&)> const& on_progress,
+                                std::chrono::milliseconds interval) {
+  using Clock = std::chrono::steady_clock;
+  Request req{.method = "POST", .path = "/images/create"};
+  req.query = {{"fromImage", pull.from_image}, {"tag", pull.tag}};
+  if (!pull.auth_header.empty()) req.headers.push_back(std::move(pull.auth_header));  // wiped below
+  ProgressAggregator agg;
+  std::string stream_error;
+  auto last_report = Clock::now() - interval;
+  auto r = client.stream(req, [&](std::string_view line) {
+    std::string err = agg.feed(line);
+    if (!err.empty() && stream_error.empty()) stream_error = std::move(err);
+    if (on_progress && Clock::now() - last_report >= interval) {
+      last_report = Clock::now();
+      on_progress(agg.snapshot());
+    }
+  });
+  for (auto& h : req.headers) wipe(h);
+  std::string const what = "pulling " + pull.reference;
+  if (!r) {
+    Error e = r.error();
+    e.reason = Reason::RegistryUnreachable;
+    e.message = what + ": " + e.message;
+    return e;
+  }
+  if (r->status != 200) {
+    Error e = classify_pull_error(error_message(r->body), r->status);
+    e.message = what + ": HTTP " + std::to_string(r->status) + ": " + e.message;
+    return e;
+  }
+  if (!stream_error.empty()) {
+    Error e = classify_pull_error(stream_error, 200);
+    e.message = what + ": " + e.message;
+    return e;
+  }
+  auto const progress = agg.snapshot();
+  if (on_progress) on_progress(progress);
+  return progress;
+}
+
+}  // namespace cosmicac::engine
