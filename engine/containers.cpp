@@ -27,9 +27,9 @@ json const& member(json const& j, const char* key) {
   auto const it = j.find(key);
   return it == j.end() ? absent : *it;
 }
-std::string string_of(json const& j, const char* key, std::string fallback = {}) {
+std::string string_of(json const& j, const char* key, const char* fallback = "") {
   json const& v = member(j, key);
-  return v.is_string() ? v.get<std::string>() : fallback;
+  return v.is_string() ? v.get<std::string>() : std::string(fallback);
 }
 bool bool_of(json const& j, const char* key) {
   json const& v = member(j, key);
