@@ -5,6 +5,7 @@
 #include "agent/bootstrap.hpp"
 #include "agent/install.hpp"
 #include "agent/plan.hpp"
+#include "common/file_io.hpp"
 #include "common/log.hpp"
 #include "common/secret.hpp"
 #include "common/systemd_manager.hpp"
@@ -19,7 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 namespace cosmicac::agent {
@@ -29,19 +32,6 @@ bool no_args(std::vector<std::string> const& args, const char* command) {
   if (args.empty()) return true;
   std::fprintf(stderr, "cosmicac-bootstrap %s: unexpected argument '%s'\n", command, args.front().c_str());
   return false;
-}
-
-std::string read_stdin(std::size_t limit) {
-  std::string data;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    data.append(buf, static_cast<std::size_t>(n));
-    if (data.size() > limit) break;
-  }
-  return data;
 }
 
 }  // namespace
@@ -122,9 +112,14 @@ int cmd_status(GlobalOptions const&, std::vector<std::string> const& args) {
 int cmd_parse_envs(GlobalOptions const&, std::vector<std::string> const& args) {
   if (!no_args(args, "parse-envs")) return kExitUsage;
   constexpr std::size_t kLimit = 1 << 20;
-  std::string text = read_stdin(kLimit);
-  if (text.size() > kLimit) {
+  std::string text;
+  int const err = read_to_end(STDIN_FILENO, kLimit, text);
+  if (err == EFBIG) {
     std::fputs("cosmicac-bootstrap parse-envs: input larger than 1 MiB\n", stderr);
+    return kExitUsage;
+  }
+  if (err != 0) {
+    std::fprintf(stderr, "cosmicac-bootstrap parse-envs: cannot read standard input: %s\n", std::strerror(err));
     return kExitUsage;
   }
   // One trailing newline is the terminal's, not the value's.

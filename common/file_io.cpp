@@ -1,11 +1,15 @@
 #include "common/file_io.hpp"
 
+#include "common/secret.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 namespace cosmicac {
@@ -52,21 +56,48 @@ std::string parent_directory(std::string const& path) {
   return path.substr(0, slash);
 }
 
+int read_to_end(int fd, std::size_t limit, std::string& out) {
+  wipe(out);
+  // One byte past the limit is read to tell "exactly limit" from "more".
+  std::size_t const want = limit == std::numeric_limits<std::size_t>::max() ? limit : limit + 1;
+  std::string buf(std::min<std::size_t>(want, 64 * 1024), '\0');
+  std::size_t got = 0;
+  for (;;) {
+    if (got == buf.size()) {
+      if (got == want) {
+        wipe(buf);
+        return EFBIG;
+      }
+      // Grow by hand: std::string would free the old block unwiped.
+      std::string bigger(buf.size() <= want / 2 ? buf.size() * 2 : want, '\0');
+      std::memcpy(bigger.data(), buf.data(), got);
+      wipe(buf);
+      buf.swap(bigger);
+    }
+    ssize_t const n = ::read(fd, buf.data() + got, buf.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int const err = errno;
+      wipe(buf);
+      return err;
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  buf.resize(got);  // shrinking keeps the block: a later wipe() still covers every byte read
+  out.swap(buf);
+  return 0;
+}
+
 Result<std::string> read_file(std::string const& path, std::size_t limit, Follow follow, Reason reason) {
   int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY;
   if (follow == Follow::NoSymlinks) flags |= O_NOFOLLOW;
   UniqueFd fd(::open(path.c_str(), flags));
   if (!fd.valid()) return sys_error(reason, "cannot read", path, errno);
   std::string data;
-  char buf[65536];
-  for (;;) {
-    ssize_t const n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return sys_error(reason, "cannot read", path, errno);
-    if (n == 0) break;
-    data.append(buf, static_cast<std::size_t>(n));
-    if (data.size() > limit) return make_error(reason, path + " is larger than " + std::to_string(limit) + " bytes");
-  }
+  int const err = read_to_end(fd.get(), limit, data);
+  if (err == EFBIG) return make_error(reason, path + " is larger than " + std::to_string(limit) + " bytes");
+  if (err != 0) return sys_error(reason, "cannot read", path, err);
   return data;
 }
 

@@ -1,5 +1,5 @@
-// Small file-I/O primitives shared by the modules that write files as root:
-// an owning descriptor, a bounded read, and one "replace a file atomically".
+// Small file-I/O primitives shared by every module: an owning descriptor, the
+// one bounded "read to the end" loop, and one "replace a file atomically".
 #pragma once
 
 #include "common/error.hpp"
@@ -12,7 +12,8 @@
 
 namespace cosmicac {
 
-// Owns a file descriptor; closes it once.
+// Owns a file descriptor; closes it once (on destruction, reset or move-assign).
+// An fd that must outlive the owner leaves it through release().
 class UniqueFd {
  public:
   UniqueFd() = default;
@@ -33,11 +34,21 @@ class UniqueFd {
   int fd_ = -1;
 };
 
+// Reads `fd` from its offset to its end into `out` (replacing what it held):
+// 0, the read's errno, or EFBIG when there is more than `limit` bytes (then
+// `out` is left empty). EINTR is retried. The buffer grows by copying into a
+// larger block and wiping the old one, and any failure wipes what was read, so
+// a secret read this way leaves no copy in freed memory (wipe `out` once done).
+// Every hand-written read loop goes through here; callers whose errors have
+// their own words (a config file, a credential key) word the errno themselves.
+int read_to_end(int fd, std::size_t limit, std::string& out);
+
 enum class Follow { Symlinks, NoSymlinks };
 
 // Reads a whole file (at most `limit` bytes, else an error). With
 // Follow::NoSymlinks a symlink at `path` is an error (ELOOP), not followed.
-// Errors name the path; `reason` is the vocabulary word the caller reports.
+// Errors name the path (and the limit when it is exceeded), never the content;
+// `reason` is the vocabulary word the caller reports.
 Result<std::string> read_file(std::string const& path, std::size_t limit, Follow follow = Follow::Symlinks,
                               Reason reason = Reason::Internal);
 

@@ -1,5 +1,6 @@
 #include "config/settings.hpp"
 
+#include "common/file_io.hpp"
 #include "config/config_file.hpp"
 #include "config/envs.hpp"
 #include "config/scalars.hpp"
@@ -228,29 +229,16 @@ Result<LoadedSettings> parse_settings(std::string_view text, std::string_view or
 }
 
 Result<LoadedSettings> load_settings(std::string const& path) {
-  int const fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  UniqueFd const fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
     if (errno == ENOENT) return parse_settings("", path);  // no file: all defaults, as the script did
     return make_error(Reason::ConfigInvalid, fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   }
   std::string text;
-  char buf[4096];
-  for (;;) {
-    ssize_t const n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int const err = errno;
-      ::close(fd);
-      return make_error(Reason::ConfigInvalid, fmt::format("{}: cannot read: {}", path, std::strerror(err)));
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxFileSize) {
-      ::close(fd);
-      return make_error(Reason::ConfigInvalid, fmt::format("{}: larger than 1 MiB", path));
-    }
-  }
-  ::close(fd);
+  int const err = read_to_end(fd.get(), kMaxFileSize, text);
+  if (err == EFBIG) return make_error(Reason::ConfigInvalid, fmt::format("{}: larger than 1 MiB", path));
+  if (err != 0)
+    return make_error(Reason::ConfigInvalid, fmt::format("{}: cannot read: {}", path, std::strerror(err)));
   return parse_settings(text, path);
 }
 

@@ -1,13 +1,13 @@
 #include "disk/discover.hpp"
 
+#include "common/file_io.hpp"
+#include "common/libmount_ptr.hpp"
 #include "disk/probe.hpp"
 
-#include <libmount/libmount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -19,16 +19,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Reads a small sysfs attribute whole (binary-safe); "" when absent.
+// Reads a small sysfs attribute whole (binary-safe); "" when absent or unreadable.
 std::string read_attr(fs::path const& p) {
-  std::string out;
-  if (FILE* f = std::fopen(p.c_str(), "rb")) {
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-    std::fclose(f);
-  }
-  return out;
+  constexpr std::size_t kMaxAttrBytes = 64 * 1024;  // a text attribute is one page; VPD pages are small
+  auto data = read_file(p.string(), kMaxAttrBytes);
+  return data ? std::move(*data) : std::string();
 }
 
 std::string trim(std::string s) {
@@ -52,13 +47,6 @@ std::string kind_exclusion(std::string const& name, fs::path const& resolved, st
   if (size == 0) return "no medium (size 0)";
   return {};
 }
-
-struct TableDeleter {
-  void operator()(libmnt_table* t) const noexcept { mnt_unref_table(t); }
-};
-struct IterDeleter {
-  void operator()(libmnt_iter* i) const noexcept { mnt_free_iter(i); }
-};
 
 }  // namespace
 
@@ -124,10 +112,10 @@ Result<SystemFacts> probe_system(ProbeOptions const& options) {
   }
   std::sort(facts.disks.begin(), facts.disks.end(), [](auto const& a, auto const& b) { return a.name < b.name; });
 
-  std::unique_ptr<libmnt_table, TableDeleter> tb(mnt_new_table());
+  mnt::TablePtr tb(mnt_new_table());
   if (!tb || mnt_table_parse_file(tb.get(), options.mountinfo.c_str()) != 0)
     return make_error(Reason::DiskError, "cannot read " + options.mountinfo);
-  std::unique_ptr<libmnt_iter, IterDeleter> iter(mnt_new_iter(MNT_ITER_FORWARD));
+  mnt::IterPtr iter(mnt_new_iter(MNT_ITER_FORWARD));
   libmnt_fs* mfs = nullptr;
   while (mnt_table_next_fs(tb.get(), iter.get(), &mfs) == 0) {
     MountFacts m{.target = mnt_fs_get_target(mfs) ? mnt_fs_get_target(mfs) : "",

@@ -1,8 +1,8 @@
 #include "disk/fstab.hpp"
 
 #include "common/file_io.hpp"
+#include "common/libmount_ptr.hpp"
 
-#include <libmount/libmount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,16 +16,6 @@
 namespace cosmicac::disk {
 
 namespace {
-
-struct TableDeleter {
-  void operator()(libmnt_table* t) const noexcept { mnt_unref_table(t); }
-};
-struct FsDeleter {
-  void operator()(libmnt_fs* f) const noexcept { mnt_unref_fs(f); }
-};
-struct IterDeleter {
-  void operator()(libmnt_iter* i) const noexcept { mnt_free_iter(i); }
-};
 
 std::string str(const char* s) { return s ? s : ""; }
 
@@ -76,7 +66,7 @@ FstabEntry data_fstab_entry(std::string const& uuid, std::string const& mount_po
 }
 
 Result<bool> ensure_fstab_entry(std::string const& path, FstabEntry const& entry) {
-  std::unique_ptr<libmnt_table, TableDeleter> tb(mnt_new_table());
+  mnt::TablePtr tb(mnt_new_table());
   if (!tb) return make_error(Reason::DiskError, "cannot allocate a libmount table for " + path);
   mnt_table_enable_comments(tb.get(), 1);
   int bad_line = 0;
@@ -94,7 +84,7 @@ Result<bool> ensure_fstab_entry(std::string const& path, FstabEntry const& entry
 
   // Earlier lines of ours: same mount point or same source.
   std::vector<libmnt_fs*> matches;
-  std::unique_ptr<libmnt_iter, IterDeleter> it(mnt_new_iter(MNT_ITER_FORWARD));
+  mnt::IterPtr it(mnt_new_iter(MNT_ITER_FORWARD));
   libmnt_fs* fs = nullptr;
   while (mnt_table_next_fs(tb.get(), it.get(), &fs) == 0) {
     if (str(mnt_fs_get_target(fs)) == entry.target || str(mnt_fs_get_source(fs)) == entry.source)
@@ -102,7 +92,7 @@ Result<bool> ensure_fstab_entry(std::string const& path, FstabEntry const& entry
   }
   if (matches.size() == 1 && same_entry(matches.front(), entry)) return false;
 
-  std::unique_ptr<libmnt_fs, FsDeleter> line(mnt_new_fs());
+  mnt::FsPtr line(mnt_new_fs());
   if (!line || mnt_fs_set_source(line.get(), entry.source.c_str()) != 0 ||
       mnt_fs_set_target(line.get(), entry.target.c_str()) != 0 ||
       mnt_fs_set_fstype(line.get(), entry.fstype.c_str()) != 0 ||

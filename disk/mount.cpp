@@ -1,6 +1,7 @@
 #include "disk/mount.hpp"
 
-#include <libmount/libmount.h>
+#include "common/libmount_ptr.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,13 +14,6 @@
 namespace cosmicac::disk {
 
 namespace {
-
-struct TableDeleter {
-  void operator()(libmnt_table* t) const noexcept { mnt_unref_table(t); }
-};
-struct CxtDeleter {
-  void operator()(libmnt_context* c) const noexcept { mnt_free_context(c); }
-};
 
 std::string str(const char* s) { return s ? s : ""; }
 
@@ -38,7 +32,7 @@ bool is_device(MountedFs const& m, std::string const& device, dev_t rdev) {
 }  // namespace
 
 Result<std::optional<MountedFs>> mounted_at(std::string const& target, std::string const& mountinfo) {
-  std::unique_ptr<libmnt_table, TableDeleter> tb(mnt_new_table());
+  mnt::TablePtr tb(mnt_new_table());
   if (!tb) return make_error(Reason::DiskError, "cannot allocate a libmount table");
   if (int rc = mnt_table_parse_file(tb.get(), mountinfo.c_str()); rc != 0)
     return make_error(Reason::DiskError, "cannot read " + mountinfo + ": " + std::strerror(rc < 0 ? -rc : EINVAL));
@@ -88,7 +82,7 @@ Result<bool> ensure_mounted(std::string const& device, std::string const& fstype
                                              "), not " + device + " (" + fstype + ")");
   }
 
-  std::unique_ptr<libmnt_context, CxtDeleter> cxt(mnt_new_context());
+  mnt::ContextPtr cxt(mnt_new_context());
   if (!cxt) return make_error(Reason::DiskError, "cannot allocate a libmount context");
   // No /sbin/mount.<type> helper: every child goes through run_command, and a
   // plain mount(2) is all a local ext4/xfs/btrfs needs.

@@ -1,5 +1,7 @@
 #include "disk/probe.hpp"
 
+#include "common/file_io.hpp"
+
 #include <blkid/blkid.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -23,17 +25,6 @@ struct ProbeDeleter {
   void operator()(blkid_struct_probe* p) const noexcept { blkid_free_probe(p); }
 };
 using ProbePtr = std::unique_ptr<blkid_struct_probe, ProbeDeleter>;
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { if (fd_ >= 0) ::close(fd_); }
-  Fd(Fd const&) = delete;
-  Fd& operator=(Fd const&) = delete;
-  int get() const { return fd_; }
- private:
-  int fd_;
-};
 
 std::string lookup(blkid_probe pr, const char* name) {
   const char* data = nullptr;
@@ -111,7 +102,7 @@ std::string upper(std::string s) {
 
 ContentFacts probe_content(std::string const& path) {
   ContentFacts facts;
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd const fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     facts.probe_error = "cannot open " + path + ": " + errno_text(errno);
     return facts;
@@ -216,7 +207,7 @@ ContentFacts probe_content(std::string const& path) {
 }
 
 AreaProbe probe_superblock(std::string const& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd const fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return {.error = "cannot open " + path + ": " + errno_text(errno)};
   return probe_area(fd.get(), 0, 0);
 }

@@ -1,5 +1,6 @@
 #include "host/job_spec.hpp"
 
+#include "common/file_io.hpp"
 #include "config/image_ref.hpp"
 #include "config/scalars.hpp"
 #include "config/settings.hpp"
@@ -7,8 +8,10 @@
 #include "host/quantity.hpp"
 #include "host/yaml_json.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cmath>
-#include <cstdio>
 #include <set>
 
 namespace cosmicac::host {
@@ -291,21 +294,16 @@ Result<JobSpec> parse_job_spec(std::string_view text, std::string_view origin) {
 }
 
 Result<JobSpec> load_job_spec(std::string const& path) {
-  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
-  if (!f) return make_error(Reason::ConfigInvalid, "cannot open job spec " + path);
-  std::string text;
-  char buf[8192];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
-    text.append(buf, n);
-    if (text.size() > (1u << 20)) {
-      if (f != stdin) std::fclose(f);
-      return make_error(Reason::ConfigInvalid, "job spec " + path + " is larger than 1 MiB");
-    }
+  constexpr std::size_t kMaxSpecBytes = 1u << 20;
+  UniqueFd owned;
+  if (path != "-") {
+    owned = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    if (!owned.valid()) return make_error(Reason::ConfigInvalid, "cannot open job spec " + path);
   }
-  bool err = std::ferror(f) != 0;
-  if (f != stdin) std::fclose(f);
-  if (err) return make_error(Reason::ConfigInvalid, "cannot read job spec " + path);
+  std::string text;
+  int const err = read_to_end(path == "-" ? STDIN_FILENO : owned.get(), kMaxSpecBytes, text);
+  if (err == EFBIG) return make_error(Reason::ConfigInvalid, "job spec " + path + " is larger than 1 MiB");
+  if (err != 0) return make_error(Reason::ConfigInvalid, "cannot read job spec " + path);
   return parse_job_spec(text, path == "-" ? "<stdin>" : path);
 }
 

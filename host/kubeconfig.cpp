@@ -1,10 +1,11 @@
 #include "host/kubeconfig.hpp"
 
+#include "common/file_io.hpp"
 #include "host/yaml_json.hpp"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -14,16 +15,16 @@ namespace {
 
 Error bad(std::string msg) { return make_error(Reason::ConfigInvalid, std::move(msg)); }
 
+// Kubeconfigs embed certificates; kubectl sets no limit, this one is far above any real file.
+constexpr std::size_t kMaxFileBytes = 16u << 20;
+
 Result<std::string> read_file(std::string const& path, std::string const& what) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return bad("cannot open " + what + " " + path);
+  UniqueFd const fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (!fd.valid()) return bad("cannot open " + what + " " + path);
   std::string s;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-  bool err = std::ferror(f) != 0;
-  std::fclose(f);
-  if (err) return bad("cannot read " + what + " " + path);
+  int const err = read_to_end(fd.get(), kMaxFileBytes, s);
+  if (err == EFBIG) return bad(what + " " + path + " is larger than " + std::to_string(kMaxFileBytes) + " bytes");
+  if (err != 0) return bad("cannot read " + what + " " + path);
   return s;
 }
 

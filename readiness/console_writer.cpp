@@ -6,17 +6,16 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 namespace cosmicac::readiness {
 
 ConsoleWriter::ConsoleWriter(ConsoleOptions options, Hooks hooks) : opt_(std::move(options)), hooks_(std::move(hooks)) {
-  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   last_line_ = now();
   thread_ = std::thread([this] { run(); });
 }
@@ -26,35 +25,14 @@ ConsoleWriter::~ConsoleWriter() {
     std::lock_guard lk(mu_);
     stop_ = true;
   }
-  wake();
+  wakeup_.wake();
   thread_.join();
-  if (fd_ >= 0) ::close(fd_);
-  if (wake_fd_ >= 0) ::close(wake_fd_);
-}
-
-void ConsoleWriter::wake() {
-  if (wake_fd_ < 0) return;
-  std::uint64_t one = 1;
-  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
 }
 
 void ConsoleWriter::enqueue(std::string line, bool droppable) {
   last_line_ = now();
-  if (queue_.size() >= opt_.max_queue) {
-    auto it = std::find_if(queue_.begin(), queue_.end(), [](Item const& i) { return i.droppable; });
-    if (it != queue_.end()) {
-      queue_.erase(it);
-      ++dropped_;
-    } else if (droppable) {
-      ++dropped_;
-      return;
-    } else if (queue_.size() >= 4 * opt_.max_queue) {
-      // Only when the device has not taken a line for a long time: a bound on memory.
-      queue_.pop_front();
-      ++dropped_;
-    }
-  }
-  queue_.push_back(Item{std::move(line), droppable});
+  // The hard bound is reached only when the device has not taken a line for a long time.
+  dropped_ += lines_.push(std::move(line), droppable, opt_.max_queue, 4 * opt_.max_queue);
 }
 
 void ConsoleWriter::push(Event const& e) {
@@ -96,7 +74,7 @@ void ConsoleWriter::push(Event const& e) {
       enqueue(std::move(line), false);
     }
   }
-  wake();
+  wakeup_.wake();
 }
 
 void ConsoleWriter::promote_progress(Clock::time_point t) {
@@ -124,7 +102,7 @@ void ConsoleWriter::flush_progress_before(std::uint64_t seq, Clock::time_point t
 
 bool ConsoleWriter::flush(std::chrono::milliseconds timeout) {
   std::unique_lock lk(mu_);
-  auto drained = [&] { return queue_.empty() && current_.empty(); };
+  auto drained = [&] { return lines_.drained(); };
   cv_.wait_for(lk, timeout, [&] { return drained() || (!open_ && !reopen_soon_); });
   return drained();
 }
@@ -136,7 +114,7 @@ bool ConsoleWriter::is_open() const {
 
 std::uint64_t ConsoleWriter::written() const {
   std::lock_guard lk(mu_);
-  return written_;
+  return lines_.lines_written();
 }
 
 std::uint64_t ConsoleWriter::dropped() const {
@@ -150,8 +128,8 @@ std::uint64_t ConsoleWriter::rate_limited() const {
 }
 
 void ConsoleWriter::try_open() {
-  int fd = ::open(opt_.path.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
+  UniqueFd fd(::open(opt_.path.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid()) {
     int const err = errno;
     if (err != last_open_errno_) {
       last_open_errno_ = err;
@@ -167,59 +145,35 @@ void ConsoleWriter::try_open() {
   }
   if (last_open_errno_ != 0) spdlog::info("console {}: open now", opt_.path);
   last_open_errno_ = 0;
-  fd_ = fd;
+  fd_ = std::move(fd);
   std::lock_guard lk(mu_);
   open_ = true;
   reopen_soon_ = false;
 }
 
 void ConsoleWriter::close_device() {
-  ::close(fd_);
-  fd_ = -1;
+  fd_.reset();
   {
     std::lock_guard lk(mu_);
     open_ = false;
     reopen_soon_ = true;
-    // A line cut by the error is written again whole, on a line of its own:
-    // the reader then loses nothing but a fragment.
-    if (!current_.empty() && current_.size() != current_whole_.size()) current_ = "\n" + current_whole_;
+    lines_.restart_cut_line();
   }
   cv_.notify_all();
 }
 
 bool ConsoleWriter::write_some() {
-  for (;;) {
-    {
-      std::lock_guard lk(mu_);
-      if (current_.empty()) {
-        if (queue_.empty()) return false;
-        current_ = std::move(queue_.front().line);
-        queue_.pop_front();
-        current_whole_ = current_;
-      }
-    }
-    // current_ is only changed on this thread, so writing from it unlocked is safe.
-    ssize_t const n = ::write(fd_, current_.data(), current_.size());
-    if (n < 0) {
-      int const err = errno;
-      if (err == EINTR) continue;
-      if (err == EAGAIN) return true;  // console slow or stopped: keep the rest, wait for POLLOUT
-      // EIO: getty's vhangup() or the port went away. Reopen (soon) and go on.
-      if (err != last_write_errno_) {
-        last_write_errno_ = err;
-        spdlog::info("console {}: write failed: {}; reopening", opt_.path, std::strerror(err));
-      }
-      close_device();
-      return false;
-    }
-    last_write_errno_ = 0;
-    {
-      std::lock_guard lk(mu_);
-      current_.erase(0, static_cast<std::size_t>(n));  // a partial write keeps the remainder
-      if (current_.empty()) ++written_;
-    }
-    cv_.notify_all();
+  auto const out = lines_.write(fd_.get(), mu_, cv_, std::numeric_limits<std::size_t>::max(),
+                                [this] { last_write_errno_ = 0; });
+  if (out.stop == LineQueue::Stop::WouldBlock) return true;  // console slow or stopped: wait for POLLOUT
+  if (out.stop == LineQueue::Stop::Drained) return false;
+  // EIO: getty's vhangup() or the port went away. Reopen (soon) and go on.
+  if (out.err != last_write_errno_) {
+    last_write_errno_ = out.err;
+    spdlog::info("console {}: write failed: {}; reopening", opt_.path, std::strerror(out.err));
   }
+  close_device();
+  return false;
 }
 
 void ConsoleWriter::run() {
@@ -229,9 +183,9 @@ void ConsoleWriter::run() {
       std::lock_guard lk(mu_);
       if (stop_) return;
     }
-    if (fd_ < 0 && Clock::now() >= next_open) {
+    if (!fd_.valid() && Clock::now() >= next_open) {
       try_open();
-      if (fd_ < 0) next_open = Clock::now() + opt_.reopen_interval;
+      if (!fd_.valid()) next_open = Clock::now() + opt_.reopen_interval;
     }
 
     bool quiet = false;
@@ -248,17 +202,11 @@ void ConsoleWriter::run() {
     if (quiet && hooks_.on_quiet) hooks_.on_quiet();
 
     bool blocked = false;
-    if (fd_ >= 0) {
+    if (fd_.valid()) {
       blocked = write_some();
-      if (fd_ < 0) next_open = Clock::now() + opt_.tick;  // a write error: reopen soon, not in reopen_interval
+      if (!fd_.valid()) next_open = Clock::now() + opt_.tick;  // a write error: reopen soon, not in reopen_interval
     }
-
-    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {fd_, POLLOUT, 0}};
-    int const n = ::poll(fds, blocked ? 2 : 1, static_cast<int>(opt_.tick.count()));
-    if (n > 0 && (fds[0].revents & POLLIN)) {
-      std::uint64_t v = 0;
-      [[maybe_unused]] auto r = ::read(wake_fd_, &v, sizeof v);
-    }
+    wakeup_.wait(opt_.tick, blocked ? fd_.get() : -1, POLLOUT);
   }
 }
 

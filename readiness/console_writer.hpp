@@ -15,13 +15,14 @@
 // settings belong to getty: it is opened with O_NOCTTY and never configured.
 #pragma once
 
+#include "common/file_io.hpp"
 #include "readiness/event.hpp"
+#include "readiness/writer_core.hpp"
 
 #include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -69,10 +70,6 @@ class ConsoleWriter {
 
  private:
   using Clock = std::chrono::steady_clock;
-  struct Item {
-    std::string line;
-    bool droppable;
-  };
   Clock::time_point now() const { return opt_.clock ? opt_.clock() : Clock::now(); }
   void enqueue(std::string line, bool droppable);  // under mu_
   void promote_progress(Clock::time_point t);     // under mu_
@@ -81,12 +78,11 @@ class ConsoleWriter {
   void try_open();
   void close_device();
   bool write_some();  // true: the device would block with data left
-  void wake();
 
   ConsoleOptions opt_;
   Hooks hooks_;
-  int fd_ = -1;  // owned by the thread
-  int wake_fd_ = -1;
+  UniqueFd fd_;  // used by the thread only
+  Wakeup wakeup_;
   int last_open_errno_ = 0;   // logged once per distinct error
   int last_write_errno_ = 0;
 
@@ -95,15 +91,12 @@ class ConsoleWriter {
   bool stop_ = false;
   bool open_ = false;
   bool reopen_soon_ = true;  // not open yet, or closed by a write error: flush waits for the reopen
-  std::deque<Item> queue_;
-  std::string current_;        // the rest of the line being written
-  std::string current_whole_;  // all of it (rewritten whole after a write error cut it)
+  LineQueue lines_;
   // The latest held-back progress line of each step, with its seq (emitted oldest first).
   std::array<std::optional<std::pair<std::uint64_t, std::string>>, kStepCount> pending_progress_;
   std::optional<Clock::time_point> last_progress_;
   std::optional<Clock::time_point> last_heartbeat_;
   Clock::time_point last_line_;  // the last line queued: quiet is measured from it
-  std::uint64_t written_ = 0;
   std::uint64_t dropped_ = 0;
   std::uint64_t rate_limited_ = 0;
 

@@ -8,10 +8,12 @@
 // one write carries at most 32 KiB.
 #pragma once
 
+#include "common/file_io.hpp"
+#include "readiness/writer_core.hpp"
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -65,34 +67,35 @@ class PortWriter {
   std::uint64_t dropped() const;   // lines dropped because the queue was full
 
  private:
-  struct Item {
-    std::string line;
-    bool droppable;
-  };
+  using Clock = std::chrono::steady_clock;
   void run();
+  // One handler per port state, each called by run() on the writer's thread.
+  bool open_or_wait(Clock::time_point& next_open);  // Closed: true once the port is open
   void try_open();
+  void on_hangup(Clock::time_point& next_open);  // POLLHUP: the host left, or the device was replaced
+  bool host_arrived();                           // -> Connected; true once per arrival
+  void greet_host();
+  void on_connected(short revents);  // Connected: write, heartbeat, wait
   void close_port(PortState next);
+  void reset_queue(bool resync_pending);  // under mu_, on the writer's thread
   bool device_replaced() const;
-  void wake();
-  void wait_wake(std::chrono::milliseconds timeout, bool with_port, bool want_out);
   void drain_input();
   void write_some();
 
   PortOptions opt_;
   Hooks hooks_;
-  int port_fd_ = -1;  // owned by the thread
-  int wake_fd_ = -1;
+  UniqueFd port_fd_;  // used by the thread only
+  Wakeup wakeup_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
   PortState state_ = PortState::Closed;
   bool resync_pending_ = false;
-  std::deque<Item> queue_;
-  std::string current_;  // the rest of the line being written
+  LineQueue lines_;
   std::uint64_t connects_ = 0;
   std::uint64_t dropped_ = 0;
-  std::chrono::steady_clock::time_point last_sent_{};
+  Clock::time_point last_sent_{};
   int last_open_errno_ = 0;  // logged once per distinct error
 
   std::thread thread_;

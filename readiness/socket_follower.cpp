@@ -1,5 +1,7 @@
 #include "readiness/socket_follower.hpp"
 
+#include "common/file_io.hpp"
+
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -33,11 +35,10 @@ Result<FollowEnd> SocketFollower::run(Clock::time_point deadline, Callback const
   std::vector<Event> events;
   char buf[16384];
   while (Clock::now() < deadline) {
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return make_error(Reason::Internal, std::string("socket(): ") + std::strerror(errno));
-    if (::connect(fd, reinterpret_cast<sockaddr const*>(&addr), sizeof addr) != 0) {
+    UniqueFd const fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) return make_error(Reason::Internal, std::string("socket(): ") + std::strerror(errno));
+    if (::connect(fd.get(), reinterpret_cast<sockaddr const*>(&addr), sizeof addr) != 0) {
       last_error_ = "connect " + path_ + ": " + std::strerror(errno);
-      ::close(fd);
       auto wait = std::min<Clock::duration>(retry_, std::max<Clock::duration>(deadline - Clock::now(), {}));
       std::this_thread::sleep_for(wait);
       continue;
@@ -47,14 +48,14 @@ Result<FollowEnd> SocketFollower::run(Clock::time_point deadline, Callback const
     bool stop = false;
     while (!stop) {
       if (Clock::now() >= deadline) break;
-      pollfd p{fd, POLLIN, 0};
+      pollfd p{fd.get(), POLLIN, 0};
       int n = ::poll(&p, 1, ms_until(deadline));
       if (n < 0 && errno != EINTR) {
         last_error_ = std::string("poll: ") + std::strerror(errno);
         break;
       }
       if (n <= 0) continue;
-      ssize_t got = ::read(fd, buf, sizeof buf);
+      ssize_t got = ::read(fd.get(), buf, sizeof buf);
       if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (got <= 0) {
         last_error_ = got == 0 ? "end of stream on " + path_ : "read " + path_ + ": " + std::strerror(errno);
@@ -68,7 +69,6 @@ Result<FollowEnd> SocketFollower::run(Clock::time_point deadline, Callback const
           break;
         }
     }
-    ::close(fd);
     if (stop) return FollowEnd::Stopped;
   }
   return FollowEnd::Deadline;

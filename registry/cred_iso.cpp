@@ -1,7 +1,8 @@
 #include "registry/cred_iso.hpp"
 
+#include "common/libmount_ptr.hpp"
+
 #include <blkid/blkid.h>
-#include <libmount/libmount.h>
 #include <spdlog/spdlog.h>
 
 #include <dirent.h>
@@ -73,17 +74,16 @@ class MountGuard {
     if (!::mkdtemp(tmpl.data()))  // mode 0700
       return make_error(Reason::CredIsoMissing, "cannot create a mount point under " + root + ": " + std::strerror(errno));
     dir_ = tmpl;
-    libmnt_context* cxt = mnt_new_context();
+    mnt::ContextPtr const cxt(mnt_new_context());
     if (!cxt) return make_error(Reason::Internal, "mnt_new_context failed");
-    mnt_context_disable_helpers(cxt, 1);  // no /sbin/mount.* children
-    mnt_context_disable_mtab(cxt, 1);     // nothing written to utab
-    mnt_context_set_source(cxt, dev.device.c_str());
-    mnt_context_set_target(cxt, dir_.c_str());
-    mnt_context_set_fstype(cxt, dev.type.c_str());
-    mnt_context_set_mflags(cxt, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
-    int rc = mnt_context_mount(cxt);
-    int const syscall_errno = mnt_context_get_syscall_errno(cxt);
-    mnt_free_context(cxt);
+    mnt_context_disable_helpers(cxt.get(), 1);  // no /sbin/mount.* children
+    mnt_context_disable_mtab(cxt.get(), 1);     // nothing written to utab
+    mnt_context_set_source(cxt.get(), dev.device.c_str());
+    mnt_context_set_target(cxt.get(), dir_.c_str());
+    mnt_context_set_fstype(cxt.get(), dev.type.c_str());
+    mnt_context_set_mflags(cxt.get(), MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
+    int rc = mnt_context_mount(cxt.get());
+    int const syscall_errno = mnt_context_get_syscall_errno(cxt.get());
     if (rc != 0) {
       std::string why = syscall_errno ? std::strerror(syscall_errno) : "libmount error " + std::to_string(rc);
       return make_error(Reason::CredIsoMissing, "cannot mount " + dev.device + " (" + dev.type + ") read-only: " + why);

@@ -1,5 +1,7 @@
 #include "registry/credentials.hpp"
 
+#include "common/file_io.hpp"
+
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -27,33 +29,22 @@ int open_beneath(int dirfd, const char* name) {
 // Reads one key file into `out` (at most kMaxKeyFileBytes), strips ONE trailing
 // newline and checks it is a non-empty single line.
 Status read_key(int dirfd, const char* key, std::string& out) {
-  int fd = open_beneath(dirfd, key);
-  if (fd < 0) {
+  UniqueFd const fd(open_beneath(dirfd, key));
+  if (!fd.valid()) {
     int const e = errno;
     return make_error(Reason::CredInvalid, std::string("credential key ") + key + ": " +
                                                (e == ENOENT ? "missing" : std::strerror(e)));
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
     return make_error(Reason::CredInvalid, std::string("credential key ") + key + ": not a regular file");
-  }
-  out.assign(kMaxKeyFileBytes + 1, '\0');
-  std::size_t got = 0;
-  while (got < out.size()) {
-    ssize_t n = ::read(fd, out.data() + got, out.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (got > kMaxKeyFileBytes) {
-    wipe(out);
+  // read_to_end wipes every block it lets go of, so wipe(out) later covers every byte read.
+  int const err = read_to_end(fd.get(), kMaxKeyFileBytes, out);
+  if (err == EFBIG)
     return make_error(Reason::CredInvalid, std::string("credential key ") + key + ": larger than " +
                                                std::to_string(kMaxKeyFileBytes) + " bytes");
-  }
-  // Shrink without reallocating, so wipe() later covers every byte that was read.
-  out.resize(got);
+  if (err != 0)
+    return make_error(Reason::CredInvalid, std::string("credential key ") + key + ": " + std::strerror(err));
   if (!out.empty() && out.back() == '\n') {
     out.pop_back();
     if (!out.empty() && out.back() == '\r') out.pop_back();
@@ -129,14 +120,13 @@ bool has_key_files(std::string const& dir) {
 }
 
 Result<Credentials> read_credentials(std::string const& dir) {
-  int dirfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dirfd < 0) return make_error(Reason::CredInvalid, "credential directory " + dir + ": " + std::strerror(errno));
+  UniqueFd const dirfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dirfd.valid()) return make_error(Reason::CredInvalid, "credential directory " + dir + ": " + std::strerror(errno));
   Credentials c;
   std::string token;
-  Status st = read_key(dirfd, kKeyRegistry, c.registry);
-  if (st) st = read_key(dirfd, kKeyUsername, c.username);
-  if (st) st = read_key(dirfd, kKeyToken, token);
-  ::close(dirfd);
+  Status st = read_key(dirfd.get(), kKeyRegistry, c.registry);
+  if (st) st = read_key(dirfd.get(), kKeyUsername, c.username);
+  if (st) st = read_key(dirfd.get(), kKeyToken, token);
   if (!st) {
     wipe(token);
     return st.error();

@@ -1,6 +1,7 @@
 #include "container/converge.hpp"
 
 #include "tests/unit/engine/fake_dockerd.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -205,11 +206,10 @@ TEST_CASE("preflight: an unmounted bind source stops everything before create") 
   FakeDockerd d;
   d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
   auto s = spec();
-  char tmpl[] = "/tmp/mnt-unmounted.XXXXXX";
-  s.mount_point = ::mkdtemp(tmpl);  // a bare directory: the data disk "did not mount"
+  test::TempDir bare{"mnt-unmounted"};
+  s.mount_point = bare.path.string();  // a bare directory: the data disk "did not mount"
   auto c = client(d);
   auto r = converge_container(c, s, fast());
-  ::rmdir(s.mount_point.c_str());
   REQUIRE_FALSE(r);
   CHECK(r.error().reason == Reason::ContainerError);
   CHECK(d.count("POST", "/containers/create") == 0);

@@ -1,4 +1,5 @@
 #include "container/preflight.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -12,21 +13,20 @@ using namespace cosmicac::container;
 namespace fs = std::filesystem;
 
 TEST_CASE("the bind source must be a mounted filesystem, not the bare directory") {
-  char tmpl[] = "/tmp/mnt-test.XXXXXX";
-  fs::path dir = ::mkdtemp(tmpl);
+  test::TempDir t{"mnt-test"};
+  fs::path const& dir = t.path;
   auto st = check_bind_source(dir.string());
   REQUIRE_FALSE(st);
   CHECK(st.error().reason == Reason::ContainerError);
   CHECK(st.error().message.find(dir.string()) != std::string::npos);
-  fs::remove_all(dir);
   CHECK(check_bind_source("/proc"));  // a real mount point
   CHECK(check_bind_source("/"));
   CHECK_FALSE(check_bind_source("/no/such/dir"));
 }
 
 TEST_CASE("/dev/net/tun is created as char 10:200 mode 0666, and accepted when present") {
-  char tmpl[] = "/tmp/tun-test.XXXXXX";
-  fs::path dev = ::mkdtemp(tmpl);
+  test::TempDir t{"tun-test"};
+  fs::path const& dev = t.path;
   ::umask(022);
   REQUIRE(ensure_tun(dev.string()));
   struct stat st {};
@@ -41,5 +41,4 @@ TEST_CASE("/dev/net/tun is created as char 10:200 mode 0666, and accepted when p
   auto bad = ensure_tun(dev.string());
   REQUIRE_FALSE(bad);
   CHECK(bad.error().reason == Reason::ContainerError);
-  fs::remove_all(dev);
 }

@@ -1,6 +1,7 @@
 #include "test_images.hpp"
 
 #include "common/process.hpp"
+#include "tests/unit/support/make_temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -13,9 +14,7 @@
 namespace cosmicac::disk::test {
 
 TempDir::TempDir() {
-  std::string tmpl = "/var/tmp/cosmicac-disk-test-XXXXXX";
-  REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-  path_ = tmpl;
+  path_ = cosmicac::test::make_temp_dir("cosmicac-disk-test", "/var/tmp").string();
 }
 
 TempDir::~TempDir() {

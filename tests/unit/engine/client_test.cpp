@@ -1,6 +1,7 @@
 #include "engine/client.hpp"
 #include "engine/http_error.hpp"
 #include "tests/unit/engine/fake_dockerd.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -148,9 +149,8 @@ TEST_CASE("a missing socket and a refused connection are transient") {
 }
 
 TEST_CASE("a socket file nobody listens on (connection refused) is transient") {
-  char tmpl[] = "/tmp/refused.XXXXXX";
-  std::string dir = ::mkdtemp(tmpl);
-  std::string path = dir + "/docker.sock";
+  test::TempDir dir{"refused"};
+  std::string path = (dir.path / "docker.sock").string();
   int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -160,8 +160,6 @@ TEST_CASE("a socket file nobody listens on (connection refused) is transient") {
   ClientOptions o;
   o.socket_path = path;
   auto r = Client(o).request(Request{.path = "/_ping", .versioned = false});
-  ::unlink(path.c_str());
-  ::rmdir(dir.c_str());
   REQUIRE_FALSE(r);
   CHECK(r.error().transient);
 }

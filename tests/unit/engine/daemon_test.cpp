@@ -1,6 +1,7 @@
 #include "engine/daemon.hpp"
 
 #include "tests/unit/engine/fake_dockerd.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -24,8 +25,8 @@ TEST_CASE("docker plan from the facts") {
 }
 
 TEST_CASE("probing the facts under a root") {
-  char tmpl[] = "/tmp/docker-facts.XXXXXX";
-  fs::path root = ::mkdtemp(tmpl);
+  test::TempDir dir{"docker-facts"};
+  fs::path const& root = dir.path;
   DockerOptions o{.socket_path = "/run/docker.sock", .root = root.string()};
   auto f = probe_docker(o);
   CHECK_FALSE(f.socket_exists);
@@ -36,7 +37,6 @@ TEST_CASE("probing the facts under a root") {
   f = probe_docker(o);
   CHECK(f.unit_exists);
   CHECK(plan_docker(f, false).action == DockerAction::Start);
-  fs::remove_all(root);
 }
 
 TEST_CASE("with the socket present, ensure_docker only waits for /_ping") {
@@ -49,12 +49,11 @@ TEST_CASE("with the socket present, ensure_docker only waits for /_ping") {
 }
 
 TEST_CASE("docker absent and install disabled is DockerUnavailable") {
-  char tmpl[] = "/tmp/docker-facts.XXXXXX";
-  fs::path root = ::mkdtemp(tmpl);
+  test::TempDir dir{"docker-facts"};
+  fs::path const& root = dir.path;
   engine::Client c(engine::ClientOptions{.socket_path = (root / "docker.sock").string()});
   auto st = ensure_docker(c, DockerOptions{.socket_path = "/docker.sock", .install = false, .root = root.string()});
   REQUIRE_FALSE(st);
   CHECK(st.error().reason == Reason::DockerUnavailable);
   CHECK(st.error().message.find("INSTALL_DOCKER") != std::string::npos);
-  fs::remove_all(root);
 }

@@ -1,5 +1,7 @@
 #include "tests/unit/engine/fake_dockerd.hpp"
 
+#include "tests/unit/support/make_temp_dir.hpp"
+
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -60,9 +62,7 @@ const char* reason_phrase(int status) {
 }  // namespace
 
 FakeDockerd::FakeDockerd() {
-  char tmpl[] = "/tmp/fake-dockerd.XXXXXX";
-  if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-  dir_ = tmpl;
+  dir_ = test::make_temp_dir("fake-dockerd").string();
   socket_ = dir_ + "/docker.sock";
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};

@@ -180,3 +180,13 @@ TEST_CASE("kubeconfig: base64 decoding") {
   CHECK_FALSE(base64_decode("YWJ"));
   CHECK_FALSE(base64_decode("Y!Jj"));
 }
+
+TEST_CASE("kubeconfig: a file past the 16 MiB cap is refused, naming the file and the cap") {
+  test::TempDir dir;
+  std::string const path = dir.path + "/huge";
+  test::write_text(path, "# " + std::string(16u << 20, 'x') + "\n");
+  KubeEnvironment env;
+  auto huge = load_cluster_access(path, "", env);
+  REQUIRE_FALSE(huge);
+  CHECK(huge.error().message == "kubeconfig " + path + " is larger than 16777216 bytes");
+}

@@ -1,5 +1,7 @@
 #include "test_files.hpp"
 
+#include "tests/unit/support/make_temp_dir.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -38,10 +40,7 @@ std::string schemas_dir() { return COSMICAC_SOURCE_DIR "/../shared/schemas"; }
 std::string golden_dir() { return COSMICAC_SOURCE_DIR "/tests/unit/host/golden"; }
 
 TempDir::TempDir() {
-  char tmpl[] = "/tmp/cosmicac-host-test-XXXXXX";
-  char* p = ::mkdtemp(tmpl);
-  if (!p) throw std::runtime_error("mkdtemp failed");
-  path = p;
+  path = make_temp_dir("cosmicac-host-test").string();
 }
 
 TempDir::~TempDir() {

@@ -3,9 +3,7 @@
 // executables, which link no common test library.
 #pragma once
 
-#include <catch2/catch_test_macros.hpp>
-
-#include <stdlib.h>
+#include "tests/unit/support/make_temp_dir.hpp"
 
 #include <filesystem>
 #include <string>
@@ -16,11 +14,7 @@ namespace cosmicac::test {
 struct TempDir {
   std::filesystem::path path;
 
-  explicit TempDir(std::string const& prefix = "cosmicac-test") {
-    std::string tmpl = "/tmp/" + prefix + ".XXXXXX";
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
+  explicit TempDir(std::string const& prefix = "cosmicac-test") : path(make_temp_dir(prefix)) {}
   ~TempDir() {
     std::error_code ignored;  // a destructor must not throw; /tmp is cleaned anyway
     std::filesystem::remove_all(path, ignored);
