@@ -65,7 +65,8 @@ Result<CommandResult> run_command(Command const& cmd) {
   std::string const exe = tool_path(cmd.program);
   if (exe.empty())
     return make_error(Reason::Internal, "cannot run " + cmd.program + ": not installed");
-  spdlog::info("{}: {}", cmd.description.empty() ? "running" : cmd.description, join_argv(cmd));
+  spdlog::info("{}: {}", cmd.description.empty() ? "running" : cmd.description,
+               cmd.log_args ? join_argv(cmd) : cmd.program);
 
   asio::io_context ctx;
   asio::readable_pipe out_pipe(ctx), err_pipe(ctx);
@@ -77,12 +78,18 @@ Result<CommandResult> run_command(Command const& cmd) {
 
   std::unique_ptr<bp::process> proc;
   try {
-    if (cmd.input.empty())
-      proc = std::make_unique<bp::process>(ctx, exe, cmd.args, bp::process_stdio{nullptr, out_pipe, err_pipe},
+    // process_stdio's bindings own pipe ends: built in place, never assigned.
+    auto spawn = [&](auto&& in, auto&& err) {
+      proc = std::make_unique<bp::process>(ctx, exe, cmd.args, bp::process_stdio{in, out_pipe, err},
                                            bp::process_environment{env});
-    else
-      proc = std::make_unique<bp::process>(ctx, exe, cmd.args, bp::process_stdio{in_pipe, out_pipe, err_pipe},
-                                           bp::process_environment{env});
+    };
+    auto with_stdin = [&](auto&& err) {
+      if (!cmd.input.empty()) spawn(in_pipe, err);
+      else if (cmd.inherit_stdin) spawn(stdin, err);
+      else spawn(nullptr, err);
+    };
+    if (cmd.inherit_stderr) with_stdin(stderr);
+    else with_stdin(err_pipe);
   } catch (boost::system::system_error const& e) {
     return make_error(Reason::Internal, "cannot start " + exe + ": " + e.code().message());
   }
@@ -94,7 +101,7 @@ Result<CommandResult> run_command(Command const& cmd) {
     });
   }
   read_all(out_pipe, res.out, std::make_shared<std::array<char, 4096>>());
-  read_all(err_pipe, res.err, std::make_shared<std::array<char, 4096>>());
+  if (!cmd.inherit_stderr) read_all(err_pipe, res.err, std::make_shared<std::array<char, 4096>>());
 
   asio::steady_timer timer(ctx, cmd.timeout);
   timer.async_wait([&](boost::system::error_code tec) {

@@ -24,6 +24,12 @@ struct Command {
   // Added to the scrubbed environment ("NAME=value"; never a secret), e.g.
   // DEBIAN_FRONTEND=noninteractive for apt-get.
   std::vector<std::string> extra_env;
+  // For a program the user configured (a kubeconfig credential plugin): its
+  // arguments may hold secrets (never logged: only the program is), it may
+  // talk to the user (stdin: ours when interactive; stderr: ours, not captured).
+  bool log_args = true;
+  bool inherit_stdin = false;
+  bool inherit_stderr = false;
 };
 
 struct CommandResult {

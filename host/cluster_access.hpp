@@ -5,9 +5,26 @@
 
 #include "common/secret.hpp"
 
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace cosmicac::host {
+
+// users[].user.exec: a credential plugin (client.authentication.k8s.io), run
+// by host/exec_credential when a request needs credentials.
+struct ExecPluginConfig {
+  std::string api_version;       // client.authentication.k8s.io/v1 or /v1beta1
+  std::string command;           // as written; `program` is what is run
+  std::string program;           // absolute, or a bare name looked up in $PATH like kubectl
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // added to the plugin's environment
+  std::string interactive_mode;  // Never, IfAvailable, Always
+  bool provide_cluster_info = false;
+  std::string install_hint;
+  std::string origin;            // "FILE: user 'NAME'", for messages
+};
 
 struct ClusterAccess {
   std::string server;            // https://host:port (or http:// for the test stand-in)
@@ -24,6 +41,9 @@ struct ClusterAccess {
   Secret bearer_token;           // token / tokenFile contents / service-account token
   std::string username;          // basic auth (rare; kubectl still supports it)
   Secret password;
+  // Credentials come from this plugin (only when no static token, basic auth
+  // or client certificate is set: client-go's order).
+  std::optional<ExecPluginConfig> exec;
 };
 
 }  // namespace cosmicac::host

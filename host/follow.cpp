@@ -361,6 +361,8 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
     std::vector<std::string> dvs;
     auto resp = client.request("GET", vmi_path(ns, name));
     if (!resp) {
+      // Configuration, DNS, certificate and TLS errors do not heal by waiting.
+      if (!resp.error().transient) return resp.error();
       last_vmi = "API unreachable: " + terminal_safe(resp.error().message);
       report(Source::Vmi, who, last_vmi);
     } else if (resp->status == 200) {
@@ -381,6 +383,8 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
       return make_error(Reason::Auth, "getting " + who + ": " + status_text(*resp) +
                                           (resp->status == 401 ? " (the kubeconfig's credentials were not accepted)"
                                                                : " (the identity lacks this permission; see host/rbac/role.yaml)"));
+    } else if (!transient_status(resp->status)) {
+      return make_error(Reason::Internal, "getting " + who + ": " + status_text(*resp));
     } else {
       last_vmi = status_text(*resp) + " from the API server";
       report(Source::Vmi, who, last_vmi);

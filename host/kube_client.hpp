@@ -15,6 +15,17 @@
 
 namespace cosmicac::host {
 
+class ExecCredentialSource;
+
+// Which failures are worth retrying, decided here once. Transient: HTTP 5xx
+// and 429; a connection reset, a receive/send error, a timeout or an empty
+// reply; a refused connection only once the server has answered this client
+// before (an API server restarting) — refused on first contact is a wrong
+// server or port, and kubectl does not retry it either. Everything else
+// (configuration, DNS, certificates, TLS) is fatal at once.
+bool transient_status(long status);
+bool transient_transport_error(int curl_code, bool answered_before);
+
 struct HttpResponse {
   long status = 0;
   std::string body;
@@ -27,9 +38,10 @@ class KubeClient {
   KubeClient(KubeClient const&) = delete;
   KubeClient& operator=(KubeClient const&) = delete;
 
-  // path: "/api/v1/namespaces/x/secrets". An Error (Internal, transient) only
-  // when no HTTP response came (connection refused, TLS failure, timeout);
-  // any HTTP status is a response.
+  // path: "/api/v1/namespaces/x/secrets". An Error only when no HTTP response
+  // came (transient per transient_transport_error; its message names the
+  // server and the kubeconfig); any HTTP status is a response. With an exec
+  // credential plugin, a 401 re-runs the plugin and the request once.
   Result<HttpResponse> request(std::string const& method, std::string const& path, std::string const& body = {});
 
   // A GET whose body is consumed as it arrives (pods/log?follow=true): a 2xx
@@ -47,8 +59,13 @@ class KubeClient {
   Result<HttpResponse> perform(std::string const& method, std::string const& path, std::string const& body,
                                Transfer* stream);
 
+  Result<HttpResponse> perform_once(std::string const& method, std::string const& path, std::string const& body,
+                                    Transfer* stream, bool refresh_credentials);
+
   ClusterAccess access_;
   std::chrono::seconds timeout_;
+  std::unique_ptr<ExecCredentialSource> exec_;
+  bool answered_before_ = false;
 };
 
 }  // namespace cosmicac::host

@@ -1,37 +1,38 @@
+// Merging the kubeconfig files, picking the context, its cluster (server and
+// TLS material); the user entry is read by kubeconfig_user.cpp.
 #include "host/kubeconfig.hpp"
 
-#include "common/file_io.hpp"
-#include "host/yaml_json.hpp"
+#include "host/kubeconfig_internal.hpp"
 
-#include <fcntl.h>
 #include <openssl/evp.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 
 namespace cosmicac::host {
-namespace {
-
-Error bad(std::string msg) { return make_error(Reason::ConfigInvalid, std::move(msg)); }
-
-// Kubeconfigs embed certificates; kubectl sets no limit, this one is far above any real file.
-constexpr std::size_t kMaxFileBytes = 16u << 20;
-
-Result<std::string> read_file(std::string const& path, std::string const& what) {
-  UniqueFd const fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (!fd.valid()) return bad("cannot open " + what + " " + path);
-  std::string s;
-  int const err = read_to_end(fd.get(), kMaxFileBytes, s);
-  if (err == EFBIG) return bad(what + " " + path + " is larger than " + std::to_string(kMaxFileBytes) + " bytes");
-  if (err != 0) return bad("cannot read " + what + " " + path);
-  return s;
-}
+namespace kubeconfig_detail {
 
 std::string resolve_relative(std::string const& p, std::string const& base_file) {
   if (p.empty() || p.front() == '/') return p;
   return (std::filesystem::path(base_file).parent_path() / p).lexically_normal().string();
 }
+
+std::string str_field(Json const& obj, char const* key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return {};
+  return it->get<std::string>();
+}
+
+bool bool_field(Json const& obj, char const* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_boolean() && it->get<bool>();
+}
+
+}  // namespace kubeconfig_detail
+
+using namespace kubeconfig_detail;
+
+namespace {
 
 struct Named {
   Json value;
@@ -60,37 +61,7 @@ Status merge_list(Json const& doc, char const* list, std::string const& inner, s
   return ok();
 }
 
-std::string str_field(Json const& obj, char const* key) {
-  auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) return {};
-  return it->get<std::string>();
-}
-
-bool bool_field(Json const& obj, char const* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_boolean() && it->get<bool>();
-}
-
-std::string getenv_str(char const* name) {
-  char const* v = std::getenv(name);
-  return v ? v : "";
-}
-
-bool file_exists(std::string const& p) {
-  std::error_code ec;
-  return std::filesystem::is_regular_file(p, ec);
-}
-
 }  // namespace
-
-KubeEnvironment KubeEnvironment::from_process() {
-  KubeEnvironment e;
-  e.kubeconfig_env = getenv_str("KUBECONFIG");
-  e.home = getenv_str("HOME");
-  e.service_host = getenv_str("KUBERNETES_SERVICE_HOST");
-  e.service_port = getenv_str("KUBERNETES_SERVICE_PORT");
-  return e;
-}
 
 // Written by hand because the one Debian-packaged decoder with a public API
 // (OpenSSL's EVP_DecodeBlock) neither skips whitespace nor reports the padded
@@ -109,6 +80,14 @@ Result<std::string> base64_decode(std::string_view text) {
   if (!clean.empty() && clean.back() == '=') ++pad;
   if (clean.size() > 1 && clean[clean.size() - 2] == '=') ++pad;
   out.resize(static_cast<std::size_t>(n) - pad);
+  return out;
+}
+
+std::string base64_encode(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<unsigned char const*>(bytes.data()), static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(n));
   return out;
 }
 
@@ -166,93 +145,11 @@ Result<ClusterAccess> resolve_kubeconfig(std::vector<KubeconfigFile> const& file
     if (us_it == m.users.end())
       return bad("kubeconfig " + all_files + ": context '" + ctx_name + "' names user '" + user_name +
                  "', which is not defined");
-    Json const& us = us_it->second.value;
     std::string const& us_file = us_it->second.file;
-    std::string where = us_file + ": user '" + user_name + "'";
-    if (us.contains("exec") || us.contains("auth-provider"))
-      return bad(where + " uses an exec/auth-provider plugin, which cosmicac-vmi does not run; use a token or a "
-                         "client certificate (for example a ServiceAccount token, see host/rbac/)");
-    if (auto t = str_field(us, "token"); !t.empty()) {
-      a.bearer_token = Secret(t);
-    } else if (auto tf = str_field(us, "tokenFile"); !tf.empty()) {
-      auto tok = read_file(resolve_relative(tf, us_file), "token file");
-      if (!tok) return tok.error();
-      std::string t2 = *tok;
-      while (!t2.empty() && (t2.back() == '\n' || t2.back() == '\r' || t2.back() == ' ')) t2.pop_back();
-      a.bearer_token = Secret(std::move(t2));
-    }
-    if (auto d = str_field(us, "client-certificate-data"); !d.empty()) {
-      auto pem = base64_decode(d);
-      if (!pem) return bad(where + ": client-certificate-data: " + pem.error().message);
-      a.client_cert_pem = *pem;
-    } else if (auto p = str_field(us, "client-certificate"); !p.empty()) {
-      a.client_cert_file = resolve_relative(p, us_file);
-    }
-    if (auto d = str_field(us, "client-key-data"); !d.empty()) {
-      auto pem = base64_decode(d);
-      if (!pem) return bad(where + ": client-key-data: " + pem.error().message);
-      a.client_key_pem = Secret(std::move(*pem));
-    } else if (auto p = str_field(us, "client-key"); !p.empty()) {
-      a.client_key_file = resolve_relative(p, us_file);
-    }
-    bool has_cert = !a.client_cert_pem.empty() || !a.client_cert_file.empty();
-    bool has_key = !a.client_key_pem.empty() || !a.client_key_file.empty();
-    if (has_cert != has_key) return bad(where + ": a client certificate needs both the certificate and the key");
-    a.username = str_field(us, "username");
-    if (!a.username.empty()) a.password = Secret(str_field(us, "password"));
+    auto st = resolve_user(us_it->second.value, us_file, us_file + ": user '" + user_name + "'", a);
+    if (!st) return st.error();
   }
   return a;
-}
-
-Result<ClusterAccess> in_cluster_access(KubeEnvironment const& env) {
-  if (env.service_host.empty() || env.service_port.empty())
-    return bad("no kubeconfig found and not running in a cluster (KUBERNETES_SERVICE_HOST/PORT unset)");
-  auto tok = read_file(env.service_account_dir + "/token", "service-account token");
-  if (!tok) return tok.error();
-  std::string t = *tok;
-  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
-  ClusterAccess a;
-  std::string host = env.service_host;
-  if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";  // IPv6
-  a.server = "https://" + host + ":" + env.service_port;
-  a.origin = "in-cluster service account (" + env.service_account_dir + ")";
-  a.bearer_token = Secret(std::move(t));
-  a.ca_file = env.service_account_dir + "/ca.crt";
-  if (auto ns = read_file(env.service_account_dir + "/namespace", "service-account namespace"); ns && !ns->empty()) {
-    std::string n = *ns;
-    while (!n.empty() && (n.back() == '\n' || n.back() == ' ')) n.pop_back();
-    a.default_namespace = n;
-  }
-  return a;
-}
-
-Result<ClusterAccess> load_cluster_access(std::string const& explicit_path, std::string const& context,
-                                          KubeEnvironment const& env) {
-  std::vector<std::string> paths;
-  if (!explicit_path.empty()) {
-    paths.push_back(explicit_path);
-  } else if (!env.kubeconfig_env.empty()) {
-    std::size_t start = 0;
-    while (start <= env.kubeconfig_env.size()) {
-      std::size_t end = env.kubeconfig_env.find(':', start);
-      if (end == std::string::npos) end = env.kubeconfig_env.size();
-      std::string p = env.kubeconfig_env.substr(start, end - start);
-      if (!p.empty() && file_exists(p)) paths.push_back(p);  // kubectl skips missing entries
-      start = end + 1;
-    }
-    if (paths.empty()) return bad("KUBECONFIG=" + env.kubeconfig_env + " names no existing file");
-  } else if (!env.home.empty() && file_exists(env.home + "/.kube/config")) {
-    paths.push_back(env.home + "/.kube/config");
-  } else {
-    return in_cluster_access(env);
-  }
-  std::vector<KubeconfigFile> files;
-  for (auto const& p : paths) {
-    auto text = read_file(p, "kubeconfig");
-    if (!text) return text.error();
-    files.push_back({p, *text});
-  }
-  return resolve_kubeconfig(files, context);
 }
 
 }  // namespace cosmicac::host

@@ -42,5 +42,6 @@ Result<ClusterAccess> load_cluster_access(std::string const& explicit_path, std:
 
 // RFC 4648 base64 (the *-data fields), whitespace ignored.
 Result<std::string> base64_decode(std::string_view text);
+std::string base64_encode(std::string_view bytes);
 
 }  // namespace cosmicac::host

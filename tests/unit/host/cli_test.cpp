@@ -171,3 +171,17 @@ TEST_CASE("cli: wait --serial --json prints only event lines on stdout, exits 0 
   CHECK(n == 2);
   CHECK(w.err.find("ready: container inference 0123456789ab") != std::string::npos);
 }
+
+TEST_CASE("cli: wait against a server that never answered fails at once, naming it, instead of waiting out --timeout") {
+  test::TempDir dir;
+  std::string path = dir.path + "/kubeconfig";
+  test::write_text(path, "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
+                         "clusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:1'}\n"
+                         "users:\n- name: u\n  user: {token: good-token}\n");
+  auto w = vmi({"wait", "x", "-n", "cosmic-ac", "--kubeconfig", path, "--timeout", "30s", "--interval", "100ms"});
+  CHECK(w.exit_code == 1);
+  CHECK(w.err.find("http://127.0.0.1:1") != std::string::npos);
+  CHECK(w.err.find("context t") != std::string::npos);
+  CHECK(w.err.find("connection refused") != std::string::npos);
+  CHECK(w.err.find("did not become ready") == std::string::npos);
+}

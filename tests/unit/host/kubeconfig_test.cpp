@@ -39,7 +39,10 @@ users:
     client-key: rel/client.key
 - name: exec-user
   user:
-    exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}
+    exec: {command: aws, apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never}
+- name: provider-user
+  user:
+    auth-provider: {name: gcp}
 - name: half-user
   user:
     client-certificate-data: Y2VydCBieXRlcw==
@@ -54,6 +57,8 @@ contexts:
   context: {cluster: dev-cluster, user: exec-user}
 - name: half
   context: {cluster: dev-cluster, user: half-user}
+- name: provider
+  context: {cluster: dev-cluster, user: provider-user}
 - name: dangling
   context: {cluster: nowhere, user: dev-user}
 )";
@@ -103,7 +108,11 @@ TEST_CASE("kubeconfig: clear errors") {
   CHECK(resolve_error("nope") == "kubeconfig /home/u/.kube/config: context 'nope' not found");
   CHECK(resolve_error("dangling") ==
         "kubeconfig /home/u/.kube/config: context 'dangling' names cluster 'nowhere', which is not defined");
-  CHECK(resolve_error("exec").find("uses an exec/auth-provider plugin") != std::string::npos);
+  CHECK(resolve_error("provider").find("uses an auth-provider plugin") != std::string::npos);
+  auto exec = resolve("exec");
+  REQUIRE(exec.exec);
+  CHECK(exec.exec->command == "aws");
+  CHECK(exec.bearer_token.empty());
   CHECK(resolve_error("half").find("needs both the certificate and the key") != std::string::npos);
   auto none = resolve_kubeconfig({{"/k", "apiVersion: v1\nkind: Config\n"}}, "");
   REQUIRE_FALSE(none);
@@ -126,6 +135,16 @@ TEST_CASE("kubeconfig: tokenFile is read (relative to the kubeconfig) and trimme
   std::string cfg = "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
                     "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
                     "users:\n- name: u\n  user: {tokenFile: tok}\n";
+  auto a = resolve_kubeconfig({{dir.path + "/config", cfg}}, "").value();
+  CHECK(a.bearer_token.reveal() == "file-token");
+}
+
+TEST_CASE("kubeconfig: tokenFile wins over an inline token (kubectl's order)") {
+  test::TempDir dir;
+  test::write_text(dir.path + "/tok", "file-token\n");
+  std::string cfg = "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+                    "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
+                    "users:\n- name: u\n  user: {token: inline-token, tokenFile: tok}\n";
   auto a = resolve_kubeconfig({{dir.path + "/config", cfg}}, "").value();
   CHECK(a.bearer_token.reveal() == "file-token");
 }
