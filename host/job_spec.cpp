@@ -4,6 +4,7 @@
 #include "config/scalars.hpp"
 #include "config/settings.hpp"
 #include "host/guest_layout.hpp"
+#include "host/manifests.hpp"
 #include "host/quantity.hpp"
 #include "host/yaml_json.hpp"
 
@@ -176,9 +177,27 @@ void read_resources(Fields& top, JobSpec& spec) {
   auto cpu = top.integer("cpu", 1, 1024);
   if (!cpu) fail("cpu", "is required (number of virtual CPU cores)");
   spec.cpu_cores = static_cast<int>(*cpu);
+  if (Json const* v = top.get("dedicatedCpuPlacement")) {
+    if (!v->is_boolean()) fail("dedicatedCpuPlacement", "must be true or false");
+    spec.dedicated_cpu = v->get<bool>();
+  }
   auto memory = top.quantity("memory");
   if (!memory) fail("memory", "is required (for example 64Gi)");
   spec.memory = *memory;
+
+  // KubeVirt's webhook refuses guest memory that is not a whole number of
+  // pages (vmi-create-admitter, validateHugepagesMemoryRequests); say so here,
+  // naming the spec's fields, instead of after other objects were created.
+  if (auto page = top.str("hugepageSize")) {
+    if (*page != "2Mi" && *page != "1Gi") fail("hugepageSize", "must be 2Mi or 1Gi (got '" + *page + "')");
+    long double const page_bytes = parse_quantity(*page).value();
+    long double const mem = parse_quantity(spec.memory).value();
+    if (mem < page_bytes || std::fmod(mem, page_bytes) != 0)
+      fail("memory", "'" + spec.memory + "' must be a whole multiple of hugepageSize " + *page);
+    spec.hugepage_size = *page;
+  }
+  if (auto grace = top.integer("terminationGracePeriodSeconds", 0, 3600))
+    spec.termination_grace_seconds = static_cast<int>(*grace);
 
   spec.gpu = device(top, "gpu", "type", "nvidia.com");
   spec.infiniband = device(top, "infiniband", "name", "mellanox.com");
@@ -310,7 +329,11 @@ Result<JobSpec> parse_job_spec(std::string_view text, std::string_view origin) {
   auto doc = parse_yaml_or_json(text, origin);
   if (!doc) return doc.error();
   try {
-    return build(*doc);
+    JobSpec spec = build(*doc);
+    // A spec whose objects the API server would refuse is a spec error, found
+    // before any object is created.
+    if (auto too_big = check_object_limits(spec)) fail(too_big->field, too_big->message);
+    return spec;
   } catch (SpecError const& e) {
     return make_error(Reason::ConfigInvalid, std::string(origin) + ": " + e.field + ": " + e.message);
   }

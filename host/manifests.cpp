@@ -2,6 +2,7 @@
 
 #include "host/guest_layout.hpp"
 #include "host/userdata.hpp"
+#include "host/vmi_resources.hpp"
 
 #include <string>
 
@@ -134,15 +135,26 @@ Json readiness_probe() {
               {"failureThreshold", kProbeFailureThreshold}};
 }
 
+Json vmi_domain(JobSpec const& spec, Json disks, Json interfaces) {
+  Json cpu{{"cores", spec.cpu_cores}};
+  if (spec.dedicated_cpu) cpu["dedicatedCpuPlacement"] = true;
+  Json domain{{"cpu", cpu}, {"resources", vmi_resources(spec)}};
+  if (!spec.hugepage_size.empty()) domain["memory"] = Json{{"hugepages", Json{{"pageSize", spec.hugepage_size}}}};
+  domain["devices"] = vmi_devices(spec, std::move(disks), std::move(interfaces));
+  return domain;
+}
+
 Json vmi(JobSpec const& spec) {
   DisksAndVolumes storage = vmi_storage(spec);
   Networking net = vmi_networking(spec);
   return Json{{"apiVersion", "kubevirt.io/v1"},
               {"kind", "VirtualMachineInstance"},
               {"metadata", metadata(spec, spec.name)},
-              {"spec", Json{{"domain", Json{{"cpu", Json{{"cores", spec.cpu_cores}}},
-                                            {"resources", Json{{"requests", Json{{"memory", spec.memory}}}}},
-                                            {"devices", vmi_devices(spec, std::move(storage.disks), std::move(net.interfaces))}}},
+              {"spec", Json{{"domain", vmi_domain(spec, std::move(storage.disks), std::move(net.interfaces))},
+                            // Passthrough GPUs cannot live-migrate: with a cluster default of
+                            // LiveMigrate the VMI would block every drain of its node.
+                            {"evictionStrategy", "None"},
+                            {"terminationGracePeriodSeconds", spec.termination_grace_seconds},
                             {"networks", std::move(net.networks)},
                             {"volumes", std::move(storage.volumes)},
                             {"readinessProbe", readiness_probe()}}}};
@@ -159,6 +171,37 @@ std::vector<Json> render_manifests(JobSpec const& spec) {
   // exists, the kubelet retries mounting it into the launcher pod.
   out.push_back(userdata_secret(spec, render_userdata(spec)));
   return out;
+}
+
+std::size_t stored_userdata_secret_bytes(JobSpec const& spec) {
+  Json stored = userdata_secret(spec, "");
+  stored.erase("stringData");
+  stored["data"] = Json{{"userdata", ""}};
+  std::size_t const raw = render_userdata(spec).size();
+  std::size_t const base64 = (raw + 2) / 3 * 4;
+  return stored.dump().size() + base64 + kServerMetadataAllowance;
+}
+
+std::optional<SpecLimitError> check_object_limits(JobSpec const& spec) {
+  std::size_t const bytes = stored_userdata_secret_bytes(spec);
+  if (bytes <= kMaxObjectBytes) return std::nullopt;
+  // The guest config's values are what a spec can make large; name the field
+  // behind the largest one.
+  static constexpr std::pair<const char*, const char*> kFieldOf[] = {
+      {"ENVS", "container.env"},     {"IMG", "container.image"},         {"NAME", "container.name"},
+      {"MNT", "dataDisk.mountPoint"}, {"DATA_DISK_SERIAL", "dataDisk.serial"}, {"JOB_TYPE", "container.jobType"}};
+  std::string field = "container.env";
+  std::size_t largest = 0;
+  for (auto const& [key, value] : guest_config_entries(spec))
+    for (auto const& [k, f] : kFieldOf)
+      if (key == k && value.size() > largest) {
+        largest = value.size();
+        field = f;
+      }
+  return SpecLimitError{field, "makes the user-data Secret " + std::to_string(bytes) +
+                                   " bytes as stored (base64 included); Kubernetes refuses objects over " +
+                                   std::to_string(kMaxObjectBytes) + " bytes (1 MiB): this field is " +
+                                   std::to_string(largest) + " bytes of it, shrink it"};
 }
 
 Json as_list(std::vector<Json> const& objects) {
