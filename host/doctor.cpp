@@ -55,7 +55,7 @@ Json const* dig(Json const& j, std::initializer_list<const char*> keys) {
   return p;
 }
 
-std::string str_at(Json const& j, std::initializer_list<const char*> keys, std::string fallback = {}) {
+std::string str_at(Json const& j, std::initializer_list<const char*> keys, std::string const& fallback = {}) {
   Json const* v = dig(j, keys);
   return v && v->is_string() ? v->get<std::string>() : fallback;
 }
@@ -207,6 +207,7 @@ void check_nodes(KubeClient& client, DoctorRequest const& req, std::vector<Check
   }
   if (want.empty()) return;
   std::vector<std::string> asked;
+  asked.reserve(want.size());
   for (auto const& [res, amount] : want) asked.push_back(res + "=" + amount_text(res, amount));
   std::string const what = "the VMI's launcher pod (" + join(asked, " ") + ")";
   if (fits) out.push_back(pass("capacity", "a Ready node can hold " + what + " (allocatable, before what runs there)"));
