@@ -5,6 +5,7 @@
 #include "config/scalars.hpp"
 #include "config/settings.hpp"
 #include "host/guest_layout.hpp"
+#include "host/manifests.hpp"
 #include "host/quantity.hpp"
 #include "host/yaml_json.hpp"
 
@@ -164,59 +165,85 @@ void agent_rule(std::string const& field, std::string_view key, std::string cons
   if (auto st = config::check_setting(key, value); !st) fail(field, st.error().message);
 }
 
-JobSpec build(Json const& doc) {
-  JobSpec spec;
-  Fields top(doc, "");
-
+// The job's identity: its name (the VMI's, and the guest's hostname) and namespace.
+void read_identity(Fields& top, JobSpec& spec) {
   spec.name = top.required_str("name");
   if (!is_dns_label(spec.name, kMaxJobName))
     fail("name", "'" + spec.name + "' must be a DNS label of at most " + std::to_string(kMaxJobName) +
                      " characters (lowercase letters, digits, '-')");
   spec.ns = top.required_str("namespace");
   if (!is_dns_label(spec.ns)) fail("namespace", "'" + spec.ns + "' is not a valid namespace name");
+}
 
+// What the VMI asks of its node: CPU, memory and passthrough devices.
+void read_resources(Fields& top, JobSpec& spec) {
   auto cpu = top.integer("cpu", 1, 1024);
   if (!cpu) fail("cpu", "is required (number of virtual CPU cores)");
   spec.cpu_cores = static_cast<int>(*cpu);
+  if (Json const* v = top.get("dedicatedCpuPlacement")) {
+    if (!v->is_boolean()) fail("dedicatedCpuPlacement", "must be true or false");
+    spec.dedicated_cpu = v->get<bool>();
+  }
   auto memory = top.quantity("memory");
   if (!memory) fail("memory", "is required (for example 64Gi)");
   spec.memory = *memory;
 
+  // KubeVirt's webhook refuses guest memory that is not a whole number of
+  // pages (vmi-create-admitter, validateHugepagesMemoryRequests); say so here,
+  // naming the spec's fields, instead of after other objects were created.
+  if (auto page = top.str("hugepageSize")) {
+    if (*page != "2Mi" && *page != "1Gi") fail("hugepageSize", "must be 2Mi or 1Gi (got '" + *page + "')");
+    long double const page_bytes = parse_quantity(*page).value();
+    long double const mem = parse_quantity(spec.memory).value();
+    if (mem < page_bytes || std::fmod(mem, page_bytes) != 0)
+      fail("memory", "'" + spec.memory + "' must be a whole multiple of hugepageSize " + *page);
+    spec.hugepage_size = *page;
+  }
+  if (auto grace = top.integer("terminationGracePeriodSeconds", 0, 3600))
+    spec.termination_grace_seconds = static_cast<int>(*grace);
+
   spec.gpu = device(top, "gpu", "type", "nvidia.com");
   spec.infiniband = device(top, "infiniband", "name", "mellanox.com");
+}
 
-  if (auto root = top.object("rootDisk")) {
-    if (auto image = root->str("image")) {
-      std::string img = *image;
-      if (img.rfind("docker://", 0) == 0) img.erase(0, 9);
-      check_image(root->path("image"), img);
-      spec.root_image = img;
-    }
-    if (auto size = root->quantity("size")) spec.root_size = *size;
-    root->no_unknown_keys();
+void read_root_disk(Fields& top, JobSpec& spec) {
+  auto root = top.object("rootDisk");
+  if (!root) return;
+  if (auto image = root->str("image")) {
+    std::string img = *image;
+    if (img.rfind("docker://", 0) == 0) img.erase(0, 9);
+    check_image(root->path("image"), img);
+    spec.root_image = img;
   }
+  if (auto size = root->quantity("size")) spec.root_size = *size;
+  root->no_unknown_keys();
+}
 
-  if (auto data = top.object("dataDisk")) {
-    DataDisk d;
-    auto size = data->quantity("size");
-    if (!size) fail(data->path("size"), "is required (at least 100Gi)");
-    if (parse_quantity(*size).value() < 100 * kGiB)
-      fail(data->path("size"), "must be at least 100Gi (the agent only takes a data disk of 100 GiB or more), got " + *size);
-    d.size = *size;
-    std::string const mnt = data->required_str("mountPoint");
-    auto normal = config::normalise_mount_point(mnt);  // the agent's MNT rule, and its normal form
-    if (!normal) fail(data->path("mountPoint"), normal.error().message);
-    d.mount_point = *normal;
-    d.serial = data->str("serial").value_or(kDefaultDataDiskSerial);
-    if (d.serial.size() > kMaxSerialLength) fail(data->path("serial"), "must be at most 20 characters (virtio-blk limit)");
-    for (char c : d.serial)
-      if (!alnum(c) && c != '-' && c != '_' && c != '.')
-        fail(data->path("serial"), "may contain only letters, digits, '-', '_', '.'");
-    agent_rule(data->path("serial"), "DATA_DISK_SERIAL", d.serial);
-    data->no_unknown_keys();
-    spec.data_disk = d;
-  }
+void read_data_disk(Fields& top, JobSpec& spec) {
+  auto data = top.object("dataDisk");
+  if (!data) return;
+  DataDisk d;
+  auto size = data->quantity("size");
+  if (!size) fail(data->path("size"), "is required (at least 100Gi)");
+  if (parse_quantity(*size).value() < 100 * kGiB)
+    fail(data->path("size"), "must be at least 100Gi (the agent only takes a data disk of 100 GiB or more), got " + *size);
+  d.size = *size;
+  std::string const mnt = data->required_str("mountPoint");
+  auto normal = config::normalise_mount_point(mnt);  // the agent's MNT rule, and its normal form
+  if (!normal) fail(data->path("mountPoint"), normal.error().message);
+  d.mount_point = *normal;
+  d.serial = data->str("serial").value_or(kDefaultDataDiskSerial);
+  if (d.serial.size() > kMaxSerialLength) fail(data->path("serial"), "must be at most 20 characters (virtio-blk limit)");
+  for (char c : d.serial)
+    if (!alnum(c) && c != '-' && c != '_' && c != '.')
+      fail(data->path("serial"), "may contain only letters, digits, '-', '_', '.'");
+  agent_rule(data->path("serial"), "DATA_DISK_SERIAL", d.serial);
+  data->no_unknown_keys();
+  spec.data_disk = d;
+}
 
+// Names of cluster objects the job uses but does not create.
+void read_references(Fields& top, JobSpec& spec) {
   if (auto v = top.str("storageClass")) { check_subdomain("storageClass", *v); spec.storage_class = *v; }
   if (auto v = top.str("pullSecret")) { check_subdomain("pullSecret", *v); spec.pull_secret = *v; }
   spec.credential_secret = spec.pull_secret;
@@ -233,50 +260,68 @@ JobSpec build(Json const& doc) {
     }
     spec.overlay_network = nad;
   }
+}
 
+// container.env: becomes ENVS, kept in the order written.
+void read_env(Fields& container, JobSpec& spec) {
+  Json const* env = container.get("env");
+  if (!env) return;
+  if (!env->is_object()) fail(container.path("env"), "must be a mapping of NAME: value");
+  for (auto it = env->begin(); it != env->end(); ++it) {
+    std::string field = container.path("env") + "." + it.key();
+    if (!is_env_name(it.key())) fail(field, "is not a valid environment variable name");
+    Json const& v = it.value();
+    if (v.is_object() || v.is_array()) {
+      spec.env.emplace_back(it.key(), nlohmann::json::parse(v.dump()));
+    } else if (v.is_string()) {
+      spec.env.emplace_back(it.key(), v.get<std::string>());
+    } else if (v.is_number() || v.is_boolean()) {
+      spec.env.emplace_back(it.key(), v.dump());  // 8080 → "8080", true → "true"
+    } else {
+      fail(field, "must be a string, number, boolean, mapping or list (write \"\" for an empty value)");
+    }
+  }
+  // The encoder is the authority on what ENVS can carry: ask it now so that
+  // rendering cannot fail later.
+  auto encoded = config::encode_envs(spec.env);
+  if (!encoded) fail(container.path("env"), encoded.error().message);
+  agent_rule(container.path("env"), "ENVS", *encoded);
+}
+
+// The inference container the agent runs in the guest.
+void read_container(Fields& top, JobSpec& spec) {
   spec.container_image = config::kDefaultImage;
   spec.container_name = config::kDefaultContainerName;
-  if (auto c = top.object("container")) {
-    if (auto img = c->str("image")) {
-      check_image(c->path("image"), *img);
-      agent_rule(c->path("image"), "IMG", *img);
-      spec.container_image = *img;
-    }
-    if (auto n = c->str("name")) {
-      agent_rule(c->path("name"), "NAME", *n);
-      spec.container_name = *n;
-    }
-    if (auto jt = c->str("jobType")) {
-      if (*jt != config::kJobTypeGpuContainer)
-        fail(c->path("jobType"), std::string("must be ") + config::kJobTypeGpuContainer + " or omitted");
-      agent_rule(c->path("jobType"), "JOB_TYPE", *jt);
-      spec.job_type = *jt;
-    }
-    if (Json const* env = c->get("env")) {
-      if (!env->is_object()) fail(c->path("env"), "must be a mapping of NAME: value");
-      for (auto it = env->begin(); it != env->end(); ++it) {
-        std::string field = c->path("env") + "." + it.key();
-        if (!is_env_name(it.key())) fail(field, "is not a valid environment variable name");
-        Json const& v = it.value();
-        if (v.is_object() || v.is_array()) {
-          spec.env.emplace_back(it.key(), nlohmann::json::parse(v.dump()));
-        } else if (v.is_string()) {
-          spec.env.emplace_back(it.key(), v.get<std::string>());
-        } else if (v.is_number() || v.is_boolean()) {
-          spec.env.emplace_back(it.key(), v.dump());  // 8080 → "8080", true → "true"
-        } else {
-          fail(field, "must be a string, number, boolean, mapping or list (write \"\" for an empty value)");
-        }
-      }
-      // The encoder is the authority on what ENVS can carry: ask it now so that
-      // rendering cannot fail later.
-      auto encoded = config::encode_envs(spec.env);
-      if (!encoded) fail(c->path("env"), encoded.error().message);
-      agent_rule(c->path("env"), "ENVS", *encoded);
-    }
-    c->no_unknown_keys();
+  auto c = top.object("container");
+  if (!c) return;
+  if (auto img = c->str("image")) {
+    check_image(c->path("image"), *img);
+    agent_rule(c->path("image"), "IMG", *img);
+    spec.container_image = *img;
   }
+  if (auto n = c->str("name")) {
+    agent_rule(c->path("name"), "NAME", *n);
+    spec.container_name = *n;
+  }
+  if (auto jt = c->str("jobType")) {
+    if (*jt != config::kJobTypeGpuContainer)
+      fail(c->path("jobType"), std::string("must be ") + config::kJobTypeGpuContainer + " or omitted");
+    agent_rule(c->path("jobType"), "JOB_TYPE", *jt);
+    spec.job_type = *jt;
+  }
+  read_env(*c, spec);
+  c->no_unknown_keys();
+}
 
+JobSpec build(Json const& doc) {
+  JobSpec spec;
+  Fields top(doc, "");
+  read_identity(top, spec);
+  read_resources(top, spec);
+  read_root_disk(top, spec);
+  read_data_disk(top, spec);
+  read_references(top, spec);
+  read_container(top, spec);
   top.no_unknown_keys();
   return spec;
 }
@@ -287,7 +332,11 @@ Result<JobSpec> parse_job_spec(std::string_view text, std::string_view origin) {
   auto doc = parse_yaml_or_json(text, origin);
   if (!doc) return doc.error();
   try {
-    return build(*doc);
+    JobSpec spec = build(*doc);
+    // A spec whose objects the API server would refuse is a spec error, found
+    // before any object is created.
+    if (auto too_big = check_object_limits(spec)) fail(too_big->field, too_big->message);
+    return spec;
   } catch (SpecError const& e) {
     return make_error(Reason::ConfigInvalid, std::string(origin) + ": " + e.field + ": " + e.message);
   }

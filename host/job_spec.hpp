@@ -20,6 +20,16 @@ inline constexpr const char* kDefaultStorageClass = "local-path";
 inline constexpr const char* kDefaultPullSecret = "ghcr-pull-cred";
 inline constexpr const char* kDefaultBootstrapConfigMap = "bootstrap-cm";
 
+// How long KubeVirt waits, after asking the guest to shut down (ACPI), before
+// it powers the VM off. The guest's shutdown is dominated by dockerd stopping
+// the inference container: dockerd waits the longest of its shutdown-timeout
+// (15 s by default) and the container's stop timeout (10 s, the agent sets
+// none), plus 5 s of its own grace, so 20 s; then the data disk is unmounted
+// (a dirty page cache of a large model flushes in seconds) and the guest halts.
+// 60 s covers that with room; KubeVirt's own default (30 s) would cut a slow
+// flush short. The spec may change it (terminationGracePeriodSeconds).
+inline constexpr int kDefaultTerminationGracePeriodSeconds = 60;
+
 struct DeviceRequest {
   std::string resource;  // full device-plugin resource name: nvidia.com/<type>, mellanox.com/<name>
   int count = 0;         // >= 1
@@ -35,7 +45,10 @@ struct JobSpec {
   std::string name;       // VMI name; other objects are <name>-root, <name>-data, <name>-userdata
   std::string ns;         // namespace
   int cpu_cores = 0;
-  std::string memory;     // quantity
+  bool dedicated_cpu = false;  // dedicatedCpuPlacement: vCPUs pinned to host CPUs (needs the kubelet's static CPU manager)
+  std::string memory;     // quantity: the guest's RAM
+  std::string hugepage_size;   // "" (ordinary pages), "2Mi" or "1Gi": guest RAM backed by hugepages-<size>
+  int termination_grace_seconds = kDefaultTerminationGracePeriodSeconds;
   std::optional<DeviceRequest> gpu;
   std::optional<DeviceRequest> infiniband;
   std::string root_image = kDefaultRootImage;  // registry reference (no scheme)

@@ -1,6 +1,7 @@
 // cosmicac-vmi: renders and applies the KubeVirt objects of one CosmicAC GPU
 // VM (README, "cosmicac-vmi"). Exit status: 0 ok, 1 failure, 2 usage or spec
 // error.
+#include "host/doctor.hpp"
 #include "host/duration.hpp"
 #include "host/follow.hpp"
 #include "host/job_spec.hpp"
@@ -17,6 +18,7 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -45,8 +47,10 @@ constexpr const char* kUsageText =
     "  wait --serial SOCKET [--json]   follow the agent's virtio-serial port (QEMU's host end) until ready\n"
     "  delete -f SPEC [--delete-data]  delete the VMI, its root DataVolume and user-data Secret;\n"
     "                                  the data PVC only with --delete-data\n"
+    "  doctor [-n NS] [-f SPEC | --gpu-type T --gpus N] [--json]\n"
+    "                                  check the cluster is ready for these VMIs (exit 1 on any failed check)\n"
     "\n"
-    "cluster options (apply, wait, delete): --kubeconfig FILE, --context NAME\n"
+    "cluster options (apply, wait, delete, doctor): --kubeconfig FILE, --context NAME\n"
     "  (else $KUBECONFIG, ~/.kube/config, or the in-cluster service account)\n"
     "SPEC is a YAML or JSON job spec (see host/examples/); '-' reads stdin.\n"
     "  --help, --version\n";
@@ -273,6 +277,50 @@ int cmd_delete(std::vector<std::string> const& argv) {
   return kOk;
 }
 
+// `doctor`: the cluster readiness checklist (host/doctor.hpp).
+int cmd_doctor(std::vector<std::string> const& argv) {
+  std::string err;
+  auto a = parse_args(argv,
+                      {"-f", "--filename", "--kubeconfig", "--context", "-n", "--namespace", "--gpu-type", "--gpus"},
+                      {"--json"}, err);
+  if (!a) return usage_error(err);
+  if (!a->positional.empty()) return usage_error("unexpected argument " + a->positional[0]);
+  std::optional<JobSpec> spec;
+  if (!spec_path(*a).empty()) {
+    if (!opt(*a, "--gpu-type").empty() || !opt(*a, "--gpus").empty())
+      return usage_error("give either -f SPEC or --gpu-type/--gpus, not both");
+    auto loaded = load_job_spec(spec_path(*a));
+    if (!loaded) return fail(kUsage, loaded.error().message);
+    spec = std::move(*loaded);
+  }
+  std::vector<DeviceRequest> devices;
+  if (!opt(*a, "--gpu-type").empty()) {
+    // The spec's own rules for gpu.type/gpu.count, on a spec made of them.
+    long long count = 1;
+    if (std::string const n = opt(*a, "--gpus"); !n.empty()) {
+      auto [p, ec] = std::from_chars(n.data(), n.data() + n.size(), count);
+      if (ec != std::errc() || p != n.data() + n.size()) return usage_error("--gpus must be a number");
+    }
+    Json const doc{{"name", "doctor"}, {"namespace", "doctor"}, {"cpu", 1}, {"memory", "1Gi"},
+                   {"gpu", Json{{"type", opt(*a, "--gpu-type")}, {"count", count}}}};
+    auto probe = parse_job_spec(doc.dump(), "--gpu-type/--gpus");
+    if (!probe) return usage_error(probe.error().message);
+    devices.push_back(*probe->gpu);
+  } else if (!opt(*a, "--gpus").empty()) {
+    return usage_error("--gpus needs --gpu-type");
+  }
+  auto access = cluster(*a);
+  if (!access) return fail(kFailure, access.error().message);
+  std::string ns = spec ? spec->ns : (opt(*a, "-n").empty() ? opt(*a, "--namespace") : opt(*a, "-n"));
+  if (ns.empty()) ns = access->default_namespace;
+  KubeClient client(std::move(*access));
+  auto checks = run_doctor(client, doctor_request(ns, std::move(spec), std::move(devices), COSMICAC_VERSION));
+  if (!checks) return fail(kFailure, checks.error().message);
+  if (a->flags.count("--json") > 0) say(doctor_json(*checks).dump(2, ' ', false, Json::error_handler_t::replace));
+  else std::fputs(doctor_text(*checks).c_str(), stdout);
+  return doctor_ok(*checks) ? kOk : kFailure;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -299,6 +347,7 @@ int main(int argc, char** argv) {
     if (cmd == "apply") return cmd_apply(rest);
     if (cmd == "wait") return cmd_wait(rest);
     if (cmd == "delete") return cmd_delete(rest);
+    if (cmd == "doctor") return cmd_doctor(rest);
   } catch (std::exception const& e) {
     return fail(kFailure, std::string("internal error: ") + e.what());
   }

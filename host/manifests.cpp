@@ -2,6 +2,7 @@
 
 #include "host/guest_layout.hpp"
 #include "host/userdata.hpp"
+#include "host/vmi_resources.hpp"
 
 #include <string>
 
@@ -52,80 +53,111 @@ Json data_pvc(JobSpec const& spec) {
                             {"resources", Json{{"requests", Json{{"storage", spec.data_disk->size}}}}}}}};
 }
 
-Json vmi(JobSpec const& spec) {
+// The VMI's disks and the volumes behind them, index for index.
+struct DisksAndVolumes {
   Json disks = Json::array();
   Json volumes = Json::array();
+};
 
-  disks.push_back(Json{{"name", "rootdisk"}, {"bootOrder", 1}, {"disk", Json{{"bus", "virtio"}}}});
-  volumes.push_back(Json{{"name", "rootdisk"}, {"dataVolume", Json{{"name", root_datavolume_name(spec)}}}});
+DisksAndVolumes vmi_storage(JobSpec const& spec) {
+  DisksAndVolumes s;
+  s.disks.push_back(Json{{"name", "rootdisk"}, {"bootOrder", 1}, {"disk", Json{{"bus", "virtio"}}}});
+  s.volumes.push_back(Json{{"name", "rootdisk"}, {"dataVolume", Json{{"name", root_datavolume_name(spec)}}}});
 
   if (spec.data_disk) {
     // The serial is how the agent finds this disk (/dev/disk/by-id/virtio-<serial>).
-    disks.push_back(Json{{"name", "datadisk"}, {"serial", spec.data_disk->serial}, {"disk", Json{{"bus", "virtio"}}}});
-    volumes.push_back(Json{{"name", "datadisk"}, {"persistentVolumeClaim", Json{{"claimName", data_pvc_name(spec)}}}});
+    s.disks.push_back(Json{{"name", "datadisk"}, {"serial", spec.data_disk->serial}, {"disk", Json{{"bus", "virtio"}}}});
+    s.volumes.push_back(Json{{"name", "datadisk"}, {"persistentVolumeClaim", Json{{"claimName", data_pvc_name(spec)}}}});
   }
 
   // CD-ROMs: bus sata (a cdrom cannot be virtio); no serial (applies to disks
   // only); each found in the guest by its distinct volume label.
-  disks.push_back(Json{{"name", "credentials"}, {"cdrom", Json{{"bus", "sata"}, {"readonly", true}}}});
-  volumes.push_back(Json{{"name", "credentials"},
-                         {"secret", Json{{"secretName", spec.credential_secret}, {"volumeLabel", kCredVolumeLabel}}}});
-  disks.push_back(Json{{"name", "bootstrap"}, {"cdrom", Json{{"bus", "sata"}, {"readonly", true}}}});
-  volumes.push_back(Json{{"name", "bootstrap"},
-                         {"configMap", Json{{"name", spec.bootstrap_configmap}, {"volumeLabel", kBootVolumeLabel}}}});
+  s.disks.push_back(Json{{"name", "credentials"}, {"cdrom", Json{{"bus", "sata"}, {"readonly", true}}}});
+  s.volumes.push_back(Json{{"name", "credentials"},
+                           {"secret", Json{{"secretName", spec.credential_secret}, {"volumeLabel", kCredVolumeLabel}}}});
+  s.disks.push_back(Json{{"name", "bootstrap"}, {"cdrom", Json{{"bus", "sata"}, {"readonly", true}}}});
+  s.volumes.push_back(Json{{"name", "bootstrap"},
+                           {"configMap", Json{{"name", spec.bootstrap_configmap}, {"volumeLabel", kBootVolumeLabel}}}});
 
-  disks.push_back(Json{{"name", "cloudinit"}, {"disk", Json{{"bus", "virtio"}}}});
-  volumes.push_back(Json{{"name", "cloudinit"},
-                         {"cloudInitNoCloud", Json{{"secretRef", Json{{"name", userdata_secret_name(spec)}}}}}});
+  s.disks.push_back(Json{{"name", "cloudinit"}, {"disk", Json{{"bus", "virtio"}}}});
+  s.volumes.push_back(Json{{"name", "cloudinit"},
+                           {"cloudInitNoCloud", Json{{"secretRef", Json{{"name", userdata_secret_name(spec)}}}}}});
+  return s;
+}
 
-  Json devices = Json::object();
-  devices["disks"] = disks;
-  if (spec.gpu) {
-    Json gpus = Json::array();
-    for (int i = 0; i < spec.gpu->count; ++i)
-      gpus.push_back(Json{{"name", "gpu" + std::to_string(i)}, {"deviceName", spec.gpu->resource}});
-    devices["gpus"] = gpus;
-  }
-  if (spec.infiniband) {
-    Json hostdevs = Json::array();
-    for (int i = 0; i < spec.infiniband->count; ++i)
-      hostdevs.push_back(Json{{"name", "ib" + std::to_string(i)}, {"deviceName", spec.infiniband->resource}});
-    devices["hostDevices"] = hostdevs;
-  }
-  Json interfaces = Json::array({Json{{"name", "default"}, {"masquerade", Json::object()}}});
-  Json networks = Json::array({Json{{"name", "default"}, {"pod", Json::object()}}});
+// `count` device entries named <prefix>0, <prefix>1, … for one device-plugin resource.
+Json device_list(DeviceRequest const& d, std::string const& prefix) {
+  Json list = Json::array();
+  for (int i = 0; i < d.count; ++i) list.push_back(Json{{"name", prefix + std::to_string(i)}, {"deviceName", d.resource}});
+  return list;
+}
+
+struct Networking {
+  Json interfaces;
+  Json networks;
+};
+
+Networking vmi_networking(JobSpec const& spec) {
+  Networking n{Json::array({Json{{"name", "default"}, {"masquerade", Json::object()}}}),
+               Json::array({Json{{"name", "default"}, {"pod", Json::object()}}})};
   if (!spec.overlay_network.empty()) {
-    interfaces.push_back(Json{{"name", "overlay"}, {"bridge", Json::object()}});
-    networks.push_back(Json{{"name", "overlay"}, {"multus", Json{{"networkName", spec.overlay_network}}}});
+    n.interfaces.push_back(Json{{"name", "overlay"}, {"bridge", Json::object()}});
+    n.networks.push_back(Json{{"name", "overlay"}, {"multus", Json{{"networkName", spec.overlay_network}}}});
   }
-  devices["interfaces"] = interfaces;
+  return n;
+}
+
+Json vmi_devices(JobSpec const& spec, Json disks, Json interfaces) {
+  Json devices = Json::object();
+  devices["disks"] = std::move(disks);
+  if (spec.gpu) devices["gpus"] = device_list(*spec.gpu, "gpu");
+  if (spec.infiniband) devices["hostDevices"] = device_list(*spec.infiniband, "ib");
+  devices["interfaces"] = std::move(interfaces);
   // The agent mirrors its readiness events to ttyS0; KubeVirt streams that
   // console as the launcher pod's `guest-console-log` container, which is how
   // `cosmicac-vmi wait` learns why the agent failed. Both explicit, so a
   // cluster-wide default does not decide.
   devices["autoattachSerialConsole"] = true;
   devices["logSerialConsole"] = true;
+  return devices;
+}
 
-  // Readiness comes from the agent through the guest agent (KubeVirt cannot
-  // attach a custom virtio-serial port to a VMI). `status` exits 0 once the
-  // container runs. Until then the VMI is simply not Ready, however long the
-  // pull takes: failureThreshold only governs Ready → not Ready, and 6 × 10 s
-  // rides out a guest-agent hiccup without flapping.
-  Json probe{{"exec", Json{{"command", Json::array({kAgentPath, "status"})}}},
-             {"initialDelaySeconds", kProbeInitialDelaySeconds},
-             {"periodSeconds", kProbePeriodSeconds},
-             {"timeoutSeconds", kProbeTimeoutSeconds},
-             {"failureThreshold", kProbeFailureThreshold}};
+// Readiness comes from the agent through the guest agent (KubeVirt cannot
+// attach a custom virtio-serial port to a VMI). `status` exits 0 once the
+// container runs. Until then the VMI is simply not Ready, however long the
+// pull takes: failureThreshold only governs Ready → not Ready, and 6 × 10 s
+// rides out a guest-agent hiccup without flapping.
+Json readiness_probe() {
+  return Json{{"exec", Json{{"command", Json::array({kAgentPath, "status"})}}},
+              {"initialDelaySeconds", kProbeInitialDelaySeconds},
+              {"periodSeconds", kProbePeriodSeconds},
+              {"timeoutSeconds", kProbeTimeoutSeconds},
+              {"failureThreshold", kProbeFailureThreshold}};
+}
 
+Json vmi_domain(JobSpec const& spec, Json disks, Json interfaces) {
+  Json cpu{{"cores", spec.cpu_cores}};
+  if (spec.dedicated_cpu) cpu["dedicatedCpuPlacement"] = true;
+  Json domain{{"cpu", cpu}, {"resources", vmi_resources(spec)}};
+  if (!spec.hugepage_size.empty()) domain["memory"] = Json{{"hugepages", Json{{"pageSize", spec.hugepage_size}}}};
+  domain["devices"] = vmi_devices(spec, std::move(disks), std::move(interfaces));
+  return domain;
+}
+
+Json vmi(JobSpec const& spec) {
+  DisksAndVolumes storage = vmi_storage(spec);
+  Networking net = vmi_networking(spec);
   return Json{{"apiVersion", "kubevirt.io/v1"},
               {"kind", "VirtualMachineInstance"},
               {"metadata", metadata(spec, spec.name)},
-              {"spec", Json{{"domain", Json{{"cpu", Json{{"cores", spec.cpu_cores}}},
-                                            {"resources", Json{{"requests", Json{{"memory", spec.memory}}}}},
-                                            {"devices", devices}}},
-                            {"networks", networks},
-                            {"volumes", volumes},
-                            {"readinessProbe", probe}}}};
+              {"spec", Json{{"domain", vmi_domain(spec, std::move(storage.disks), std::move(net.interfaces))},
+                            // Passthrough GPUs cannot live-migrate: with a cluster default of
+                            // LiveMigrate the VMI would block every drain of its node.
+                            {"evictionStrategy", "None"},
+                            {"terminationGracePeriodSeconds", spec.termination_grace_seconds},
+                            {"networks", std::move(net.networks)},
+                            {"volumes", std::move(storage.volumes)},
+                            {"readinessProbe", readiness_probe()}}}};
 }
 
 }  // namespace
@@ -139,6 +171,37 @@ std::vector<Json> render_manifests(JobSpec const& spec) {
   // exists, the kubelet retries mounting it into the launcher pod.
   out.push_back(userdata_secret(spec, render_userdata(spec)));
   return out;
+}
+
+std::size_t stored_userdata_secret_bytes(JobSpec const& spec) {
+  Json stored = userdata_secret(spec, "");
+  stored.erase("stringData");
+  stored["data"] = Json{{"userdata", ""}};
+  std::size_t const raw = render_userdata(spec).size();
+  std::size_t const base64 = (raw + 2) / 3 * 4;
+  return stored.dump().size() + base64 + kServerMetadataAllowance;
+}
+
+std::optional<SpecLimitError> check_object_limits(JobSpec const& spec) {
+  std::size_t const bytes = stored_userdata_secret_bytes(spec);
+  if (bytes <= kMaxObjectBytes) return std::nullopt;
+  // The guest config's values are what a spec can make large; name the field
+  // behind the largest one.
+  static constexpr std::pair<const char*, const char*> kFieldOf[] = {
+      {"ENVS", "container.env"},     {"IMG", "container.image"},         {"NAME", "container.name"},
+      {"MNT", "dataDisk.mountPoint"}, {"DATA_DISK_SERIAL", "dataDisk.serial"}, {"JOB_TYPE", "container.jobType"}};
+  std::string field = "container.env";
+  std::size_t largest = 0;
+  for (auto const& [key, value] : guest_config_entries(spec))
+    for (auto const& [k, f] : kFieldOf)
+      if (key == k && value.size() > largest) {
+        largest = value.size();
+        field = f;
+      }
+  return SpecLimitError{field, "makes the user-data Secret " + std::to_string(bytes) +
+                                   " bytes as stored (base64 included); Kubernetes refuses objects over " +
+                                   std::to_string(kMaxObjectBytes) + " bytes (1 MiB): this field is " +
+                                   std::to_string(largest) + " bytes of it, shrink it"};
 }
 
 Json as_list(std::vector<Json> const& objects) {

@@ -4,6 +4,9 @@
 #include "host/job_spec.hpp"
 #include "host/yaml_json.hpp"
 
+#include <cstddef>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace cosmicac::host {
@@ -13,6 +16,25 @@ namespace cosmicac::host {
 // no other object carries an env value. The Secret has no ownerReferences
 // here; apply_objects adds the VMI's once it exists.
 std::vector<Json> render_manifests(JobSpec const& spec);
+
+// Kubernetes refuses an object over 1 MiB (etcd's request limit, and the
+// documented limit of a Secret). The user-data Secret is measured as the API
+// server stores it: JSON, stringData turned into base64 data, plus room for
+// the metadata apply and the server add (ownerReference, uid, managedFields).
+inline constexpr std::size_t kMaxObjectBytes = 1u << 20;
+inline constexpr std::size_t kServerMetadataAllowance = 4096;
+
+// The user-data Secret's size as stored (see above), in bytes.
+std::size_t stored_userdata_secret_bytes(JobSpec const& spec);
+
+// When that size is over kMaxObjectBytes: the spec field that contributes
+// most ("container.env", …) and a message saying so; checked by
+// parse_job_spec, so no command reaches the API server with such a spec.
+struct SpecLimitError {
+  std::string field;
+  std::string message;
+};
+std::optional<SpecLimitError> check_object_limits(JobSpec const& spec);
 
 // `-o json`: a v1 List of the same objects.
 Json as_list(std::vector<Json> const& objects);

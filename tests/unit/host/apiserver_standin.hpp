@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -56,6 +57,11 @@ class ApiServerStandIn {
   // Log GETs for this pod get this status (e.g. 403) instead of the log.
   void refuse_log(std::string const& pod, int status);
 
+  // ---- doctor (h-render): a POST to exactly this path is answered with
+  // 201 and what `reply` makes of the request body (SelfSubjectAccessReview).
+  void answer_post(std::string path, std::function<nlohmann::json(nlohmann::json const&)> reply);
+  // ---- end doctor
+
   bool has(std::string const& object_path) const;
   nlohmann::json get(std::string const& object_path) const;
   std::vector<std::string> requests() const;  // "POST /api/v1/..." in order
@@ -94,6 +100,7 @@ class ApiServerStandIn {
   std::uint64_t log_generation_ = 0;  // bumped by drop_log_streams
   std::condition_variable log_cv_;
   std::vector<std::thread> streams_;
+  std::map<std::string, std::function<nlohmann::json(nlohmann::json const&)>> post_answers_;  // doctor
 };
 
 }  // namespace cosmicac::test

@@ -99,3 +99,20 @@ TEST_CASE("cli spec: apply whose Secret is refused exits 1, having deleted what 
   CHECK_FALSE(server.has("/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/llama-70b-0"));
   CHECK_FALSE(server.has("/apis/cdi.kubevirt.io/v1beta1/namespaces/cosmic-ac/datavolumes/llama-70b-0-root"));
 }
+
+TEST_CASE("cli spec: a user-data Secret over 1 MiB exits 2 naming container.env, before any API call (#18 §6)") {
+  test::ApiServerStandIn server("Bearer good-token");
+  test::TempDir dir;
+  std::string const kc = dir.path + "/kubeconfig";
+  test::write_text(kc, "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
+                       "clusters:\n- name: c\n  cluster: {server: '" +
+                           server.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
+  std::string const spec = dir.path + "/big.yaml";
+  test::write_text(spec, kBase + "container:\n  env:\n    WEIGHTS_INLINE: \"" + std::string(790 * 1000, 'w') + "\"\n");
+  for (auto const& r : {run_vmi({"render", "-f", spec}), run_vmi({"apply", "-f", spec, "--kubeconfig", kc})}) {
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(spec + ": container.env: makes the user-data Secret ") != std::string::npos);
+    CHECK(r.out.empty());
+  }
+  CHECK(server.requests().empty());
+}

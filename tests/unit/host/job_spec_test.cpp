@@ -50,6 +50,8 @@ TEST_CASE("job_spec: the reference example, field by field") {
   CHECK(s.name == "llama-70b-0");
   CHECK(s.ns == "cosmic-ac");
   CHECK(s.cpu_cores == 64);
+  CHECK_FALSE(s.dedicated_cpu);
+  CHECK(s.hugepage_size == "1Gi");
   CHECK(s.gpu->resource == "nvidia.com/GH100_H100_SXM5_80GB");
   CHECK(s.gpu->count == 8);
   CHECK(s.infiniband->resource == "mellanox.com/cx7_ib_pf");
@@ -129,4 +131,45 @@ TEST_CASE("job_spec: derived object names") {
   CHECK(userdata_secret_name(s) == "job-1-userdata");
   std::string long_name(55, 'a');
   CHECK_FALSE(parse_job_spec("name: " + long_name + "\nnamespace: ns\ncpu: 1\nmemory: 1Gi\n", "t"));
+}
+
+TEST_CASE("job_spec: VMIs that fit the nodes — dedicatedCpuPlacement, hugepageSize, terminationGracePeriodSeconds (#18 §1)") {
+  auto d = parse_job_spec(kBase, "t").value();
+  CHECK_FALSE(d.dedicated_cpu);
+  CHECK(d.hugepage_size.empty());
+  CHECK(d.termination_grace_seconds == kDefaultTerminationGracePeriodSeconds);
+
+  auto s = parse_job_spec(kBase + "dedicatedCpuPlacement: true\nhugepageSize: 1Gi\nterminationGracePeriodSeconds: 120\n", "t")
+               .value();
+  CHECK(s.dedicated_cpu);
+  CHECK(s.hugepage_size == "1Gi");
+  CHECK(s.termination_grace_seconds == 120);
+  CHECK(parse_job_spec(kBase + "hugepageSize: 2Mi\n", "t").value().hugepage_size == "2Mi");
+
+  CHECK(spec_error(kBase + "dedicatedCpuPlacement: yes please\n") == "spec.yaml: dedicatedCpuPlacement: must be true or false");
+  CHECK(spec_error(kBase + "hugepageSize: 4Ki\n") == "spec.yaml: hugepageSize: must be 2Mi or 1Gi (got '4Ki')");
+  CHECK(spec_error(kBase + "hugepageSize: 1G\n") == "spec.yaml: hugepageSize: must be 2Mi or 1Gi (got '1G')");
+  // Guest memory in whole pages (KubeVirt's webhook rule), the error naming the field at fault.
+  CHECK(spec_error("name: j\nnamespace: ns\ncpu: 4\nmemory: 1536Mi\nhugepageSize: 1Gi\n") ==
+        "spec.yaml: memory: '1536Mi' must be a whole multiple of hugepageSize 1Gi");
+  CHECK(spec_error("name: j\nnamespace: ns\ncpu: 4\nmemory: 64G\nhugepageSize: 2Mi\n") ==
+        "spec.yaml: memory: '64G' must be a whole multiple of hugepageSize 2Mi");
+  CHECK(spec_error("name: j\nnamespace: ns\ncpu: 4\nmemory: 512Mi\nhugepageSize: 1Gi\n") ==
+        "spec.yaml: memory: '512Mi' must be a whole multiple of hugepageSize 1Gi");
+  CHECK(spec_error(kBase + "terminationGracePeriodSeconds: -1\n") ==
+        "spec.yaml: terminationGracePeriodSeconds: must be between 0 and 3600 (got -1)");
+}
+
+TEST_CASE("job_spec: a user-data Secret over 1 MiB is a spec error naming container.env (#18 §6)") {
+  // ~800 KB of env: the spec file is under its own 1 MiB cap, the Secret
+  // (base64: 4/3) is over Kubernetes' object limit.
+  std::string big(800 * 1000, 'v');
+  std::string yaml = kBase + "container:\n  env:\n    SMALL: x\n    MODEL_BLOB: \"" + big + "\"\n";
+  std::string e = spec_error(yaml);
+  CHECK(e.rfind("spec.yaml: container.env: makes the user-data Secret ", 0) == 0);
+  CHECK(e.find("Kubernetes refuses objects over 1048576 bytes") != std::string::npos);
+  CHECK(e.find("vvvv") == std::string::npos);  // never the value
+  // Just under the limit (raw 3/4 of 1 MiB less room for the rest) is accepted.
+  std::string fits(700 * 1000, 'v');
+  CHECK(parse_job_spec(kBase + "container:\n  env:\n    MODEL_BLOB: \"" + fits + "\"\n", "t").has_value());
 }

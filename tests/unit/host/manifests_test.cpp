@@ -4,12 +4,16 @@
 #include "host/manifests.hpp"
 
 #include "host/guest_layout.hpp"
+#include "host/quantity.hpp"
+#include "host/vmi_resources.hpp"
 #include "host/userdata.hpp"
 #include "swagger_validator.hpp"
 #include "test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -34,6 +38,58 @@ json plain(Json const& o) { return json::parse(o.dump()); }
 
 // KubeVirt's admission webhook refuses inline cloudInitNoCloud.userData above this.
 constexpr std::size_t kInlineUserDataLimit = 2048;
+
+long double quantity_of(json const& map, char const* key) {
+  if (!map.is_object() || !map.contains(key)) return 0;
+  return parse_quantity(map[key].get<std::string>()).value();
+}
+
+// KubeVirt's webhook rules on CPU, memory, hugepages, eviction and shutdown
+// (pkg/virt-api/webhooks/validating-webhook/admitters/vmi-create-admitter.go:
+// validateCpuPinning and the validate* it calls, validateHugepagesMemoryRequests,
+// validateCpuRequestDoesNotExceedLimit, validateMemoryRequestsAndLimits), and
+// the enum of spec.evictionStrategy.
+std::vector<std::string> resource_violations(json const& spec) {
+  std::vector<std::string> v;
+  json const& domain = spec["domain"];
+  json const res = domain.value("resources", json::object());
+  json const req = res.value("requests", json::object());
+  json const lim = res.value("limits", json::object());
+  json const cpu = domain.value("cpu", json::object());
+  long double const vcpus = static_cast<long double>(cpu.value("cores", 0)) * std::max(1, cpu.value("sockets", 1)) *
+                            std::max(1, cpu.value("threads", 1));
+  long double const req_cpu = quantity_of(req, "cpu"), lim_cpu = quantity_of(lim, "cpu");
+  long double const req_mem = quantity_of(req, "memory"), lim_mem = quantity_of(lim, "memory");
+  if (req_cpu > 0 && lim_cpu > 0 && req_cpu > lim_cpu) v.push_back("requests.cpu above limits.cpu");
+  if (req_mem > 0 && lim_mem > 0 && req_mem > lim_mem) v.push_back("requests.memory above limits.memory");
+  if (cpu.value("dedicatedCpuPlacement", false)) {
+    json const mem = domain.value("memory", json::object());
+    if (req_mem == 0 && lim_mem == 0 && !mem.contains("hugepages") && !mem.contains("guest"))
+      v.push_back("dedicatedCpuPlacement without memory");
+    if (req_cpu != std::floor(req_cpu)) v.push_back("dedicatedCpuPlacement: requests.cpu not an integer");
+    if (lim_cpu != std::floor(lim_cpu)) v.push_back("dedicatedCpuPlacement: limits.cpu not an integer");
+    if (req_mem > 0 && lim_mem > 0 && req_mem != lim_mem) v.push_back("dedicatedCpuPlacement: requests.memory != limits.memory");
+    if (req_cpu == 0 && lim_cpu == 0 && vcpus == 0) v.push_back("dedicatedCpuPlacement without cpu count");
+    if (req_cpu > 0 && lim_cpu > 0 && req_cpu != lim_cpu) v.push_back("dedicatedCpuPlacement: requests.cpu != limits.cpu");
+    if ((req_cpu > 0 || lim_cpu > 0) && vcpus > 0 && req_cpu != vcpus && lim_cpu != vcpus)
+      v.push_back("dedicatedCpuPlacement: requests/limits.cpu differ from the vCPU count");
+  }
+  if (domain.contains("memory") && domain["memory"].contains("hugepages")) {
+    auto page = parse_quantity(domain["memory"]["hugepages"].value("pageSize", ""));
+    long double const mem = req_mem > 0 ? req_mem : lim_mem;
+    if (!page) v.push_back("hugepages.pageSize not a quantity");
+    else if (mem != 0 && mem < *page) v.push_back("memory below the hugepage size");
+    else if (std::fmod(mem, *page) != 0) v.push_back("memory not a multiple of the hugepage size");
+  }
+  if (spec.contains("evictionStrategy")) {
+    std::string const e = spec["evictionStrategy"];
+    if (e != "None" && e != "LiveMigrate" && e != "LiveMigrateIfPossible" && e != "External")
+      v.push_back("evictionStrategy " + e + " unknown");
+  }
+  if (spec.contains("terminationGracePeriodSeconds") && spec["terminationGracePeriodSeconds"].get<long long>() < 0)
+    v.push_back("negative terminationGracePeriodSeconds");
+  return v;
+}
 
 // KubeVirt's webhook rules that Swagger cannot express (shared/schemas/README.md).
 std::vector<std::string> webhook_violations(json const& vmi, std::vector<json> const& rendered) {
@@ -75,6 +131,8 @@ std::vector<std::string> webhook_violations(json const& vmi, std::vector<json> c
       }
     }
   }
+  auto more = resource_violations(spec);
+  v.insert(v.end(), more.begin(), more.end());
   return v;
 }
 
@@ -166,6 +224,77 @@ TEST_CASE("manifests: the validator and rules do catch what they claim to") {
   json no_secret = vmi;  // secretRef to a Secret that is not rendered
   CHECK_FALSE(webhook_violations(no_secret, {vmi}).empty());
   CHECK(webhook_violations(vmi, rendered).empty());
+
+  // The resource rules (#18 §1), each broken once.
+  auto broken = [&](auto&& mutate) {
+    json x = vmi;
+    mutate(x["spec"]);
+    return !webhook_violations(x, rendered).empty();
+  };
+  CHECK(broken([](json& s) { s["domain"]["resources"]["limits"] = {{"cpu", "32"}}; }));  // request above limit
+  CHECK(broken([](json& s) {
+    s["domain"]["cpu"]["dedicatedCpuPlacement"] = true;
+    s["domain"]["resources"]["requests"]["cpu"] = "63500m";
+  }));
+  CHECK(broken([](json& s) {
+    s["domain"]["cpu"]["dedicatedCpuPlacement"] = true;
+    s["domain"]["resources"]["limits"] = {{"cpu", "64"}, {"memory", "256Gi"}};
+  }));
+  CHECK(broken([](json& s) {
+    s["domain"]["cpu"]["dedicatedCpuPlacement"] = true;
+    s["domain"]["resources"]["requests"]["cpu"] = "32";
+    s["domain"]["resources"]["limits"] = {{"cpu", "32"}, {"memory", "512Gi"}};
+  }));  // cpu count given twice, differently
+  CHECK(broken([](json& s) { s["domain"]["memory"] = {{"hugepages", {{"pageSize", "1Gi"}}}}; s["domain"]["resources"]["requests"]["memory"] = "1536Mi"; }));
+  CHECK(broken([](json& s) { s["evictionStrategy"] = "Migrate"; }));
+  CHECK(broken([](json& s) { s["terminationGracePeriodSeconds"] = -5; }));
+}
+
+TEST_CASE("manifests: the VMI requests its full cores, never live-migrates, shuts down with a grace period (#18 §1)") {
+  auto spec = load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value();
+  REQUIRE(spec.cpu_cores == 64);
+  spec.hugepage_size.clear();
+  json v = find_kind(render_manifests(spec), "VirtualMachineInstance");
+  CHECK(v["spec"]["domain"]["cpu"] == json{{"cores", 64}});
+  CHECK(v["spec"]["domain"]["resources"] == json{{"requests", {{"cpu", "64"}, {"memory", "512Gi"}}}});
+  CHECK(v["spec"]["evictionStrategy"] == "None");
+  CHECK(v["spec"]["terminationGracePeriodSeconds"] == kDefaultTerminationGracePeriodSeconds);
+  CHECK_FALSE(v["spec"]["domain"].contains("memory"));
+
+  spec.dedicated_cpu = true;
+  spec.hugepage_size = "1Gi";
+  spec.termination_grace_seconds = 0;
+  auto objs = render_manifests(spec);
+  validate_all(objs);
+  v = find_kind(objs, "VirtualMachineInstance");
+  CHECK(v["spec"]["domain"]["cpu"] == json{{"cores", 64}, {"dedicatedCpuPlacement", true}});
+  // Guaranteed QoS for the CPU manager: limits equal requests.
+  CHECK(v["spec"]["domain"]["resources"] == json{{"requests", {{"cpu", "64"}, {"memory", "512Gi"}}},
+                                                 {"limits", {{"cpu", "64"}, {"memory", "512Gi"}}}});
+  CHECK(v["spec"]["domain"]["memory"] == json{{"hugepages", {{"pageSize", "1Gi"}}}});
+  CHECK(v["spec"]["terminationGracePeriodSeconds"] == 0);
+}
+
+TEST_CASE("vmi_resources: the launcher pod's requests, as KubeVirt derives them") {
+  auto spec = load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value();
+  spec.hugepage_size.clear();
+  constexpr long double MiB = 1024.0L * 1024.0L;
+  // 512Gi/512 page tables + 240Mi processes + 64 × 8Mi vCPUs + 8Mi IOThread +
+  // 32Mi video + 1Gi VFIO + 110Mi probe.
+  long double const overhead = 1024 * MiB + 240 * MiB + 512 * MiB + 8 * MiB + 32 * MiB + 1024 * MiB + 110 * MiB;
+  CHECK(launcher_memory_overhead(spec) == overhead);
+  auto r = launcher_pod_requests(spec);
+  CHECK(r["cpu"] == 64000);
+  CHECK(r["memory"] == 512 * 1024 * MiB + overhead);
+  CHECK(r["nvidia.com/GH100_H100_SXM5_80GB"] == 8);
+  CHECK(r["mellanox.com/cx7_ib_pf"] == 8);
+  CHECK_FALSE(r.count("hugepages-1Gi"));
+
+  spec.hugepage_size = "1Gi";
+  spec.dedicated_cpu = true;
+  r = launcher_pod_requests(spec);
+  CHECK(r["hugepages-1Gi"] == 512 * 1024 * MiB);
+  CHECK(r["memory"] == overhead + 100 * MiB);  // the overhead alone (+100Mi for dedicated CPUs)
 }
 
 TEST_CASE("manifests: devices, disks and volumes of the reference job") {

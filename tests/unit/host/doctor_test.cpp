@@ -1,0 +1,366 @@
+// `cosmicac-vmi doctor` against the stand-in API server: a healthy cluster,
+// then the same cluster broken in each way the checklist names (object shapes
+// from the Kubernetes core/v1 Node, KubeVirt v1 KubeVirt, CDI v1beta1 CDI,
+// storage/v1 StorageClass and authorization/v1 SelfSubjectAccessReview APIs).
+#include "apiserver_standin.hpp"
+#include "common/process.hpp"
+#include "host/doctor.hpp"
+#include "test_files.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <string>
+
+using namespace cosmicac;
+using nlohmann::json;
+
+namespace {
+
+CommandResult vmi(std::vector<std::string> args) {
+  Command c{.program = COSMICAC_VMI_BINARY, .args = std::move(args), .description = "cosmicac-vmi"};
+  c.timeout = std::chrono::seconds(60);
+  c.log_output_on_failure = false;
+  return run_command(c).value();
+}
+
+const std::string kSpec = COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml";  // cosmic-ac, 8 GPUs, 1Gi pages
+const std::string kGpu = "nvidia.com/GH100_H100_SXM5_80GB";
+const std::string kIb = "mellanox.com/cx7_ib_pf";
+// A value that must never reach the output, in any form.
+const std::string kMarker = "MARKER-secret-value-7f3a";
+const std::string kMarkerBase64 = "TUFSS0VSLXNlY3JldC12YWx1ZS03ZjNh";
+
+const std::string kNodes = "/api/v1/nodes";
+const std::string kKubeVirts = "/apis/kubevirt.io/v1/kubevirts";
+const std::string kCdis = "/apis/cdi.kubevirt.io/v1beta1/cdis";
+const std::string kStorageClass = "/apis/storage.k8s.io/v1/storageclasses/local-path";
+const std::string kSecret = "/api/v1/namespaces/cosmic-ac/secrets/ghcr-pull-cred";
+const std::string kConfigMap = "/api/v1/namespaces/cosmic-ac/configmaps/bootstrap-cm";
+const std::string kReviews = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+
+json node(std::string name, bool ready, json allocatable) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}}},
+          {"status",
+           {{"allocatable", allocatable},
+            {"capacity", allocatable},
+            {"conditions", json::array({{{"type", "MemoryPressure"}, {"status", "False"}},
+                                        {{"type", "Ready"}, {"status", ready ? "True" : "False"}}})}}}};
+}
+
+json gpu_node_allocatable() {
+  return {{"cpu", "127500m"}, {"memory", "1000Gi"}, {"hugepages-1Gi", "906Gi"}, {"hugepages-2Mi", "0"},
+          {"pods", "110"},    {kGpu, "8"},          {kIb, "8"}};
+}
+
+json node_list(std::vector<json> items) {
+  return {{"apiVersion", "v1"}, {"kind", "NodeList"}, {"metadata", {{"resourceVersion", "1"}}}, {"items", items}};
+}
+
+json kubevirt_cr() {
+  return {{"apiVersion", "kubevirt.io/v1"},
+          {"kind", "KubeVirt"},
+          {"metadata", {{"name", "kubevirt"}, {"namespace", "kubevirt"}}},
+          {"spec",
+           {{"configuration",
+             {{"developerConfiguration", {{"featureGates", json::array({"HostDevices", "CPUManager"})}}},
+              {"permittedHostDevices",
+               {{"pciHostDevices", json::array({{{"pciVendorSelector", "10DE:2330"}, {"resourceName", kGpu}},
+                                                {{"pciVendorSelector", "15B3:1021"}, {"resourceName", kIb}}})}}}}}}},
+          {"status",
+           {{"phase", "Deployed"},
+            {"observedKubeVirtVersion", "v1.7.0"},
+            {"conditions", json::array({{{"type", "Available"}, {"status", "True"}},
+                                        {{"type", "Progressing"}, {"status", "False"}},
+                                        {{"type", "Degraded"}, {"status", "False"}}})}}}};
+}
+
+json cdi_cr() {
+  return {{"apiVersion", "cdi.kubevirt.io/v1beta1"},
+          {"kind", "CDI"},
+          {"metadata", {{"name", "cdi"}}},
+          {"status",
+           {{"phase", "Deployed"},
+            {"observedVersion", "v1.62.0"},
+            {"conditions", json::array({{{"type", "Available"}, {"status", "True"}}})}}}};
+}
+
+json list_of(std::string kind, json item) {
+  return {{"kind", kind}, {"metadata", {{"resourceVersion", "1"}}}, {"items", json::array({item})}};
+}
+
+json pull_secret() {
+  json data;
+  for (auto k : {"accessKeyId", "secretKey", "DOCKER_REGISTRY", "DOCKER_USERNAME", "DOCKER_TOKEN"}) data[k] = kMarkerBase64;
+  return {{"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", {{"name", "ghcr-pull-cred"}}}, {"type", "Opaque"},
+          {"data", data}};
+}
+
+json bootstrap_cm(std::string version = COSMICAC_VERSION) {
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", "bootstrap-cm"}}},
+          {"data", {{"agent-version", version}}},
+          {"binaryData", {{"cosmicac-bootstrap", "f0VMRgIBAQ=="}}}};
+}
+
+// The cluster the seed's checklist passes on, and the reviews' answers.
+struct Cluster {
+  test::ApiServerStandIn server{"Bearer good-token"};
+  test::TempDir dir;
+  std::string kubeconfig;
+  std::shared_ptr<std::set<std::string>> denied = std::make_shared<std::set<std::string>>();  // "verb resource[/sub]"
+
+  Cluster() {
+    server.put(kNodes, node_list({node("gpu-1", true, gpu_node_allocatable()),
+                                  node("cpu-1", true, {{"cpu", "32"}, {"memory", "128Gi"}, {"pods", "110"}})}));
+    server.put(kKubeVirts, list_of("KubeVirtList", kubevirt_cr()));
+    server.put(kCdis, list_of("CDIList", cdi_cr()));
+    server.put(kStorageClass, {{"apiVersion", "storage.k8s.io/v1"}, {"kind", "StorageClass"},
+                               {"metadata", {{"name", "local-path"}}}, {"provisioner", "rancher.io/local-path"},
+                               {"reclaimPolicy", "Delete"}, {"volumeBindingMode", "WaitForFirstConsumer"}});
+    server.put(kSecret, pull_secret());
+    server.put(kConfigMap, bootstrap_cm());
+    auto d = denied;
+    server.answer_post(kReviews, [d](json const& review) {
+      json attrs = review["spec"]["resourceAttributes"];
+      std::string res = attrs.value("resource", "");
+      if (attrs.contains("subresource")) res += "/" + attrs["subresource"].get<std::string>();
+      json answer = review;
+      answer["status"] = {{"allowed", !d->count(attrs.value("verb", "") + " " + res)}};
+      return answer;
+    });
+    kubeconfig = dir.path + "/kubeconfig";
+    test::write_text(kubeconfig, "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u, namespace: cosmic-ac}\n"
+                                 "clusters:\n- name: c\n  cluster: {server: '" +
+                                     server.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
+  }
+
+  CommandResult doctor(std::vector<std::string> extra = {"-f", kSpec}) {
+    std::vector<std::string> args{"doctor", "--kubeconfig", kubeconfig};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return vmi(args);
+  }
+};
+
+bool has_line(std::string const& out, std::string const& start) {
+  return out.rfind(start, 0) == 0 || out.find("\n" + start) != std::string::npos;
+}
+
+// The ✗ line of `name` is there and is followed by its fix.
+void check_failed(CommandResult const& r, std::string const& name, std::string const& detail_part) {
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  auto at = r.out.find("\u2717 " + name + ": ");
+  REQUIRE(at != std::string::npos);
+  std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  CHECK(line.find(detail_part) != std::string::npos);
+  CHECK(r.out.compare(r.out.find('\n', at) + 1, 9, "    fix: ") == 0);
+}
+
+}  // namespace
+
+TEST_CASE("doctor: a healthy cluster passes every check, exit 0; never a secret value") {
+  Cluster c;
+  auto r = c.doctor();
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("\u2717") == std::string::npos);
+  CHECK(r.out.find("\n! ") == std::string::npos);
+  CHECK(has_line(r.out, "\u2713 nodes: 2 Ready"));
+  CHECK(has_line(r.out, "\u2713 gpu node gpu-1: " + kIb + "=8 " + kGpu + "=8 cpu=127.5 memory=1000.0Gi hugepages-1Gi=906.0Gi"));
+  CHECK(has_line(r.out, "\u2713 capacity: a Ready node can hold the VMI's launcher pod ("));
+  CHECK(r.out.find("hugepages-1Gi=512.0Gi") != std::string::npos);
+  CHECK(has_line(r.out, "\u2713 kubevirt: kubevirt/kubevirt Deployed, version v1.7.0"));
+  CHECK(has_line(r.out, "\u2713 feature gate: HostDevices on"));
+  CHECK(has_line(r.out, "\u2713 permittedHostDevices: " + kIb + ", " + kGpu));
+  CHECK(has_line(r.out, "\u2713 serial console log: not disabled cluster-wide"));
+  CHECK(has_line(r.out, "\u2713 cdi: cdi Deployed, version v1.62.0"));
+  CHECK(has_line(r.out, "\u2713 storageclass: local-path (provisioner rancher.io/local-path, volumeBindingMode WaitForFirstConsumer)"));
+  CHECK(has_line(r.out, "\u2713 secret ghcr-pull-cred: has accessKeyId, secretKey, DOCKER_REGISTRY, DOCKER_USERNAME, DOCKER_TOKEN"));
+  CHECK(has_line(r.out, "\u2713 configmap bootstrap-cm: has cosmicac-bootstrap, agent " COSMICAC_VERSION));
+  CHECK(has_line(r.out, "\u2713 rbac virtualmachineinstances.kubevirt.io: create, get, delete"));
+  CHECK(has_line(r.out, "\u2713 rbac pods/log: get"));
+  CHECK(r.out.find(kMarker) == std::string::npos);
+  CHECK(r.out.find(kMarkerBase64) == std::string::npos);
+  CHECK(r.err.find(kMarkerBase64) == std::string::npos);
+
+  auto j = c.doctor({"-f", kSpec, "--json"});
+  CHECK(j.exit_code == 0);
+  json doc = json::parse(j.out);  // one document
+  CHECK(doc["ok"] == true);
+  CHECK(doc["checks"].size() > 10);
+  for (auto const& check : doc["checks"]) CHECK(check["state"] == "pass");
+  CHECK(j.out.find(kMarkerBase64) == std::string::npos);
+}
+
+TEST_CASE("doctor: RBAC reviews are exactly the shipped Role's grants (host/rbac/role.yaml)") {
+  auto grants = host::shipped_role_grants();
+  // The file, read here independently: every verb of every rule.
+  std::string text = test::read_text(COSMICAC_SOURCE_DIR "/host/rbac/role.yaml");
+  std::size_t verbs = 0;
+  for (std::size_t at = text.find("verbs: ["); at != std::string::npos; at = text.find("verbs: [", at + 1)) {
+    std::string list = text.substr(at, text.find(']', at) - at);
+    verbs += static_cast<std::size_t>(std::count(list.begin(), list.end(), '"')) / 2;
+  }
+  CHECK(grants.size() == verbs);
+  bool log = false;
+  for (auto const& g : grants) log = log || (g.resource == "pods/log" && g.verb == "get" && g.group.empty());
+  CHECK(log);
+
+  Cluster c;
+  c.denied->insert("delete datavolumes");
+  c.denied->insert("get pods/log");
+  auto r = c.doctor();
+  check_failed(r, "rbac datavolumes.cdi.kubevirt.io", "denied in cosmic-ac: delete");
+  check_failed(r, "rbac pods/log", "denied in cosmic-ac: get");
+  CHECK(has_line(r.out, "\u2713 rbac virtualmachineinstances.kubevirt.io"));
+  std::size_t reviews = 0;
+  for (auto const& req : c.server.requests()) reviews += req == "POST " + kReviews;
+  CHECK(reviews == grants.size());
+}
+
+TEST_CASE("doctor: each way a cluster can be broken is a ✗ with its fix, exit 1") {
+  Cluster c;
+  SECTION("a node not Ready") {
+    c.server.put(kNodes, node_list({node("gpu-1", true, gpu_node_allocatable()), node("cpu-1", false, {{"cpu", "32"}})}));
+    check_failed(c.doctor(), "nodes", "1 Ready, not Ready: cpu-1");
+  }
+  SECTION("no hugepages where the spec wants them") {
+    json a = gpu_node_allocatable();
+    a["hugepages-1Gi"] = "0";
+    c.server.put(kNodes, node_list({node("gpu-1", true, a)}));
+    check_failed(c.doctor(), "capacity", "closest: gpu-1, short of hugepages-1Gi 512.0Gi > 0.0Gi");
+  }
+  SECTION("fewer GPUs than asked (--gpu-type/--gpus, no spec)") {
+    auto r = c.doctor({"--gpu-type", "GH100_H100_SXM5_80GB", "--gpus", "16"});
+    check_failed(r, "capacity", "short of " + kGpu + " 16 > 8");
+  }
+  SECTION("not enough CPU for the full cores") {
+    json a = gpu_node_allocatable();
+    a["cpu"] = "48";
+    c.server.put(kNodes, node_list({node("gpu-1", true, a)}));
+    check_failed(c.doctor(), "capacity", "short of cpu 64 > 48");
+  }
+  SECTION("no GPU node at all") {
+    c.server.put(kNodes, node_list({node("cpu-1", true, {{"cpu", "32"}, {"memory", "128Gi"}})}));
+    check_failed(c.doctor(), "gpu nodes", "no node advertises an nvidia.com/ resource");
+  }
+  SECTION("KubeVirt not Deployed") {
+    json kv = kubevirt_cr();
+    kv["status"]["phase"] = "Deploying";
+    kv["status"]["conditions"][0]["status"] = "False";
+    c.server.put(kKubeVirts, list_of("KubeVirtList", kv));
+    check_failed(c.doctor(), "kubevirt", "kubevirt/kubevirt phase Deploying, Available=False");
+  }
+  SECTION("KubeVirt not installed") {
+    c.server.unserve("/apis/kubevirt.io/");
+    check_failed(c.doctor(), "kubevirt", "KubeVirt is not installed");
+  }
+  SECTION("HostDevices feature gate off") {
+    json kv = kubevirt_cr();
+    kv["spec"]["configuration"]["developerConfiguration"]["featureGates"] = json::array({"CPUManager"});
+    c.server.put(kKubeVirts, list_of("KubeVirtList", kv));
+    check_failed(c.doctor(), "feature gate", "HostDevices is not in");
+  }
+  SECTION("permittedHostDevices without the IB resource") {
+    json kv = kubevirt_cr();
+    kv["spec"]["configuration"]["permittedHostDevices"]["pciHostDevices"].erase(1);
+    c.server.put(kKubeVirts, list_of("KubeVirtList", kv));
+    check_failed(c.doctor(), "permittedHostDevices", "does not list " + kIb + " (lists: " + kGpu + ")");
+  }
+  SECTION("CDI not Deployed") {
+    json cdi = cdi_cr();
+    cdi["status"]["phase"] = "Error";
+    c.server.put(kCdis, list_of("CDIList", cdi));
+    check_failed(c.doctor(), "cdi", "cdi phase Error");
+  }
+  SECTION("CDI not installed") {
+    c.server.unserve("/apis/cdi.kubevirt.io/");
+    check_failed(c.doctor(), "cdi", "CDI is not installed");
+  }
+  SECTION("no local-path StorageClass") {
+    c.server.unserve(kStorageClass);
+    check_failed(c.doctor(), "storageclass", "local-path does not exist");
+  }
+  SECTION("the pull Secret lacks a key the agent reads") {
+    json s = pull_secret();
+    s["data"].erase("DOCKER_TOKEN");
+    c.server.put(kSecret, s);
+    auto r = c.doctor();
+    check_failed(r, "secret ghcr-pull-cred", "lacks DOCKER_TOKEN (CDI and the agent reads them)");
+    CHECK(r.out.find(kMarkerBase64) == std::string::npos);
+  }
+  SECTION("no pull Secret") {
+    c.server.unserve(kSecret);
+    check_failed(c.doctor(), "secret ghcr-pull-cred", "does not exist in namespace cosmic-ac");
+  }
+  SECTION("bootstrap-cm of another agent version") {
+    c.server.put(kConfigMap, bootstrap_cm("0.0.1"));
+    check_failed(c.doctor(), "configmap bootstrap-cm", "carries agent 0.0.1, this cosmicac-vmi expects " COSMICAC_VERSION);
+  }
+  SECTION("bootstrap-cm that does not say its version (the original one)") {
+    json cm = bootstrap_cm();
+    cm["data"].erase("agent-version");
+    c.server.put(kConfigMap, cm);
+    check_failed(c.doctor(), "configmap bootstrap-cm", "no data key agent-version");
+  }
+  SECTION("bootstrap-cm without the agent binary") {
+    json cm = bootstrap_cm();
+    cm.erase("binaryData");
+    c.server.put(kConfigMap, cm);
+    check_failed(c.doctor(), "configmap bootstrap-cm", "has no key cosmicac-bootstrap");
+  }
+}
+
+TEST_CASE("doctor: without the optional doctor grants it says what it could not check (!), and does not fail") {
+  Cluster c;
+  c.server.deny("GET", kNodes);
+  c.server.deny("GET", kKubeVirts);
+  c.server.deny("GET", kCdis);
+  c.server.deny("GET", "/apis/storage.k8s.io/");
+  c.server.deny("GET", kSecret);
+  c.server.deny("GET", kConfigMap);
+  auto r = c.doctor();
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("\u2717") == std::string::npos);
+  for (auto name : {"nodes", "capacity", "kubevirt", "cdi", "storageclass", "secret ghcr-pull-cred", "configmap bootstrap-cm"})
+    CHECK(has_line(r.out, std::string("! ") + name + ": not checked"));
+  CHECK(r.out.find("grant it with host/rbac/clusterrole-doctor.yaml") != std::string::npos);
+  CHECK(has_line(r.out, "\u2713 rbac virtualmachineinstances.kubevirt.io"));
+}
+
+TEST_CASE("doctor: serial console log disabled cluster-wide is a warning (the VMI's logSerialConsole wins)") {
+  Cluster c;
+  json kv = kubevirt_cr();
+  kv["spec"]["configuration"]["virtualMachineOptions"] = {{"disableSerialConsoleLog", json::object()}};
+  c.server.put(kKubeVirts, list_of("KubeVirtList", kv));
+  auto r = c.doctor();
+  CHECK(r.exit_code == 0);
+  CHECK(has_line(r.out, "! serial console log: disabled cluster-wide"));
+}
+
+TEST_CASE("doctor: usage errors exit 2; terminal and JSON output encode what the cluster sends") {
+  Cluster c;
+  CHECK(c.doctor({"--gpus", "2"}).exit_code == 2);
+  CHECK(c.doctor({"--gpu-type", "nvidia.com/X"}).exit_code == 2);
+  CHECK(c.doctor({"-f", kSpec, "--gpu-type", "X"}).exit_code == 2);
+  CHECK(c.doctor({"--gpu-type", "X", "--gpus", "two"}).exit_code == 2);
+  // A node name with an escape sequence and a quote (a hostile or broken cluster).
+  c.server.put(kNodes, node_list({node("gpu-1", true, gpu_node_allocatable()), node("evil\x1b[2J\"x", false, {{"cpu", "1"}})}));
+  auto r = c.doctor();
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  auto j = c.doctor({"-f", kSpec, "--json"});
+  json doc = json::parse(j.out);
+  CHECK(doc["ok"] == false);
+  bool found = false;
+  for (auto const& check : doc["checks"])
+    found = found || (check["name"] == "nodes" && check["detail"].get<std::string>().find("evil\x1b[2J\"x") != std::string::npos);
+  CHECK(found);  // JSON carries the exact text, escaped by the encoder
+}
