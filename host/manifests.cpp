@@ -111,7 +111,7 @@ Json vmi(JobSpec const& spec) {
   // container runs. Until then the VMI is simply not Ready, however long the
   // pull takes: failureThreshold only governs Ready → not Ready, and 6 × 10 s
   // rides out a guest-agent hiccup without flapping.
-  Json probe{{"exec", Json{{"command", Json::array({kAgentPath, "status"})}}},
+  Json probe{{"exec", Json{{"command", Json::array({kAgentCommand, "status"})}}},
              {"initialDelaySeconds", kProbeInitialDelaySeconds},
              {"periodSeconds", kProbePeriodSeconds},
              {"timeoutSeconds", kProbeTimeoutSeconds},
