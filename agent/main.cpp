@@ -3,6 +3,7 @@
 // Exit codes: 0 success, 1 bootstrap failed (or `status`: not ready),
 // 2 usage or configuration error.
 #include "agent/commands.hpp"
+#include "agent/invocation.hpp"
 
 #include <gnu/libc-version.h>
 #include <nss.h>
@@ -32,6 +33,8 @@ constexpr const char* kUsage =
     "  --verbose      debug logging\n"
     "  --version      print the version\n"
     "  --help         print this help\n"
+    "\n"
+    "Run as docker-bootstrap.sh (its legacy name) without a command, it runs `run`.\n"
     "\n"
     "exit codes: 0 success, 1 bootstrap failed or not ready, 2 usage or configuration error\n";
 
@@ -83,6 +86,8 @@ int main(int argc, char** argv) {
     rest.emplace_back(a);
   }
 
+  // Installed as /usr/local/bin/docker-bootstrap.sh by the existing worker: `run`.
+  if (command.empty()) command = cosmicac::agent::implied_command(argc > 0 ? argv[0] : "");
   if (command.empty()) {
     std::fputs(kUsage, stderr);
     return 2;

@@ -17,9 +17,16 @@ inline constexpr const char* kBootVolumeLabel = "cosmicac-boot";
 inline constexpr const char* kDefaultDataDiskSerial = "cosmicac-data";
 inline constexpr std::size_t kMaxSerialLength = 20;
 
-// The file on the bootstrap ISO (ConfigMap key) and where it is installed.
-inline constexpr const char* kAgentIsoFile = "cosmicac-bootstrap";
+// The file on the bootstrap ISO (ConfigMap key) and where it is installed. The
+// key has the legacy name: bootstrap-cm serves the existing worker's VMIs too
+// (they install that key as /usr/local/bin/docker-bootstrap.sh), and a ConfigMap
+// has room (1 MiB) for one copy of the agent only (packaging/build-release).
+inline constexpr const char* kAgentIsoFile = "docker-bootstrap.sh";
 inline constexpr const char* kAgentPath = "/usr/local/bin/cosmicac-bootstrap";
+// What the readiness probe runs: a bare name, which qemu-ga resolves through its
+// PATH (systemd's default, /usr/local/bin before /usr/sbin), so the probe works
+// for the ConfigMap install (kAgentPath) and the .deb (/usr/sbin) alike.
+inline constexpr const char* kAgentCommand = "cosmicac-bootstrap";
 inline constexpr const char* kInstallUnit = "cosmicac-install.service";
 inline constexpr const char* kIsoMountPoint = "/run/cosmicac-cd";
 inline constexpr const char* kGuestConfigPath = "/etc/default/docker-bootstrap";

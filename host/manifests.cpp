@@ -128,7 +128,7 @@ Json vmi_devices(JobSpec const& spec, Json disks, Json interfaces) {
 // pull takes: failureThreshold only governs Ready → not Ready, and 6 × 10 s
 // rides out a guest-agent hiccup without flapping.
 Json readiness_probe() {
-  return Json{{"exec", Json{{"command", Json::array({kAgentPath, "status"})}}},
+  return Json{{"exec", Json{{"command", Json::array({kAgentCommand, "status"})}}},
               {"initialDelaySeconds", kProbeInitialDelaySeconds},
               {"periodSeconds", kProbePeriodSeconds},
               {"timeoutSeconds", kProbeTimeoutSeconds},

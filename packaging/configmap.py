@@ -6,9 +6,15 @@ Build-time tool (Debian's python3, standard library only). The size rule is
 the API server's (ValidateConfigMap in kubernetes pkg/apis/core/validation):
 the sum of len(value) over `data` (UTF-8 bytes) plus len(value) over
 `binaryData` (decoded bytes) must not exceed MaxSecretSize, 1 MiB. Keys and
-metadata are not counted.
+metadata are not counted. What travels and is stored, though, is the base64
+text (4/3 of the bytes): the whole object must also fit etcd's default request
+limit (--max-request-bytes, 1.5 MiB), or the API server's write fails there.
 
-usage: configmap.py --namespace NS --name NAME --out FILE
+--agent-version V records the agent's version where a tool reads it without
+the binary: the data key `agent-version` (value V) and the label
+app.kubernetes.io/version=V.
+
+usage: configmap.py --namespace NS --name NAME --out FILE [--agent-version V]
                     [--binary KEY=PATH]... [--data KEY=PATH]...
 """
 import argparse
@@ -18,6 +24,10 @@ import re
 import sys
 
 LIMIT = 1024 * 1024  # core.MaxSecretSize
+ENCODED_LIMIT = 1536 * 1024  # etcd's default --max-request-bytes
+VERSION_KEY = "agent-version"
+VERSION_LABEL = "app.kubernetes.io/version"
+_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")  # IsValidLabelValue
 _KEY = re.compile(r"^[-._a-zA-Z0-9]+$")  # validation.IsConfigMapKey
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
@@ -59,10 +69,16 @@ def _scalar(text, indent):
     return "|\n" + body
 
 
-def render(namespace, name, data, binary):
+def render(namespace, name, data, binary, agent_version=None):
     """The ConfigMap as YAML, keys sorted (byte-identical for identical input)."""
     check_name("namespace", namespace)
     check_name("name", name)
+    if agent_version is not None:
+        if not agent_version or not _LABEL_VALUE.fullmatch(agent_version):
+            raise ConfigMapError(f"invalid agent version {agent_version!r}: must be a label value")
+        if VERSION_KEY in data or VERSION_KEY in binary:
+            raise ConfigMapError(f"key {VERSION_KEY!r} is set by --agent-version, not given as a file")
+        data = dict(data, **{VERSION_KEY: agent_version})
     for key in list(data) + list(binary):
         check_key(key)
     dup = set(data) & set(binary)
@@ -86,6 +102,8 @@ def render(namespace, name, data, binary):
         "  labels:",
         "    app.kubernetes.io/name: cosmicac-bootstrap",
     ]
+    if agent_version is not None:
+        out.append(f"    {VERSION_LABEL}: {json.dumps(agent_version)}")
     if data:
         out.append("data:")
         for key in sorted(data):
@@ -94,7 +112,12 @@ def render(namespace, name, data, binary):
         out.append("binaryData:")
         for key in sorted(binary):
             out.append(f'  {key}: "{base64.b64encode(binary[key]).decode("ascii")}"')
-    return "\n".join(out) + "\n", size
+    text = "\n".join(out) + "\n"
+    if len(text) > ENCODED_LIMIT:
+        raise ConfigMapError(
+            f"ConfigMap {name}: {len(text)} bytes as YAML (binaryData in base64), "
+            f"{len(text) - ENCODED_LIMIT} over etcd's default request limit of {ENCODED_LIMIT}")
+    return text, size
 
 
 def _pairs(items, binary):
@@ -122,17 +145,20 @@ def main(argv=None):
     p.add_argument("--namespace", required=True)
     p.add_argument("--name", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--agent-version")
     p.add_argument("--binary", action="append", default=[], metavar="KEY=PATH")
     p.add_argument("--data", action="append", default=[], metavar="KEY=PATH")
     args = p.parse_args(argv)
     try:
-        text, size = render(args.namespace, args.name, _pairs(args.data, False), _pairs(args.binary, True))
+        text, size = render(args.namespace, args.name, _pairs(args.data, False), _pairs(args.binary, True),
+                            args.agent_version)
     except (ConfigMapError, OSError) as e:
         print(f"configmap: {e}", file=sys.stderr)
         return 1
     with open(args.out, "w", encoding="ascii", newline="\n") as f:
         f.write(text)
-    print(f"configmap: {args.out}: {size} bytes counted, {LIMIT - size} bytes of headroom under {LIMIT}")
+    print(f"configmap: {args.out}: {size} bytes counted, {LIMIT - size} bytes of headroom under {LIMIT}; "
+          f"{len(text)} bytes as YAML, {ENCODED_LIMIT - len(text)} under {ENCODED_LIMIT}")
     return 0
 
 

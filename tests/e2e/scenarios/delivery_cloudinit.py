@@ -131,6 +131,12 @@ def delivery_cloudinit(t):
     guest_sum = q.exec(["sha256sum", "/usr/local/bin/cosmicac-bootstrap"], check=True).out.split()[0]
     t.expect(guest_sum == hashlib.sha256(AGENT.read_bytes()).hexdigest(),
              "the installed agent differs from dist/cosmicac-bootstrap")
+    # The rendered readinessProbe, run as KubeVirt runs it: guest-exec of its
+    # command, a bare name qemu-ga resolves through its PATH (/usr/local/bin here).
+    probe = vmi[0]["spec"]["readinessProbe"]["exec"]["command"]
+    t.expect(probe == ["cosmicac-bootstrap", "status"], f"rendered probe command {probe}")
+    pr = q.exec(probe)
+    t.expect(pr.exitcode == 0, f"probe {probe} through qemu-ga exited {pr.exitcode}: {(pr.out + pr.err).strip()[-500:]}")
     en = q.exec(["systemctl", "is-enabled", "cosmicac-bootstrap"]).out.strip()
     t.expect(en == "enabled", f"cosmicac-bootstrap.service is {en!r}, not enabled")
     inst = q.exec(["systemctl", "show", "-P", "Result", "cosmicac-install.service"]).out.strip()

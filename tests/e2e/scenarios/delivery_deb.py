@@ -1,15 +1,41 @@
-"""The .deb delivery path: a guest without the agent, `dpkg -i` of
-dist/cosmicac-bootstrap_*.deb, the config written, a reboot -> the enabled unit
-runs and the VM becomes ready; then `dpkg -r` removes binary and unit cleanly
-(the container, owned by dockerd, may keep running). The package enables the
-unit but does not start it on install (it formats disks), hence one reboot."""
+"""The .deb delivery path: a guest without the agent, an older package's
+0644 conffile edited by the admin, then `dpkg -i` of
+dist/cosmicac-bootstrap_*.deb (an upgrade), a reboot -> the enabled unit runs
+and the VM becomes ready; then `dpkg -r` removes binary and unit cleanly (the
+container, owned by dockerd, may keep running). The package enables the unit
+but does not start it on install (it formats disks), hence one reboot. The
+readiness probe cosmicac-vmi renders runs the bare name `cosmicac-bootstrap`,
+which qemu-ga must resolve to /usr/sbin here."""
+
+import hashlib
+import subprocess
 
 from bed.registry_of_scenarios import scenario
 from bed.scenario import REPO_DIR
 
-BIN = "/usr/local/bin/cosmicac-bootstrap"
+BIN = "/usr/sbin/cosmicac-bootstrap"
 UNIT_FILE = "/lib/systemd/system/cosmicac-bootstrap.service"
 CONFIG = "/etc/default/docker-bootstrap"
+PROBE = ["cosmicac-bootstrap", "status"]  # host/manifests.cpp's readinessProbe.exec.command
+
+
+def old_package(t) -> bytes:
+    """What packages before 0.1.0-1 left behind, reduced to the part that matters
+    on upgrade: version 0.1.0, the same default config as a 0644 conffile."""
+    stage = t.work / "old-deb"
+    (stage / "DEBIAN").mkdir(parents=True)
+    (stage / "etc/default").mkdir(parents=True)
+    conf = stage / "etc/default/docker-bootstrap"
+    conf.write_bytes((REPO_DIR / "packaging" / "docker-bootstrap.default").read_bytes())
+    conf.chmod(0o644)
+    (stage / "DEBIAN/control").write_text(
+        "Package: cosmicac-bootstrap\nVersion: 0.1.0\nArchitecture: amd64\n"
+        "Maintainer: e2e bed <e2e@cosmicac.invalid>\nDescription: older package (e2e bed)\n")
+    (stage / "DEBIAN/conffiles").write_text(f"{CONFIG}\n")
+    out = t.work / "old.deb"
+    subprocess.run(["dpkg-deb", "--root-owner-group", "--build", str(stage), str(out)], check=True,
+                   capture_output=True)
+    return out.read_bytes()
 
 
 @scenario("delivery-deb", timeout=1800, needs_agent=False)
@@ -20,11 +46,19 @@ def delivery_deb(t):
     config = t.config(IMG=t.image_ref("v1"), NAME="inference", ENVS="MODEL_NAME=tiny-llm")
     vm = t.vm(cred_iso=t.cred_iso(reg),
               files={"root/cosmicac-bootstrap.deb": (0o644, debs[0].read_bytes()),
+                     "root/cosmicac-bootstrap-old.deb": (0o644, old_package(t)),
                      "root/docker-bootstrap": (0o644, config.encode())})
     vm.boot()
     t.metric("boot_to_multi_user_s", round(vm.wait_booted(600), 1))
     q = vm.qga
     t.expect(q.exec(["test", "-e", BIN]).exitcode != 0, "the guest already has the agent")
+    t.expect(q.exec(["test", "-e", "/usr/local/bin/cosmicac-bootstrap"]).exitcode != 0,
+             "the guest has /usr/local/bin/cosmicac-bootstrap: the probe would not test /usr/sbin")
+
+    # An older package's conffile, 0644, edited by the admin (dpkg keeps it, mode and all).
+    r = q.exec(["dpkg", "-i", "/root/cosmicac-bootstrap-old.deb"], timeout=180)
+    t.expect(r.exitcode == 0, f"dpkg -i (old) exited {r.exitcode}: {r.err.strip()[-1500:]}")
+    q.exec(["install", "-m", "0644", "/root/docker-bootstrap", CONFIG], check=True)
 
     r = q.exec(["dpkg", "-i", "/root/cosmicac-bootstrap.deb"], timeout=180)
     t.expect(r.exitcode == 0, f"dpkg -i exited {r.exitcode}: {r.err.strip()[-1500:]}")
@@ -33,15 +67,16 @@ def delivery_deb(t):
     en = q.exec(["systemctl", "is-enabled", "cosmicac-bootstrap"]).out.strip()
     t.expect(en == "enabled", f"unit is {en!r} after install, expected enabled")
     t.expect(q.exec(["test", "-x", BIN]).exitcode == 0, f"{BIN} missing or not executable")
-    # ENVS may hold keys: the package ships its config 0600 root:root.
+    frag = q.exec(["systemctl", "show", "-P", "FragmentPath", "cosmicac-bootstrap"]).out.strip()
+    t.expect(frag == UNIT_FILE, f"systemd loads the unit from {frag!r}, expected {UNIT_FILE}")
+    # ENVS may hold keys: the upgrade made the admin's 0644 file root-only, content untouched.
     mode = q.exec(["stat", "-c", "%a %U:%G", CONFIG]).out.strip()
-    t.expect(mode == "600 root:root", f"{CONFIG} installed as {mode!r}, expected '600 root:root'")
-    # The admin's config replaces the package's commented default, here too
-    # widely readable: the agent warns (not fatal), naming the fix.
-    q.exec(["install", "-m", "0644", "/root/docker-bootstrap", CONFIG], check=True)
+    t.expect(mode == "600 root:root", f"{CONFIG} is {mode!r} after the upgrade, expected '600 root:root'")
+    t.expect(hashlib.sha256(q.read_file(CONFIG)).hexdigest() == hashlib.sha256(config.encode()).hexdigest(),
+             f"the upgrade changed the admin's {CONFIG}")
     plan = q.exec([BIN, "plan"])
     t.expect(plan.exitcode == 0, f"cosmicac-bootstrap plan exited {plan.exitcode}: {plan.err.strip()[-800:]}")
-    t.expect(f"chmod 600 {CONFIG}" in plan.err, f"plan did not warn about the 0644 config: {plan.err.strip()[-800:]}")
+    t.expect(f"chmod 600 {CONFIG}" not in plan.err, f"plan still warns about the config mode: {plan.err.strip()[-800:]}")
 
     since = len(vm.serial_lines)
     t.metric("reboot_to_multi_user_s", round(vm.reboot(inject=False, timeout=600), 1))
@@ -54,8 +89,12 @@ def delivery_deb(t):
     info = t.docker_inspect(vm, "inference")
     t.expect(info is not None and info["State"]["Running"], "container inference not running")
     t.expect("MODEL_NAME=tiny-llm" in info["Config"]["Env"], "container env lacks MODEL_NAME")
-    journal = q.exec(["journalctl", "-b", "-u", "cosmicac-bootstrap", "-o", "cat", "--no-pager"]).out
-    t.expect(f"chmod 600 {CONFIG}" in journal, "no journal warning about the group/world-readable config")
+    # The rendered VMI's readiness probe: a bare name, resolved by qemu-ga through its PATH.
+    probe = q.exec(PROBE)
+    t.expect(probe.exitcode == 0, f"probe {PROBE} through qemu-ga exited {probe.exitcode}: "
+                                  f"{(probe.out + probe.err).strip()[-500:]}")
+    path = q.exec(["systemctl", "show", "-P", "Environment", "qemu-guest-agent"]).out.strip()
+    t.step(f"probe {PROBE} -> exit 0 via /usr/sbin (qemu-guest-agent Environment: {path or 'systemd default PATH'})")
 
     r = q.exec(["dpkg", "-r", "cosmicac-bootstrap"], timeout=180)
     t.expect(r.exitcode == 0, f"dpkg -r exited {r.exitcode}: {r.err.strip()[-1500:]}")

@@ -82,3 +82,21 @@ TEST_CASE("a group- or world-readable config file draws a warning naming it and 
   CHECK(r.err.find("chmod") == std::string::npos);
   fs::remove(path);
 }
+
+TEST_CASE("under its legacy name the agent still takes options and commands") {
+  // Only the no-command case changes (it runs `run`, proven in the VM by
+  // e2e:delivery-legacy); everything given explicitly means what it always did.
+  auto dir = std::filesystem::temp_directory_path() / ("cosmicac-cli-legacy." + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto legacy = dir / "docker-bootstrap.sh";
+  std::filesystem::remove(legacy);
+  std::filesystem::create_symlink(COSMICAC_AGENT_BINARY, legacy);
+  auto r = run_command({.program = legacy.string(), .args = {"--version"}});
+  REQUIRE(r);
+  CHECK(r->exit_code == 0);
+  CHECK(r->out.rfind("cosmicac-bootstrap ", 0) == 0);
+  auto s = run_command({.program = legacy.string(), .args = {"status", "extra"}});
+  REQUIRE(s);
+  CHECK(s->exit_code == 2);
+  std::filesystem::remove_all(dir);
+}

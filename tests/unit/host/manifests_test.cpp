@@ -344,7 +344,7 @@ TEST_CASE("manifests: devices, disks and volumes of the reference job") {
   CHECK(vmi["spec"]["volumes"][3]["configMap"]["name"] == "bootstrap-cm");
 
   auto const& probe = vmi["spec"]["readinessProbe"];
-  CHECK(probe["exec"]["command"] == json::array({"/usr/local/bin/cosmicac-bootstrap", "status"}));
+  CHECK(probe["exec"]["command"] == json::array({"cosmicac-bootstrap", "status"}));
   CHECK(probe["timeoutSeconds"].get<int>() < probe["periodSeconds"].get<int>());
 
   // The serial console is attached and logged (guest-console-log), explicitly:

@@ -71,7 +71,7 @@ TEST_CASE("userdata: the install unit mounts the boot ISO by label, copies with 
   std::string unit = install_unit_text();
   CHECK(unit.find("ExecStartPre=/bin/mount -t iso9660 -o ro,nosuid,nodev,noexec /dev/disk/by-label/cosmicac-boot "
                   "/run/cosmicac-cd\n") != std::string::npos);
-  CHECK(unit.find("ExecStartPre=/usr/bin/install -m 0755 /run/cosmicac-cd/cosmicac-bootstrap "
+  CHECK(unit.find("ExecStartPre=/usr/bin/install -m 0755 /run/cosmicac-cd/docker-bootstrap.sh "
                   "/usr/local/bin/cosmicac-bootstrap\n") != std::string::npos);
   CHECK(unit.find("ExecStart=/usr/local/bin/cosmicac-bootstrap install\n") != std::string::npos);
   CHECK(unit.find("ExecStopPost=-/bin/umount /run/cosmicac-cd\n") != std::string::npos);

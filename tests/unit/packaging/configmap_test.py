@@ -10,7 +10,7 @@ import unittest
 import yaml
 
 import configmap
-from configmap import LIMIT, ConfigMapError, counted_size, render
+from configmap import ENCODED_LIMIT, LIMIT, ConfigMapError, counted_size, render
 
 TOOL = os.path.join(os.path.dirname(configmap.__file__), "configmap.py")
 
@@ -133,6 +133,45 @@ class CommandLine(unittest.TestCase):
             r = self.run_tool("--namespace", "ns", "--name", "cm", "--out", out, "--data", f"k={f_}")
             self.assertEqual(r.returncode, 1)
             self.assertIn("not UTF-8", r.stderr)
+
+
+class EncodedSize(unittest.TestCase):
+    def test_object_over_etcds_request_limit_is_refused_though_counted_size_fits(self):
+        # 400 000 control bytes count 400 000 (well under 1 MiB) but are written
+        # \u0001 each: 2.4 MB of YAML, which etcd would refuse.
+        data = {"x": "\x01" * 400000}
+        self.assertLess(counted_size(data, {}), LIMIT)
+        with self.assertRaises(ConfigMapError) as e:
+            render("ns", "cm", data, {})
+        self.assertIn("etcd's default request limit", str(e.exception))
+
+    def test_a_full_megabyte_of_binary_fits_both_limits(self):
+        text, size = render("ns", "cm", {}, {"bin": os.urandom(LIMIT - 64)})
+        self.assertEqual(size, LIMIT - 64)
+        self.assertLess(len(text), ENCODED_LIMIT)
+
+
+class AgentVersion(unittest.TestCase):
+    def test_version_is_a_data_key_and_a_label(self):
+        text, size = render("ns", "bootstrap-cm", {"u": "x\n"}, {"b": b"\x00"}, agent_version="1.2.3")
+        for loader in (yaml.SafeLoader, yaml.CSafeLoader):
+            doc = yaml.load(text, Loader=loader)
+            self.assertEqual(doc["data"]["agent-version"], "1.2.3")
+            self.assertEqual(doc["metadata"]["labels"]["app.kubernetes.io/version"], "1.2.3")
+        self.assertEqual(size, 2 + 1 + len("1.2.3"))
+
+    def test_a_version_that_reads_back_as_a_number_stays_a_string(self):
+        text, _ = render("ns", "cm", {}, {}, agent_version="1.10")
+        doc = yaml.safe_load(text)
+        self.assertEqual(doc["data"]["agent-version"], "1.10")
+        self.assertEqual(doc["metadata"]["labels"]["app.kubernetes.io/version"], "1.10")
+
+    def test_invalid_version_or_clashing_key_is_refused(self):
+        for bad in ("", "1.0 beta", "-1", "v" * 64, "1.0\n"):
+            with self.assertRaises(ConfigMapError, msg=bad):
+                render("ns", "cm", {}, {}, agent_version=bad)
+        with self.assertRaises(ConfigMapError):
+            render("ns", "cm", {"agent-version": "9\n"}, {}, agent_version="1.0")
 
 
 if __name__ == "__main__":

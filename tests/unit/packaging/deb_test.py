@@ -1,5 +1,6 @@
 """packaging/build-deb: what the .deb ships, read back with dpkg-deb (the real
 consumer), built around a stand-in binary so no static build is needed."""
+import gzip
 import io
 import os
 import shutil
@@ -20,14 +21,27 @@ class Deb(unittest.TestCase):
         shutil.copy("/bin/true", binary)
         cls.deb = os.path.join(cls.tmp, "t.deb")
         env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000")
-        subprocess.run([BUILD_DEB, binary, "9.9.9", cls.deb, os.path.join(cls.tmp, "stage")], check=True, env=env)
+        cls.deb_version = subprocess.run(
+            ["dpkg-parsechangelog", "-l", os.path.join(ROOT, "packaging", "deb", "changelog"), "-S", "Version"],
+            check=True, capture_output=True, text=True).stdout.strip()
+        cls.upstream = cls.deb_version.rsplit("-", 1)[0]
+        subprocess.run([BUILD_DEB, binary, cls.upstream, cls.deb, os.path.join(cls.tmp, "stage")], check=True, env=env)
         tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", cls.deb], check=True, capture_output=True).stdout
         with tarfile.open(fileobj=io.BytesIO(tar)) as tf:
             cls.members = {m.name: m for m in tf.getmembers()}
+            cls.contents = {m.name: tf.extractfile(m).read() for m in tf.getmembers() if m.isfile()}
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp)
+
+    def content(self, path):
+        self.member(path)
+        return self.contents["./" + path]
+
+    def field(self, name):
+        out = subprocess.run(["dpkg-deb", "--field", self.deb, name], check=True, capture_output=True, text=True)
+        return out.stdout.strip()
 
     def member(self, path):
         self.assertIn("./" + path, self.members, sorted(self.members))
@@ -43,8 +57,95 @@ class Deb(unittest.TestCase):
         self.assertEqual(out.stdout.split(), ["/etc/default/docker-bootstrap"])
 
     def test_binary_and_unit_modes(self):
-        self.assertEqual(self.member("usr/local/bin/cosmicac-bootstrap").mode & 0o7777, 0o755)
+        self.assertEqual(self.member("usr/sbin/cosmicac-bootstrap").mode & 0o7777, 0o755)
         self.assertEqual(self.member("lib/systemd/system/cosmicac-bootstrap.service").mode & 0o7777, 0o644)
+
+    def test_nothing_under_usr_local(self):
+        # /usr/local belongs to the local administrator (Debian policy 9.1.2).
+        self.assertEqual([n for n in self.members if n.startswith("./usr/local")], [])
+
+    def test_unit_runs_the_packaged_binary(self):
+        unit = self.content("lib/systemd/system/cosmicac-bootstrap.service").decode()
+        self.assertEqual([l for l in unit.splitlines() if l.startswith("ExecStart")],
+                         ["ExecStart=/usr/sbin/cosmicac-bootstrap run"])
+        with open(os.path.join(ROOT, "units", "cosmicac-bootstrap.service")) as f:
+            source = f.read()
+        self.assertEqual(unit, source.replace("ExecStart=/usr/local/bin/cosmicac-bootstrap run",
+                                              "ExecStart=/usr/sbin/cosmicac-bootstrap run"))
+
+    def test_changelog_is_gzip_9n_of_the_debian_changelog(self):
+        raw = self.content("usr/share/doc/cosmicac-bootstrap/changelog.Debian.gz")
+        self.assertEqual(raw[:2], b"\x1f\x8b")
+        flags, mtime = raw[3], int.from_bytes(raw[4:8], "little")
+        self.assertEqual(flags & 0x08, 0, "gzip header carries a file name (not -n)")
+        self.assertEqual(mtime, 0, "gzip header carries a timestamp (not -n)")
+        self.assertEqual(raw[8], 2, "not compressed with -9")
+        with open(os.path.join(ROOT, "packaging", "deb", "changelog"), "rb") as f:
+            self.assertEqual(gzip.decompress(raw), f.read())
+        version = subprocess.run(["dpkg-parsechangelog", "-l", "-", "-S", "Version"], input=gzip.decompress(raw),
+                                 check=True, capture_output=True).stdout.decode().strip()
+        self.assertEqual(version, self.field("Version"))
+        self.assertRegex(version, r"^[0-9][0-9.]*-[0-9]+$")  # non-native: changelog.Debian.gz
+
+    def test_a_build_at_another_version_than_the_changelog_fails(self):
+        env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000")
+        r = subprocess.run([BUILD_DEB, "/bin/true", self.upstream + ".1", os.path.join(self.tmp, "x.deb"),
+                            os.path.join(self.tmp, "stage-x")], env=env, capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("add a changelog entry", r.stderr)
+
+    def test_copyright_is_machine_readable(self):
+        text = self.content("usr/share/doc/cosmicac-bootstrap/copyright").decode()
+        paragraphs = [p for p in text.split("\n\n") if p.strip()]
+        self.assertEqual(paragraphs[0].splitlines()[0],
+                         "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/")
+        files = [p for p in paragraphs if p.startswith("Files:")]
+        self.assertTrue(files)
+        licenses = {p.splitlines()[0].split(":", 1)[1].strip() for p in paragraphs if p.startswith("License:")}
+        for p in files:
+            fields = {l.split(":", 1)[0] for l in p.splitlines() if not l.startswith(" ")}
+            self.assertLessEqual({"Files", "Copyright", "License"}, fields, p)
+            for name in p.split("License:", 1)[1].splitlines()[0].split(" and "):
+                name = name.strip()
+                # A license named but not given in full here must have its own paragraph.
+                has_text = any(l.startswith(" ") for l in p.split("License:", 1)[1].splitlines()[1:])
+                self.assertTrue(name in licenses or has_text, f"license {name!r} has no text")
+
+    def test_maintainer_is_not_a_placeholder_and_matches_the_changelog(self):
+        maintainer = self.field("Maintainer")
+        self.assertNotRegex(maintainer, r"@localhost|@example\.(com|org)>|<>|TODO|FIXME")
+        self.assertRegex(maintainer, r"^[^<>]+ <[^@<>\s]+@[^@<>\s]+\.[^@<>\s]+>$")
+        with open(os.path.join(ROOT, "packaging", "deb", "changelog")) as f:
+            trailer = [l for l in f if l.startswith(" -- ")][0]
+        self.assertEqual(trailer[4:].split("  ")[0], maintainer)
+
+    def test_maintainer_scripts_are_debhelpers_systemd_blocks(self):
+        scripts = {}
+        for name in ("postinst", "prerm", "postrm"):
+            out = subprocess.run(["dpkg-deb", "--info", self.deb, name], check=True, capture_output=True)
+            scripts[name] = out.stdout.decode()
+            subprocess.run(["sh", "-n", "-c", scripts[name]], check=True)
+            self.assertIn("# Automatically added by dh_installsystemd/", scripts[name])
+            self.assertNotIn("#DEBHELPER#", scripts[name])
+        self.assertIn("deb-systemd-helper enable 'cosmicac-bootstrap.service'", scripts["postinst"])
+        # --no-start: enabled for the next boot, never started on install.
+        self.assertNotIn("deb-systemd-invoke start", scripts["postinst"])
+        self.assertIn("deb-systemd-invoke stop 'cosmicac-bootstrap.service'", scripts["prerm"])
+        self.assertIn("deb-systemd-helper purge 'cosmicac-bootstrap.service'", scripts["postrm"])
+
+    def test_md5sums_cover_every_file(self):
+        out = subprocess.run(["dpkg-deb", "--info", self.deb, "md5sums"], check=True, capture_output=True, text=True)
+        listed = sorted(l.split("  ", 1)[1] for l in out.stdout.splitlines())
+        files = sorted(n[2:] for n, m in self.members.items() if m.isfile())
+        self.assertEqual(listed, files)
+
+    def test_lintian_overrides_each_carry_a_reason(self):
+        text = self.content("usr/share/lintian/overrides/cosmicac-bootstrap").decode()
+        previous = ""
+        for line in text.splitlines():
+            if line.startswith("cosmicac-bootstrap:"):
+                self.assertTrue(previous.startswith("#"), f"override without a reason: {line}")
+            previous = line
 
 
 if __name__ == "__main__":
