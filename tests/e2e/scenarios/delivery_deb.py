@@ -4,7 +4,7 @@ runs and the VM becomes ready; then `dpkg -r` removes binary and unit cleanly
 (the container, owned by dockerd, may keep running). The package enables the
 unit but does not start it on install (it formats disks), hence one reboot."""
 
-from bed.registry_of_scenarios import scenario
+from bed.catalog import scenario
 from bed.scenario import REPO_DIR
 
 BIN = "/usr/local/bin/cosmicac-bootstrap"
