@@ -4,6 +4,7 @@
 
 #include "agent/bootstrap.hpp"
 #include "agent/install.hpp"
+#include "agent/internal_error.hpp"
 #include "agent/plan.hpp"
 #include "common/file_io.hpp"
 #include "common/log.hpp"
@@ -73,7 +74,8 @@ int cmd_run(GlobalOptions const& opts, std::vector<std::string> const& args) {
   }
   for (auto const& w : loaded->warnings) spdlog::warn("configuration {}: {}", opts.config_path, w);
 
-  int code = run_bootstrap(loaded->settings, Environment{}, reporter);
+  // A throw is reported as `internal` on every channel, never a silent death.
+  int code = run_reporting_internal(reporter, [&] { return run_bootstrap(loaded->settings, Environment{}, reporter); });
   reporter.flush(std::chrono::seconds(3));
   return code;
 }

@@ -4,6 +4,7 @@
 // 2 usage or configuration error.
 #include "agent/commands.hpp"
 #include "agent/invocation.hpp"
+#include "agent/internal_error.hpp"
 
 #include <gnu/libc-version.h>
 #include <nss.h>
@@ -92,11 +93,18 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
-  if (command == "run") return cosmicac::agent::cmd_run(opts, rest);
-  if (command == "plan") return cosmicac::agent::cmd_plan(opts, rest);
-  if (command == "status") return cosmicac::agent::cmd_status(opts, rest);
-  if (command == "parse-envs") return cosmicac::agent::cmd_parse_envs(opts, rest);
-  if (command == "install") return cosmicac::agent::cmd_install(opts, rest);
-  std::fprintf(stderr, "cosmicac-bootstrap: unknown command '%s'\n%s", command.c_str(), kUsage);
-  return 2;
+  using Command = int (*)(cosmicac::agent::GlobalOptions const&, std::vector<std::string> const&);
+  Command cmd = nullptr;
+  if (command == "run") cmd = cosmicac::agent::cmd_run;
+  if (command == "plan") cmd = cosmicac::agent::cmd_plan;
+  if (command == "status") cmd = cosmicac::agent::cmd_status;
+  if (command == "parse-envs") cmd = cosmicac::agent::cmd_parse_envs;
+  if (command == "install") cmd = cosmicac::agent::cmd_install;
+  if (cmd == nullptr) {
+    std::fprintf(stderr, "cosmicac-bootstrap: unknown command '%s'\n%s", command.c_str(), kUsage);
+    return 2;
+  }
+  // Nothing may end the agent without a word: a throw escaping a command is
+  // an internal error (`run` reports it to the host itself, see cmd_run).
+  return cosmicac::agent::exit_code_on_exception(command, [&] { return cmd(opts, rest); });
 }

@@ -16,6 +16,9 @@ import re
 import statistics
 from datetime import datetime, timezone
 
+# The VM bed (tests/e2e, which bench/run puts on sys.path) reads the readiness events.
+from bed import events as bed_events
+
 # systemd catalog ids (sd-messages.h)
 MSG_UNIT_STARTING = "7d4958e842da4a758f6c1cdc7b36dcc5"
 MSG_UNIT_STARTED = "39f53479d3a045ac8e11786248231fbf"  # also "Finished" of a oneshot
@@ -119,16 +122,9 @@ def parse_registry_log(text: str) -> list[dict]:
 
 
 def parse_readiness(lines: list[str]) -> list[dict]:
-    """Readiness-port lines that are v1 events (others are skipped, as a reader must)."""
-    out = []
-    for line in lines:
-        try:
-            e = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(e, dict) and e.get("v") == 1 and "mono_ms" in e:
-            out.append(e)
-    return out
+    """Readiness-port lines that are v1 events, read by the VM bed's own reader
+    (tests/e2e/bed/events.py; others are skipped, as a reader must)."""
+    return [e for e in bed_events.parse(lines) if "mono_ms" in e]
 
 
 # ---- journal look-ups -----------------------------------------------------------

@@ -8,6 +8,7 @@ import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "e2e"))  # bed/, as bench/run does
 
 from benchlib import analyze  # noqa: E402
 

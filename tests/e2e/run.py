@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, str(HERE))
 
-from bed.registry_of_scenarios import SCENARIOS  # noqa: E402
+from bed.catalog import SCENARIOS  # noqa: E402
 
 
 def _load_scenarios() -> None:

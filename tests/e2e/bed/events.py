@@ -73,6 +73,30 @@ def wait_final(vm: VM, timeout: float, since: int = 0) -> dict:
                       or (e.get("step") == "ready" and e.get("status") == "done"), timeout, since)
 
 
+def expect_final(t: Ctx, vm: VM, step: str = "ready", *, reason: str | None = None, since: int = 0,
+                 metric: str | None = "boot_to_ready_s", timeout: float = 900, what: str = "the run") -> dict:
+    """Waits for this run's outcome (the first failed step or ready, from raw
+    line `since` on), records the time since boot as `metric`, and checks the
+    outcome: `step` done when step is "ready", else `step` failed with `reason`.
+    Returns the final event."""
+    final = wait_final(vm, timeout, since)
+    if metric:
+        t.metric(metric, round(vm.elapsed(), 1))
+    wanted = "ready:done" if step == "ready" else f"{step}:failed {reason or ''}".rstrip()
+    ok = final["step"] == step and (step == "ready" or (final["status"] == "failed" and final.get("reason") == reason))
+    t.expect(ok, f"{what}: expected {wanted}, got {final['step']}:{final['status']} "
+                 f"({final.get('reason')}: {final.get('message')})")
+    return final
+
+
+def boot_to_final(t: Ctx, vm: VM, step: str = "ready", **kw) -> dict:
+    """The block the agent scenarios open with: boot, wait for multi-user
+    (metric boot_to_multi_user_s), then expect_final(t, vm, step, **kw)."""
+    vm.boot()
+    t.metric("boot_to_multi_user_s", round(vm.wait_booted(600), 1))
+    return expect_final(t, vm, step, **kw)
+
+
 def index_of(events: list[dict], step: str, status: str) -> int:
     for i, e in enumerate(step_events(events)):
         if e.get("step") == step and e.get("status") == status:

@@ -8,6 +8,7 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import shutil
 import tarfile
 from pathlib import Path
@@ -80,3 +81,45 @@ def write_layout(layout: Path, tags: list[str], cmd: list[str] | None = None) ->
                           "annotations": {"org.opencontainers.image.ref.name": tag}})
     (layout / "index.json").write_text(json.dumps(
         {"schemaVersion": 2, "manifests": manifests}, indent=1))
+
+
+# A larger image: the usual busybox layer for `tag` plus a layer of `size`
+# random, incompressible bytes, so that a pull takes long enough to interrupt.
+def _random_layer(size: int) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        d = tarfile.TarInfo("blob")
+        d.type, d.mode = tarfile.DIRTYPE, 0o755
+        tar.addfile(d)
+        f = tarfile.TarInfo("blob/random.bin")
+        f.size, f.mode = size, 0o644
+        tar.addfile(f, io.BytesIO(os.urandom(size)))
+    return buf.getvalue()
+
+
+def write_big_layout(layout: Path, tag: str, size: int) -> None:
+    shutil.rmtree(layout, ignore_errors=True)
+    (layout / "blobs/sha256").mkdir(parents=True)
+    (layout / "oci-layout").write_text('{"imageLayoutVersion":"1.0.0"}')
+    layers, diff_ids = [], []
+    for raw in (_layer(tag), _random_layer(size)):
+        diff_ids.append("sha256:" + hashlib.sha256(raw).hexdigest())
+        digest, n = _blob(layout, gzip.compress(raw, compresslevel=1, mtime=0))
+        layers.append({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": digest, "size": n})
+    config = {
+        "architecture": "amd64", "os": "linux",
+        "config": {"Cmd": DEFAULT_CMD, "Env": ["PATH=/bin", f"COSMICAC_IMAGE_TAG={tag}"],
+                   "Labels": {"org.cosmicac.e2e.tag": tag}},
+        "rootfs": {"type": "layers", "diff_ids": diff_ids},
+        "history": [{"created_by": f"cosmicac e2e bed, tag {tag}"}, {"created_by": f"{size} random bytes"}],
+    }
+    cfg_digest, cfg_size = _blob(layout, json.dumps(config, sort_keys=True).encode())
+    manifest = {
+        "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": cfg_digest, "size": cfg_size},
+        "layers": layers,
+    }
+    m_digest, m_size = _blob(layout, json.dumps(manifest, sort_keys=True).encode())
+    (layout / "index.json").write_text(json.dumps({"schemaVersion": 2, "manifests": [
+        {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": m_digest, "size": m_size,
+         "annotations": {"org.opencontainers.image.ref.name": tag}}]}))

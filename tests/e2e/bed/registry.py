@@ -111,3 +111,18 @@ auth:
                 raise RuntimeError(f"skopeo push of {repo}:{tag} failed: {r.stderr.strip()}")
             if self.status(f"/v2/{repo}/manifests/{tag}", auth=True) != 200:
                 raise RuntimeError(f"{repo}:{tag} not in the registry after push")
+
+    def push_big_image(self, tag: str = "big", size: int = 64 << 20, repo: str = REPO) -> None:
+        """The busybox layer for `tag` plus `size` random bytes (a pull slow
+        enough to interrupt), pushed with skopeo like the others."""
+        layout = self.dir / f"oci-layout-{tag}"
+        oci.write_big_layout(layout, tag, size)
+        r = subprocess.run(["skopeo", "copy", "--quiet", "--dest-tls-verify=false", "--format", "v2s2",
+                            "--dest-creds", f"{self.username}:{self.token}",
+                            f"oci:{layout}:{tag}", f"docker://{self.addr}/{repo}:{tag}"],
+                           capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            raise RuntimeError(f"skopeo push of {repo}:{tag} failed: {r.stderr.strip()}")
+        if self.status(f"/v2/{repo}/manifests/{tag}", auth=True) != 200:
+            raise RuntimeError(f"{repo}:{tag} not in the registry after push")
+        shutil.rmtree(layout, ignore_errors=True)

@@ -1,26 +1,5 @@
-"""@scenario registers a function taking a bed.scenario.Ctx."""
+"""Deprecated name of bed.catalog (it collided with bed/registry.py, the image
+registry). Kept so scenarios written during issue 15 still import; the lead
+deletes this file once they use bed.catalog (removed by #15 h-habits)."""
 
-from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import Callable
-
-
-@dataclass
-class Scenario:
-    name: str
-    fn: Callable
-    timeout: int       # seconds, the ctest TIMEOUT (and the VM hard limit is below it)
-    needs_agent: bool
-
-
-SCENARIOS: dict[str, Scenario] = {}
-
-
-def scenario(name: str, timeout: int = 900, needs_agent: bool = True):
-    def register(fn):
-        if name in SCENARIOS:
-            raise ValueError(f"scenario {name} registered twice")
-        SCENARIOS[name] = Scenario(name, fn, timeout, needs_agent)
-        return fn
-    return register
+from .catalog import SCENARIOS, Scenario, scenario  # noqa: F401

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from . import image as image_mod
 from .iso import make_cred_iso, make_iso
+from .disks import make_data_disk, make_data_disk_with_fs
 from .registry import GUEST_ADDR, REPO, Registry
-from .vm import VM, make_data_disk, make_data_disk_with_fs
+from .vm import VM
 
 E2E_DIR = Path(__file__).resolve().parent.parent
 REPO_DIR = E2E_DIR.parent.parent

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import socket
 import subprocess
 import threading
@@ -19,6 +18,7 @@ from . import accel as accel_mod
 from . import cpio, proc
 from .image import Image
 from .qga import Qga, Qmp
+from .disks import make_data_disk, make_data_disk_with_fs  # noqa: F401 (their old home)
 from .registry import GUEST_ADDR
 
 READINESS_PORT = "org.cosmicac.bootstrap.0"
@@ -27,41 +27,6 @@ BOOT_MARKER = "COSMICAC-E2E-MULTI-USER"
 REFERENCE_DIR = Path("/work/shared/reference")
 APT_LINE = ("apt-get update && apt-get install -y curl ca-certificates docker.io parted "
             "e2fsprogs util-linux")
-
-
-def make_data_disk(path: Path, gib: int = 120) -> Path:
-    """A sparse raw disk (no table, like a fresh PVC)."""
-    with open(path, "wb") as f:
-        f.truncate(gib << 30)
-    return path
-
-
-def make_data_disk_with_fs(path: Path, gib: int, files: dict[str, bytes], label: str = "data",
-                           partitioned: bool = True) -> Path:
-    """A sparse disk already holding ext4 (in partition 1 of a GPT, or on the
-    whole disk) with `files` in it; written with mkfs.ext4 -d at an offset, no mount."""
-    make_data_disk(path, gib)
-    staging = path.with_suffix(".files")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    for rel, data in files.items():
-        p = staging / rel.strip("/")
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    args = ["mkfs.ext4", "-q", "-F", "-L", label, "-d", str(staging)]
-    lazy = "lazy_itable_init=1,lazy_journal_init=1"  # keep the sparse file sparse
-    size = []
-    if partitioned:
-        subprocess.run(["sgdisk", "--clear", "--new=1:2048:0", "--typecode=1:8300", str(path)],
-                       check=True, capture_output=True)
-        out = subprocess.run(["sgdisk", "--info=1", str(path)], check=True, capture_output=True,
-                             text=True).stdout
-        last = int(re.search(r"Last sector: (\d+)", out).group(1))
-        lazy += f",offset={2048 * 512}"
-        size = [f"{(last - 2048 + 1) * 512 // 1024}k"]
-    subprocess.run(args + ["-E", lazy, str(path)] + size, check=True, capture_output=True)
-    shutil.rmtree(staging)
-    return path
 
 
 def patched_reference_script(src: Path = REFERENCE_DIR / "docker-bootstrap.sh") -> bytes:
@@ -99,6 +64,7 @@ class VM:
                  data_disk: Path | None = None,
                  data_bus: str = "virtio",
                  data_serial: str = "cosmicac-data",
+                 extra_disks: list[tuple[Path, str, str]] = (),
                  extra_cdroms: list[Path] = (),
                  cred_iso: Path | None = None,
                  config: str | None = None,
@@ -112,10 +78,16 @@ class VM:
                  time_limit: float = 1200):
         if data_bus not in ("virtio", "nvme"):
             raise ValueError("data_bus must be 'virtio' or 'nvme'")
+        for _, bus, _ in extra_disks:
+            if bus not in ("virtio", "nvme"):
+                raise ValueError(f"extra disk bus {bus!r}: virtio or nvme")
         self.work = work
         self.image = image
         self.name = name
         self.data_disk, self.data_bus, self.data_serial = data_disk, data_bus, data_serial
+        # [(raw image, "virtio"|"nvme", serial), ...] after the data disk: virtio
+        # ones become vdc, vdd, ... after root vda and a virtio data disk vdb.
+        self.extra_disks = list(extra_disks)
         self.cdroms = list(extra_cdroms) + ([cred_iso] if cred_iso else [])
         self.registry_port = registry_port
         # False leaves the readiness socket (one client at a time) to an external
@@ -208,6 +180,11 @@ class VM:
         for i, iso in enumerate(self.cdroms):
             a += ["-drive", f"if=none,id=cd{i},media=cdrom,readonly=on,file={iso}",
                   "-device", f"scsi-cd,bus=scsi0.0,channel=0,scsi-id={i},lun=0,drive=cd{i}"]
+        # Before the NIC: PCI slots (and vdX names) follow the data disk.
+        for i, (path, bus, serial) in enumerate(self.extra_disks):
+            dev = "nvme" if bus == "nvme" else "virtio-blk-pci"
+            a += ["-drive", f"if=none,id=extra{i},file={path},format=raw,cache=unsafe,discard=unmap",
+                  "-device", f"{dev},drive=extra{i},serial={serial}"]
         netdev = "user,id=n0,restrict=on"
         if self.registry_port is not None:
             # One socat per guest connection (a tcp: chardev would carry only one).

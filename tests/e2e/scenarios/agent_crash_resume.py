@@ -6,9 +6,8 @@ middle of pulling a large image; after a reboot it converges: ready, with the
 container running that image."""
 
 from bed import checks, events
-from bed.disks_extra import our_partition_without_fs, partition_guid
-from bed.oci_extra import push_big_image
-from bed.registry_of_scenarios import scenario
+from bed.catalog import scenario
+from bed.disks import our_partition_without_fs, partition_guid
 
 UNIT = "cosmicac-bootstrap.service"
 
@@ -17,7 +16,7 @@ UNIT = "cosmicac-bootstrap.service"
 def agent_crash_resume(t):
     agent = t.agent
     reg = t.registry(tags=())
-    push_big_image(reg, "big", 64 << 20)
+    reg.push_big_image("big", 64 << 20)
     disk = our_partition_without_fs(t.work / "data.raw", 120)
     guid = partition_guid(disk)
     vm = t.vm(data_disk=disk, data_serial="pvc-data", cred_iso=t.cred_iso(reg),
@@ -57,10 +56,7 @@ def agent_crash_resume(t):
 
     since = len(vm.serial_lines)
     vm.reboot(timeout=900)
-    final = events.wait_final(vm, 900, since)
-    t.metric("second_boot_to_ready_s", round(vm.elapsed(), 1))
-    t.expect(final["step"] == "ready", f"after the kill and reboot: {final['step']}:{final['status']} "
-                                       f"({final.get('reason')}: {final.get('message')})")
+    final = events.expect_final(t, vm, since=since, metric="second_boot_to_ready_s", what="after the kill and reboot")
     run2 = events.this_boot(vm, since)
     t.step("second boot: " + events.summary(run2))
     info = checks.inference_container(t, vm, "inference", "big", [])

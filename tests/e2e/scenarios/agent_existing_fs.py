@@ -8,9 +8,8 @@ import os
 import subprocess
 
 from bed import checks, events
-from bed.disks_extra import multi_disk_vm, partition_guid
-from bed.registry_of_scenarios import scenario
-from bed.vm import make_data_disk_with_fs
+from bed.catalog import scenario
+from bed.disks import make_data_disk_with_fs, partition_guid
 
 
 def blkid_value(path, key):
@@ -53,10 +52,10 @@ def agent_existing_fs(t):
     whole_uuid = blkid_value(whole, "UUID")
     t.expect(gpt_fs and whole_uuid and not blkid_value(whole, "PTTYPE"), "bed: disks not made as intended")
 
-    vm = multi_disk_vm(t, extra_disks=[(whole, "virtio", "pvc-whole")],
-                       data_disk=gpt, data_serial="pvc-gpt", cred_iso=t.cred_iso(reg),
-                       config=t.config(MNT="/data", IMG=t.image_ref("v1"), NAME="inference"),
-                       agent_binary=agent, units=[t.agent_unit()])
+    vm = t.vm(extra_disks=[(whole, "virtio", "pvc-whole")],
+              data_disk=gpt, data_serial="pvc-gpt", cred_iso=t.cred_iso(reg),
+              config=t.config(MNT="/data", IMG=t.image_ref("v1"), NAME="inference"),
+              agent_binary=agent, units=[t.agent_unit()])
     vm.boot()
     t.metric("boot_to_multi_user_s", round(vm.wait_booted(600), 1))
     wait_ready(t, vm, 0, "boot 1 (GPT)")

@@ -12,8 +12,8 @@ it took that disk for blank and wrote a GPT over it."""
 import json
 
 from bed import events
-from bed.disks_extra import file_sha256, lvm_pv_disk, multi_disk_vm, zapped_gpt_disk
-from bed.registry_of_scenarios import scenario
+from bed.disks import file_sha256, lvm_pv_disk, zapped_gpt_disk
+from bed.catalog import scenario
 
 REASON = "disk-has-foreign-content"
 UNIT = "cosmicac-bootstrap.service"
@@ -28,16 +28,10 @@ def agent_foreign_disk(t):
     zapped = zapped_gpt_disk(t.work / "zapped.raw", 1)
     zapped_before = file_sha256(zapped)
     config = dict(MNT="/data", IMG=t.image_ref("v1"), NAME="inference", DATA_DISK_SERIAL="pvc-lvm")
-    vm = multi_disk_vm(t, extra_disks=[(zapped, "virtio", "pvc-zapped")],
-                       data_disk=disk, data_serial="pvc-lvm", cred_iso=t.cred_iso(reg),
-                       config=t.config(**config), agent_binary=agent, units=[t.agent_unit()])
-    vm.boot()
-    t.metric("boot_to_multi_user_s", round(vm.wait_booted(600), 1))
-    final = events.wait_final(vm, 900)
-    t.metric("boot_to_failed_s", round(vm.elapsed(), 1))
-    t.expect(final["step"] == "disk" and final["status"] == "failed" and final.get("reason") == REASON,
-             f"expected disk:failed {REASON}, got {final['step']}:{final['status']} "
-             f"({final.get('reason')}: {final.get('message')})")
+    vm = t.vm(extra_disks=[(zapped, "virtio", "pvc-zapped")],
+              data_disk=disk, data_serial="pvc-lvm", cred_iso=t.cred_iso(reg),
+              config=t.config(**config), agent_binary=agent, units=[t.agent_unit()])
+    final = events.boot_to_final(t, vm, "disk", reason=REASON, metric="boot_to_failed_s")
     msg = final.get("message", "")
     t.expect("/dev/vdb" in msg, f"the refusal does not name the disk /dev/vdb: {msg!r}")
     t.expect("LVM2_member" in msg, f"the refusal does not say what it found: {msg!r}")

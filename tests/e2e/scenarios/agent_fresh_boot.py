@@ -6,7 +6,7 @@ scenarios follow."""
 
 from bed import checks, events
 from bed.kube_standin import KubeWait
-from bed.registry_of_scenarios import scenario
+from bed.catalog import scenario
 
 # The original script's failures: JS-style objects with a URL (":" and "//"),
 # a value with a space, bare words, a quoted ";" inside an object, and a
@@ -36,10 +36,7 @@ def agent_fresh_boot(t):
     vm.boot()
     kube = KubeWait(t, vm)  # `cosmicac-vmi wait inference` follows this boot's console through the stand-in
     t.metric("boot_to_multi_user_s", round(vm.wait_booted(600), 1))
-    final = events.wait_final(vm, 900)
-    t.metric("boot_to_ready_s", round(vm.elapsed(), 1))
-    t.expect(final["step"] == "ready", f"first boot ended {final['step']}:{final['status']} "
-                                       f"({final.get('reason')}: {final.get('message')})")
+    final = events.expect_final(t, vm, what="first boot")
     sr = vm.qga.exec(["lsblk", "-n", "-o", "NAME,LABEL", "/dev/sr0", "/dev/sr1"]).out.split()
     t.expect(sr == ["sr0", "cfgdata", "sr1", "cfgdata"], f"CD-ROMs are not two cfgdata ISOs: {sr}")
 
@@ -110,10 +107,7 @@ def agent_fresh_boot(t):
     vm.qga.exec(["/bin/sh", "-c", "echo written-before-reboot > /data/marker && sync"], check=True)
     since = len(vm.serial_lines)
     vm.reboot(timeout=900)
-    final2 = events.wait_final(vm, 900, since)
-    t.metric("second_boot_to_ready_s", round(vm.elapsed(), 1))
-    t.expect(final2["step"] == "ready", f"second boot ended {final2['step']}:{final2['status']} "
-                                        f"({final2.get('reason')}: {final2.get('message')})")
+    final2 = events.expect_final(t, vm, since=since, metric="second_boot_to_ready_s", what="second boot")
     t.metric("second_boot_agent_ready_ms", final2["duration_ms"])
     run2 = events.this_boot(vm, since)
     t.expect(run2 and run2[0]["boot_id"] != run1[0]["boot_id"], "second boot reports the first boot's id")

@@ -7,7 +7,7 @@ never its value). Three boots."""
 import time
 
 from bed import checks
-from bed.registry_of_scenarios import scenario
+from bed.catalog import scenario
 
 CAP_NET_ADMIN = 12
 SECRET_OLD = "s3cr3t-old-7f1e2d"   # values that must never reach the journal

@@ -3,8 +3,8 @@ with a root disk that is itself over 100 GiB: the original script would have
 taken the decoy (largest disk ≥ 100 GiB)."""
 
 from bed import checks, events
-from bed.disks_extra import allocated_bytes, head_is_zero, multi_disk_vm, sparse_disk
-from bed.registry_of_scenarios import scenario
+from bed.disks import allocated_bytes, head_is_zero, sparse_disk
+from bed.catalog import scenario
 
 
 @scenario("agent-nvme-serial", timeout=1500)
@@ -12,18 +12,13 @@ def agent_nvme_serial(t):
     agent = t.agent
     reg = t.registry(tags=("v1",))
     decoy = sparse_disk(t.work / "decoy.raw", 200 << 30)
-    vm = multi_disk_vm(t, extra_disks=[(decoy, "virtio", "pvc-decoy")], root_size_gib=110,
-                       data_disk=t.data_disk(120), data_bus="nvme", data_serial="pvc-data",
-                       cred_iso=t.cred_iso(reg),
-                       config=t.config(MNT="/data", IMG=t.image_ref("v1"), NAME="inference",
-                                       DATA_DISK_SERIAL="pvc-data"),
-                       agent_binary=agent, units=[t.agent_unit()])
-    vm.boot()
-    t.metric("boot_to_multi_user_s", round(vm.wait_booted(600), 1))
-    final = events.wait_final(vm, 900)
-    t.metric("boot_to_ready_s", round(vm.elapsed(), 1))
-    t.expect(final["step"] == "ready", f"ended {final['step']}:{final['status']} "
-                                       f"({final.get('reason')}: {final.get('message')})")
+    vm = t.vm(extra_disks=[(decoy, "virtio", "pvc-decoy")], root_size_gib=110,
+              data_disk=t.data_disk(120), data_bus="nvme", data_serial="pvc-data",
+              cred_iso=t.cred_iso(reg),
+              config=t.config(MNT="/data", IMG=t.image_ref("v1"), NAME="inference",
+                              DATA_DISK_SERIAL="pvc-data"),
+              agent_binary=agent, units=[t.agent_unit()])
+    final = events.boot_to_final(t, vm)
 
     sizes = dict(line.split() for line in vm.qga.exec(
         ["lsblk", "-b", "-d", "-n", "-o", "SERIAL,SIZE"]).out.splitlines() if len(line.split()) == 2)

@@ -8,7 +8,7 @@ import json
 import time
 
 from bed.delivery import SerialWaiter
-from bed.registry_of_scenarios import scenario
+from bed.catalog import scenario
 
 STATE = "/run/cosmicac-bootstrap/state.json"
 LATE_S = 30

@@ -7,7 +7,7 @@ import time
 
 from bed import events as ev_mod
 from bed.kube_standin import KubeWait
-from bed.registry_of_scenarios import scenario
+from bed.catalog import scenario
 
 WRONG_TOKEN = "wrong-tok-5b7d1c9e3a"
 LOGIN_LIMIT_MS = 60_000

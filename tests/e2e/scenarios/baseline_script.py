@@ -2,7 +2,7 @@
 the bed itself, and is the reference the agent's benchmarks compare against."""
 
 from bed import checks
-from bed.registry_of_scenarios import scenario
+from bed.catalog import scenario
 from bed.vm import REFERENCE_DIR
 
 ENVS = "MODEL_NAME=tiny-llm;MAX_BATCH=8"

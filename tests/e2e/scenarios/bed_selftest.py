@@ -6,7 +6,7 @@ cloud-init off without a seed, and a reboot keeping the disks."""
 
 import json
 
-from bed.registry_of_scenarios import scenario
+from bed.catalog import scenario
 
 # Test fixture: writes two JSON lines on the readiness port, as the agent will.
 READY_SCRIPT = b"""#!/bin/sh

@@ -16,7 +16,7 @@ from bed import checks
 from bed.delivery import SerialWaiter, configmap_iso, delivery_vm, nocloud_seed, vmi_run
 from bed.iso import make_cred_iso
 from bed.registry import GUEST_ADDR
-from bed.registry_of_scenarios import scenario
+from bed.catalog import scenario
 from bed.scenario import REPO_DIR
 
 SPEC = """# delivery-cloudinit: a job spec as the worker would write it

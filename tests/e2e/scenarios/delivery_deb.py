@@ -10,7 +10,7 @@ which qemu-ga must resolve to /usr/sbin here."""
 import hashlib
 import subprocess
 
-from bed.registry_of_scenarios import scenario
+from bed.catalog import scenario
 from bed.scenario import REPO_DIR
 
 BIN = "/usr/sbin/cosmicac-bootstrap"

@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""The layering check (issue 15, item 3): every module's CMake target links
+exactly what its #includes use, and a module includes only the modules its
+layer allows. The include root is the whole tree, so without this nothing
+stops disk/ from including registry/.
+
+For each module folder: the first-party modules its .cpp/.hpp files include
+("x/...") must equal the cosmicac_x targets its CMakeLists links (library DEPS
+plus the executable's target_link_libraries), and the third-party headers it
+includes must equal the dep_* targets it links. Every included module must be
+in ALLOWED for it (README, "Folders": agent/ orchestrates, only agent/ and
+host/ read config/, the others do not know each other except through engine/).
+
+  tests/lint/layers.py [--root DIR]    exit 0 clean, 1 with one line per finding
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+# Which modules each module may include. common/ is everyone's.
+ALLOWED: dict[str, set[str]] = {
+    "common": set(),
+    "config": {"common"},
+    "readiness": {"common"},
+    "engine": {"common"},
+    "disk": {"common"},
+    "registry": {"common", "engine"},
+    "container": {"common", "engine"},
+    "agent": {"common", "config", "readiness", "engine", "disk", "registry", "container"},
+    "host": {"common", "config", "readiness"},
+}
+
+# Known exceptions: (module, included module) allowed for now, without a link.
+# A stale entry (the include is gone) is itself a finding: delete the line.
+KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("container", "config"): "container/gpu.hpp: GpuMode",  # removed by #15 h-engine
+    ("registry", "config"): "registry/pull.hpp: PullPolicy",  # removed by #15 h-engine
+}
+
+# Third-party include prefix -> the interface target that provides it (cmake/CosmicacDeps.cmake).
+THIRD_PARTY: dict[str, str] = {
+    "boost": "dep_boost",
+    "spdlog": "dep_spdlog",
+    "fmt": "dep_spdlog",  # fmt comes with spdlog (dep_spdlog links both)
+    "systemd": "dep_systemd",
+    "nlohmann": "dep_json",
+    "curl": "dep_curl",
+    "blkid": "dep_blkid",
+    "libmount": "dep_mount",
+    "libfdisk": "dep_fdisk",
+    "yaml-cpp": "yaml-cpp",
+    "openssl": "dep_crypto",
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+LIBRARY = re.compile(r"cosmicac_library\(\s*(\w+)(.*?)\)", re.S)
+LINK = re.compile(r"target_link_libraries\(\s*([\w-]+)(.*?)\)", re.S)
+NOT_LINKED = {"PUBLIC", "PRIVATE", "INTERFACE", "cosmicac_flags"}
+
+
+def strip_comments(cmake: str) -> str:
+    return re.sub(r"#[^\n]*", "", cmake)
+
+
+def module_links(cmake: str, module: str) -> set[str]:
+    """cosmicac_library's DEPS plus every target_link_libraries item, minus the module's own target."""
+    text = strip_comments(cmake)
+    links: set[str] = set()
+    for _, args in LIBRARY.findall(text):
+        words = args.split()
+        if "DEPS" in words:
+            links.update(w for w in words[words.index("DEPS") + 1:] if w not in ("SOURCES",))
+    for _, args in LINK.findall(text):
+        links.update(args.split())
+    return links - NOT_LINKED - {f"cosmicac_{module}"}
+
+
+def module_includes(folder: Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(first-party top folder -> files including it, third-party prefix -> files), own folder left out."""
+    ours: dict[str, list[str]] = {}
+    theirs: dict[str, list[str]] = {}
+    for f in sorted(folder.iterdir()):
+        if f.suffix not in (".cpp", ".hpp") or not f.is_file():
+            continue
+        for kind, path in INCLUDE.findall(f.read_text(errors="replace")):
+            top = path.split("/", 1)[0] if "/" in path else ""
+            where = f"{folder.name}/{f.name}"
+            if kind == '"':
+                if top and top != folder.name:
+                    ours.setdefault(top, []).append(where)
+            elif top in THIRD_PARTY:
+                theirs.setdefault(top, []).append(where)
+    return ours, theirs
+
+
+def check(root: Path) -> list[str]:
+    findings: list[str] = []
+    used_exceptions: set[tuple[str, str]] = set()
+    for module in sorted(ALLOWED):
+        folder = root / module
+        cmake_file = folder / "CMakeLists.txt"
+        if not cmake_file.is_file():
+            findings.append(f"{module}/: no CMakeLists.txt")
+            continue
+        links = module_links(cmake_file.read_text(), module)
+        ours, theirs = module_includes(folder)
+
+        for dep, files in sorted(ours.items()):
+            if dep not in ALLOWED:
+                findings.append(f"{module}/ includes {dep}/ ({files[0]}), which is not a product module")
+                continue
+            if (module, dep) in KNOWN_EXCEPTIONS:
+                used_exceptions.add((module, dep))
+                continue
+            if dep not in ALLOWED[module]:
+                findings.append(f"{module}/ must not depend on {dep}/ ({files[0]} includes it; "
+                                f"{module}/ may use: {', '.join(sorted(ALLOWED[module])) or 'nothing'})")
+            if f"cosmicac_{dep}" not in links:
+                findings.append(f"{module}/CMakeLists.txt does not link cosmicac_{dep}, but {files[0]} includes {dep}/")
+        for target in sorted(t for t in links if t.startswith("cosmicac_")):
+            if target.removeprefix("cosmicac_") not in ours:
+                findings.append(f"{module}/CMakeLists.txt links {target}, but no file of {module}/ includes "
+                                f"{target.removeprefix('cosmicac_')}/")
+
+        wanted = {THIRD_PARTY[p] for p in theirs}
+        third_links = {t for t in links if not t.startswith("cosmicac_")}
+        for target in sorted(wanted - third_links):
+            files = [f for p, fs in theirs.items() if THIRD_PARTY[p] == target for f in fs]
+            findings.append(f"{module}/CMakeLists.txt does not link {target}, but {files[0]} includes its headers")
+        for target in sorted(third_links - wanted):
+            findings.append(f"{module}/CMakeLists.txt links {target}, but no file of {module}/ includes its headers")
+
+    for module, dep in sorted(set(KNOWN_EXCEPTIONS) - used_exceptions):
+        findings.append(f"known exception {module}/ -> {dep}/ is no longer needed: delete its line "
+                        f"in KNOWN_EXCEPTIONS (tests/lint/layers.py)")
+    return findings
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
+    a = ap.parse_args()
+    findings = check(a.root)
+    for f in findings:
+        print(f"layers: {f}")
+    if not findings:
+        print(f"layers: {len(ALLOWED)} modules link exactly what they include, within their layers")
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
