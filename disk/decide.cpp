@@ -95,10 +95,13 @@ std::vector<std::string> backing_disks(SystemFacts const& facts, std::string con
 namespace {
 
 // Disks in use: the root filesystem's, then any other mounted filesystem's
-// (except whatever is already at our mount point: that may be our own disk).
+// (except whatever is already at our mount point or data root: that may be
+// our own disk, and then so are its bind mounts, MNT and the docker store).
 // Fills plan.root and plan.root_disks; returns disk → why it is in use.
-std::map<std::string, std::string> disks_in_use(SystemFacts const& facts, std::string const& mount_point,
-                                                DiskPlan& plan) {
+std::map<std::string, std::string> disks_in_use(SystemFacts const& facts, DiskWanted const& wanted, DiskPlan& plan) {
+  std::set<std::string> ours;  // devices mounted at our own places
+  for (auto const& m : facts.mounts)
+    if (m.target == wanted.mount_point || (!wanted.data_root.empty() && m.target == wanted.data_root)) ours.insert(m.device);
   std::map<std::string, std::string> in_use;
   auto const root = std::find_if(facts.mounts.begin(), facts.mounts.end(), [](auto const& m) { return m.target == "/"; });
   if (root == facts.mounts.end()) {
@@ -112,7 +115,7 @@ std::map<std::string, std::string> disks_in_use(SystemFacts const& facts, std::s
     for (auto const& d : plan.root_disks) in_use[d] = "backs the root filesystem (/ on " + root->source + ")";
   }
   for (auto const& m : facts.mounts) {
-    if (m.device.empty() || m.target == "/" || m.target == mount_point) continue;
+    if (m.device.empty() || m.target == "/" || ours.count(m.device)) continue;
     for (auto const& d : backing_disks(facts, m.device))
       in_use.emplace(d, "in use: backs " + m.target + " (" + m.source + ")");
   }
@@ -283,7 +286,7 @@ DiskPlan decide(SystemFacts const& facts, DiskWanted const& wanted_in) {
                   "mount point \"" + wanted.mount_point + "\" is not an absolute path below /");
   wanted.mount_point = plan.mount_point = mp;
 
-  auto const in_use = disks_in_use(facts, wanted.mount_point, plan);
+  auto const in_use = disks_in_use(facts, wanted, plan);
   auto const eligible = screen_candidates(facts, wanted, in_use, plan);
   DiskFacts const* chosen = nullptr;
   if (auto refusal = choose(eligible, wanted, plan, chosen)) {
