@@ -48,6 +48,7 @@ int print_plan(config::Settings const& s, Environment const& env, bool json) {
     w.wait = std::chrono::seconds(0);  // a plan looks once, it does not wait for disks
     w.fstab_device_timeout = s.fstab_device_timeout;
     w.fstab_path = env.fstab_path;
+    w.data_root = env.data_root;  // its binds (MNT, /var/lib/docker) are our disk, not "in use"
     disk::ProbeOptions probe;
     probe.sysfs_root = env.sysfs_root;
     probe.dev_root = env.dev_root;

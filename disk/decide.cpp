@@ -259,10 +259,16 @@ void plan_actions(DiskWanted const& wanted, DiskPlan& plan) {
       break;
     case ContentKind::Foreign: break;
   }
+  // With a data root (disk/layout.hpp): where apply() finds the layout decides.
+  std::string const where = wanted.data_root.empty()
+                                ? wanted.mount_point
+                                : wanted.data_root + " with its mnt/ bound at " + wanted.mount_point +
+                                      " and docker/ offered for /var/lib/docker (a filesystem holding an earlier "
+                                      "version's files, or adopted, is mounted at " + wanted.mount_point + " directly)";
   if (chosen.already_mounted)
     plan.why += "; already mounted at " + wanted.mount_point;
   else
-    plan.actions.push_back({ActionKind::Mount, "mount " + part + " (" + fs + ") at " + wanted.mount_point +
+    plan.actions.push_back({ActionKind::Mount, "mount " + part + " (" + fs + ") at " + where +
                                                    " (created with mode 0755 if missing)"});
   plan.actions.push_back(
       {ActionKind::WriteFstab, "make " + wanted.fstab_path + " mount UUID=" +
