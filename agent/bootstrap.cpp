@@ -1,10 +1,11 @@
 // The whole bootstrap, as a small graph of steps:
 //
-//   config ─┬─ disk ─────────────────────────────────────┬─ container ─ ready
-//           └─ docker ─ [credentials ─ login ─ pull] ────┘
+//   config ─ disk ─ docker ─ [credentials ─ login ─ pull] ─ container ─ ready
 //
-// The disk and the image are independent, so they run concurrently. The
-// bracketed steps are skipped when the image is already present and the pull
+// The disk comes first: with MNT set, docker's image store lives on the data
+// disk (agent/store.hpp), so dockerd must not be started before it is bound.
+// (At boot the disk unit has done it before docker.service; here it is a
+// check.) The bracketed steps are skipped when the image is already present and the pull
 // policy is `missing` (a second boot converges without the registry). Every
 // step reports started → done|failed|skipped with its duration; the first
 // failure decides the reason the host sees, and the container is not touched
@@ -12,6 +13,7 @@
 #include "agent/bootstrap.hpp"
 
 #include "agent/options.hpp"
+#include "agent/store.hpp"
 #include "common/log.hpp"
 #include "common/systemd_manager.hpp"
 #include "container/converge.hpp"
@@ -24,7 +26,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <future>
 #include <optional>
 
 namespace cosmicac::agent {
@@ -54,16 +55,29 @@ auto step(readiness::Reporter& reporter, Step s, F&& body) -> decltype(body()) {
   return result;
 }
 
-// The data disk: plan (wait, look, decide), then act.
-Result<disk::DiskOutcome> prepare_disk(ModuleOptions const& o, readiness::Reporter& reporter) {
+// The data disk: plan (wait, look, decide), act, then docker's image store.
+Status prepare_disk(ModuleOptions const& o, engine::Client& docker, readiness::Reporter& reporter) {
   auto const& wanted = o.disk;
   auto const& probe = o.probe;
   auto plan = disk::plan(wanted, probe);
   if (!plan) return plan.error();
   spdlog::info("data disk plan:\n{}", disk::describe(*plan));
-  return disk::apply(*plan, wanted,
-                     [&](std::string_view m) { reporter.publish(readiness::progress(Step::Disk, std::string(m))); },
-                     probe);
+  auto say = [&](std::string_view m) { reporter.publish(readiness::progress(Step::Disk, std::string(m))); };
+  auto disk = disk::apply(*plan, wanted, say, probe);
+  if (!disk) return disk.error();
+  auto store = place_docker_store(*disk, docker, probe.mountinfo);
+  if (!store) return store.error();
+  if (!store->message.empty()) say(store->message);
+  return ok();
+}
+
+Status disk_step(config::Settings const& s, ModuleOptions const& o, engine::Client& docker,
+                 readiness::Reporter& reporter) {
+  if (s.mount_point.empty()) {
+    reporter.publish(readiness::skipped(Step::Disk, "MNT is not set: no data disk"));
+    return ok();
+  }
+  return step(reporter, Step::Disk, [&] { return prepare_disk(o, docker, reporter); });
 }
 
 // dockerd, then the image: from the local store when the policy allows,
@@ -118,28 +132,14 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
   ModuleOptions const opts = module_options(s, env);
   reporter.publish(readiness::done(Step::Config, milliseconds(0), "configuration loaded"));
 
-  // The two independent branches. The disk runs on its own thread; the
-  // image branch on this one.
-  std::future<Status> disk_done = std::async(std::launch::async, [&]() -> Status {
-    if (s.mount_point.empty()) {
-      reporter.publish(readiness::skipped(Step::Disk, "MNT is not set: no data disk"));
-      return ok();
-    }
-    auto r = step(reporter, Step::Disk, [&] { return prepare_disk(opts, reporter); });
-    if (!r) return r.error();
-    return ok();
-  });
-
   engine::Client docker(opts.engine);
+  if (auto disk = disk_step(s, opts, docker, reporter); !disk) {
+    systemd::notify_status("failed: " + std::string(reason_name(disk.error().reason)) + ": " + disk.error().message);
+    return 1;
+  }
   auto image = prepare_image(opts, docker, reporter);
-  auto disk = disk_done.get();
-
-  // The first failure in graph order is the one reported as the run's reason.
-  std::optional<Error> failure;
-  if (!disk) failure = disk.error();
-  else if (!image) failure = image.error();
-  if (failure) {
-    systemd::notify_status("failed: " + std::string(reason_name(failure->reason)) + ": " + failure->message);
+  if (!image) {
+    systemd::notify_status("failed: " + std::string(reason_name(image.error().reason)) + ": " + image.error().message);
     return 1;
   }
 
@@ -164,6 +164,12 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
                container::action_name(info->action), took.count());
   systemd::notify_ready("ready: container " + info->name + " running");
   return 0;
+}
+
+int run_disk_only(config::Settings const& s, Environment const& env, readiness::Reporter& reporter) {
+  ModuleOptions const opts = module_options(s, env);
+  engine::Client docker(opts.engine);
+  return disk_step(s, opts, docker, reporter) ? 0 : 1;
 }
 
 }  // namespace cosmicac::agent

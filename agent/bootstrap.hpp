@@ -11,10 +11,15 @@ struct Environment {
   std::string fstab_path = "/etc/fstab";
   std::string sysfs_root = "/sys";
   std::string dev_root = "/dev";
+  std::string data_root = "/var/lib/cosmicac/data";  // disk/layout.hpp; "" keeps the earlier layout
 };
 
 // Runs every step, reporting through `reporter`. Returns the process exit code
 // (0 ready, 1 failed). Idempotent: a second run with nothing changed only checks.
 int run_bootstrap(config::Settings const& settings, Environment const& env, readiness::Reporter& reporter);
+
+// `run --step=disk` (cosmicac-bootstrap-disk.service, before docker.service):
+// the disk step and docker's image store only. 0 done or skipped, 1 failed.
+int run_disk_only(config::Settings const& settings, Environment const& env, readiness::Reporter& reporter);
 
 }  // namespace cosmicac::agent

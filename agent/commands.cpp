@@ -27,6 +27,7 @@
 #include <string>
 
 namespace cosmicac::agent {
+int run_disk_step(GlobalOptions const& opts);
 namespace {
 
 bool no_args(std::vector<std::string> const& args, const char* command) {
@@ -36,6 +37,18 @@ bool no_args(std::vector<std::string> const& args, const char* command) {
 }
 
 }  // namespace
+
+// The disk unit's run: the journal only (the main unit reports to the host).
+int run_disk_step(GlobalOptions const& opts) {
+  log::setup(opts.verbose);
+  auto loaded = config::load_settings(opts.config_path);
+  if (!loaded) {
+    spdlog::error("configuration {}: {}", opts.config_path, loaded.error().message);
+    return kExitUsage;
+  }
+  readiness::Reporter quiet(readiness::ReporterOptions{});
+  return run_disk_only(loaded->settings, Environment{}, quiet);
+}
 
 std::string config_permission_warning(std::string const& path) {
   struct stat st {};
@@ -47,7 +60,17 @@ std::string config_permission_warning(std::string const& path) {
 }
 
 int cmd_run(GlobalOptions const& opts, std::vector<std::string> const& args) {
-  if (!no_args(args, "run")) return kExitUsage;
+  bool disk_only = false;
+  for (auto const& a : args) {
+    if (a == "--step=disk") {
+      disk_only = true;
+    } else {
+      std::fprintf(stderr, "cosmicac-bootstrap run: unexpected argument '%s' (the only option is --step=disk)\n",
+                   a.c_str());
+      return kExitUsage;
+    }
+  }
+  if (disk_only) return run_disk_step(opts);
   harden_process_against_dumps();  // the registry token will live in this process
   log::setup(opts.verbose);
 

@@ -50,6 +50,13 @@ Result<InstallReport> install(InstallOptions const& opts) {
   auto unit = write_if_different(unit_path, embedded_unit(), 0644);
   if (!unit) return unit.error();
   report.unit_changed = *unit;
+  // The disk unit and docker's drop-in: docker's store on the data disk before dockerd starts.
+  for (auto const& [path, text] : {std::pair{std::string(kUnitDir) + "/" + kDiskUnitName, embedded_disk_unit()},
+                                   std::pair{std::string(kDockerDropinPath), embedded_docker_dropin()}}) {
+    auto w = write_if_different(under_root(opts.root, path), text, 0644);
+    if (!w) return w.error();
+    report.unit_changed = report.unit_changed || *w;
+  }
 
   spdlog::info("install: {} {}, {} {}", kInstalledBinary, report.binary_changed ? "updated" : "unchanged", unit_path,
                report.unit_changed ? "updated" : "unchanged");
@@ -58,7 +65,7 @@ Result<InstallReport> install(InstallOptions const& opts) {
   if (report.unit_changed || report.binary_changed) {
     if (auto r = systemd::reload(); !r) return r.error();
   }
-  if (auto r = systemd::enable_unit_files({kUnitName}); !r) return r.error();
+  if (auto r = systemd::enable_unit_files({kUnitName, kDiskUnitName}); !r) return r.error();
   if (opts.start) {
     auto state = systemd::active_state(kUnitName);
     // Leave an active (or starting) unit alone: a second install changes nothing.

@@ -25,9 +25,15 @@ struct InstallReport {
 inline constexpr const char* kInstalledBinary = "/usr/local/bin/cosmicac-bootstrap";
 inline constexpr const char* kUnitName = "cosmicac-bootstrap.service";
 inline constexpr const char* kUnitDir = "/etc/systemd/system";
+inline constexpr const char* kDiskUnitName = "cosmicac-bootstrap-disk.service";
+inline constexpr const char* kDockerDropinPath = "/etc/systemd/system/docker.service.d/cosmicac-data-disk.conf";
 
 // The unit file text compiled into the binary (units/cosmicac-bootstrap.service).
 std::string_view embedded_unit();
+// units/cosmicac-bootstrap-disk.service: the disk step, before docker.
+std::string_view embedded_disk_unit();
+// units/docker.service.d/cosmicac-data-disk.conf: docker.service after the disk unit.
+std::string_view embedded_docker_dropin();
 
 Result<InstallReport> install(InstallOptions const& opts);
 

@@ -24,6 +24,7 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  run          bootstrap now (what the systemd unit runs on every boot)\n"
+    "  run --step=disk  the data disk and docker's image store only (the disk unit, before docker)\n"
     "  plan [--json]  print what `run` would do, changing nothing\n"
     "  status       print the bootstrap state in one line; exit 0 only when ready\n"
     "  parse-envs   read an ENVS string on stdin, print Docker's Env array as JSON\n"

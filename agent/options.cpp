@@ -24,6 +24,7 @@ ModuleOptions module_options(config::Settings const& s, Environment const& env) 
   o.disk.wait = s.data_disk_wait;
   o.disk.fstab_device_timeout = s.fstab_device_timeout;
   o.disk.fstab_path = env.fstab_path;
+  o.disk.data_root = env.data_root;  // disk/layout.hpp; "" keeps the earlier layout
   o.probe.sysfs_root = env.sysfs_root;
   o.probe.dev_root = env.dev_root;
 

@@ -75,6 +75,19 @@ Status start_unit(std::string const& name) {
   return res;
 }
 
+Status stop_unit(std::string const& name) {
+  auto bus = open_bus();
+  if (!bus) return bus.error();
+  sd_bus_error err{};  // == SD_BUS_ERROR_NULL (a C compound literal)
+  sd_bus_message* reply = nullptr;
+  int r = sd_bus_call_method(bus->get(), kDest, kPath, kManager, "StopUnit", &err, &reply, "ss", name.c_str(),
+                             "replace");
+  Status res = r < 0 ? Status(bus_error("stopping " + name + " failed", err, r)) : ok();
+  sd_bus_message_unref(reply);
+  sd_bus_error_free(&err);
+  return res;
+}
+
 std::string active_state(std::string const& name) {
   auto bus = open_bus();
   if (!bus) return {};

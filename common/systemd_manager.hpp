@@ -15,6 +15,8 @@ Status reload();
 Status enable_unit_files(std::vector<std::string> const& names);
 // StartUnit(name, "replace"); returns once the job is queued, not when done.
 Status start_unit(std::string const& name);
+// StopUnit(name, "replace"); returns once the job is queued, not when done.
+Status stop_unit(std::string const& name);
 // ActiveState of a unit ("active", "inactive", "failed", …); "" when unknown.
 std::string active_state(std::string const& name);
 

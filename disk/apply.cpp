@@ -1,6 +1,7 @@
 #include "disk/disk.hpp"
 
 #include "disk/fstab.hpp"
+#include "disk/layout.hpp"
 #include "disk/mkfs.hpp"
 #include "disk/mount.hpp"
 #include "disk/partition.hpp"
@@ -8,6 +9,8 @@
 #include "disk/probe.hpp"
 
 #include <spdlog/spdlog.h>
+
+#include <sys/stat.h>
 
 namespace cosmicac::disk {
 
@@ -32,6 +35,87 @@ Status expect_blank_partition(std::string const& node) {
   if (!p.signature.type.empty())
     return make_error(Reason::DiskHasForeignContent,
                       node + " holds a " + p.signature.type + " signature; not formatting it");
+  return ok();
+}
+
+// The earlier layout: the filesystem itself at the mount point, in fstab.
+Status mount_directly(std::string const& node, std::string const& mount_point, DiskWanted const& wanted,
+                      ProbeOptions const& options, ProgressFn const& progress, DiskOutcome& out) {
+  say(progress, "mounting " + node + " (" + out.fs_type + ") at " + mount_point);
+  auto mounted = ensure_mounted(node, out.fs_type, mount_point, options.mountinfo);
+  if (!mounted) return mounted.error();
+  out.already_mounted = *mounted;
+  auto changed_fstab = ensure_fstab_entry(
+      wanted.fstab_path, data_fstab_entry(out.uuid, mount_point, out.fs_type, wanted.fstab_device_timeout));
+  if (!changed_fstab) return changed_fstab.error();
+  out.fstab_changed = *changed_fstab;
+  return ok();
+}
+
+FstabEntry bind_fstab_entry(std::string const& source, std::string const& target, std::string const& data_root) {
+  // nofail: a missing data disk must not stop the boot; requires-mounts-for:
+  // never bind the empty directory underneath.
+  return {.source = source, .target = target, .fstype = "none",
+          .options = "bind,nofail,x-systemd.requires-mounts-for=" + data_root, .freq = 0, .passno = 0};
+}
+
+// Mounts the filesystem where its layout says (disk/layout.hpp): a filesystem
+// an earlier version made or one we adopted keeps its files at its root and is
+// mounted directly at the mount point, as before (docker's store then stays on
+// the root disk, and the note says so); ours, empty or laid out, goes to
+// data_root with mnt/ bound at the mount point. Nothing is moved.
+Status place_filesystem(std::string const& node, std::string const& mount_point, DiskWanted const& wanted,
+                        ProbeOptions const& options, ProgressFn const& progress, DiskOutcome& out) {
+  struct stat st {};
+  if (::stat(node.c_str(), &st) != 0) return make_error(Reason::DiskError, "cannot stat " + node);
+  out.devno = st.st_rdev;
+  auto keep_earlier = [&](std::string why) -> Status {
+    out.layout_note = std::move(why) + ": docker's image store stays on the root disk (a re-created VM pulls again)";
+    spdlog::warn("{}", out.layout_note);
+    return mount_directly(node, mount_point, wanted, options, progress, out);
+  };
+  if (wanted.data_root.empty()) return mount_directly(node, mount_point, wanted, options, progress, out);
+  if (out.adopted) return keep_earlier(node + " holds a filesystem cosmicac did not make, mounted at " + mount_point + " as it is");
+  auto at_mp = mounted_at(mount_point, options.mountinfo);
+  if (!at_mp) return at_mp.error();
+  if (*at_mp && (*at_mp)->devno == out.devno && (*at_mp)->root == "/")
+    return keep_earlier(node + " is mounted directly at " + mount_point + " (the layout of earlier versions)");
+
+  say(progress, "mounting " + node + " (" + out.fs_type + ") at " + wanted.data_root);
+  auto mounted = ensure_mounted(node, out.fs_type, wanted.data_root, options.mountinfo);
+  if (!mounted) return mounted.error();
+  auto content = read_root_content(wanted.data_root);
+  if (!content) return content.error();
+  if (*content == RootContent::Files) {
+    if (!*mounted)
+      if (auto u = unmount(wanted.data_root); !u) return u.error();
+    return keep_earlier(node + " holds files at its root (made by an earlier version): mounted at " + mount_point +
+                        " as before, nothing moved");
+  }
+  if (*content == RootContent::Empty) {
+    say(progress, "laying out " + wanted.data_root + ": " + kContainerDir + "/ for " + mount_point + ", " + kDockerDir +
+                      "/ for docker's image store");
+    if (auto c = create_store_layout(wanted.data_root); !c) return c.error();
+  }
+  std::string const data_dir = wanted.data_root + "/" + kContainerDir;
+  say(progress, "binding " + data_dir + " at " + mount_point);
+  auto bound = ensure_bind_mounted(data_dir, mount_point, out.devno, std::string("/") + kContainerDir, options.mountinfo);
+  if (!bound) return bound.error();
+  out.already_mounted = *mounted && *bound;
+  out.data_root = wanted.data_root;
+  out.docker_store = wanted.data_root + "/" + kDockerDir;
+
+  // fstab: the filesystem at data_root (replacing an earlier line for the same
+  // UUID), then the two binds, so that the next boot has them before docker.
+  bool changed = false;
+  for (auto const& e : {data_fstab_entry(out.uuid, wanted.data_root, out.fs_type, wanted.fstab_device_timeout),
+                        bind_fstab_entry(data_dir, mount_point, wanted.data_root),
+                        bind_fstab_entry(out.docker_store, kDockerStoreTarget, wanted.data_root)}) {
+    auto c = ensure_fstab_entry(wanted.fstab_path, e);
+    if (!c) return c.error();
+    changed = changed || *c;
+  }
+  out.fstab_changed = changed;
   return ok();
 }
 
@@ -90,15 +174,7 @@ Result<DiskOutcome> apply(DiskPlan const& plan, DiskWanted const& wanted, Progre
   out.fs_type = fs.signature.type;
   out.uuid = fs.signature.uuid;
 
-  say(progress, "mounting " + node + " (" + out.fs_type + ") at " + plan.mount_point);
-  auto mounted = ensure_mounted(node, out.fs_type, plan.mount_point, options.mountinfo);
-  if (!mounted) return mounted.error();
-  out.already_mounted = *mounted;
-
-  auto changed_fstab = ensure_fstab_entry(
-      wanted.fstab_path, data_fstab_entry(out.uuid, plan.mount_point, out.fs_type, wanted.fstab_device_timeout));
-  if (!changed_fstab) return changed_fstab.error();
-  out.fstab_changed = *changed_fstab;
+  if (auto st = place_filesystem(node, plan.mount_point, wanted, options, progress, out); !st) return st.error();
   say(progress, "data disk ready: " + node + " (" + out.fs_type + ", UUID " + out.uuid + ") at " + plan.mount_point);
   return out;
 }

@@ -92,21 +92,17 @@ std::vector<std::string> backing_disks(SystemFacts const& facts, std::string con
   return out;
 }
 
-DiskPlan decide(SystemFacts const& facts, DiskWanted const& wanted_in) {
-  DiskPlan plan;
-  DiskWanted wanted = wanted_in;
-  // mountinfo lists mount points normalised: compare (and write fstab) alike.
-  std::string mp = std::filesystem::path(wanted.mount_point).lexically_normal().native();
-  while (mp.size() > 1 && mp.back() == '/') mp.pop_back();
-  plan.mount_point = wanted.mount_point;
-  if (mp.empty() || mp.front() != '/' || mp == "/")
-    return refuse(std::move(plan), Reason::ConfigInvalid,
-                  "mount point \"" + wanted.mount_point + "\" is not an absolute path below /");
-  wanted.mount_point = plan.mount_point = mp;
+namespace {
 
-  // Disks in use: the root filesystem's, then any other mounted filesystem's
-  // (except whatever is already at our mount point: that may be our own disk).
-  std::map<std::string, std::string> in_use;  // disk → why
+// Disks in use: the root filesystem's, then any other mounted filesystem's
+// (except whatever is already at our mount point or data root: that may be
+// our own disk, and then so are its bind mounts, MNT and the docker store).
+// Fills plan.root and plan.root_disks; returns disk → why it is in use.
+std::map<std::string, std::string> disks_in_use(SystemFacts const& facts, DiskWanted const& wanted, DiskPlan& plan) {
+  std::set<std::string> ours;  // devices mounted at our own places
+  for (auto const& m : facts.mounts)
+    if (m.target == wanted.mount_point || (!wanted.data_root.empty() && m.target == wanted.data_root)) ours.insert(m.device);
+  std::map<std::string, std::string> in_use;
   auto const root = std::find_if(facts.mounts.begin(), facts.mounts.end(), [](auto const& m) { return m.target == "/"; });
   if (root == facts.mounts.end()) {
     plan.root = "/ not found in mountinfo";
@@ -119,11 +115,17 @@ DiskPlan decide(SystemFacts const& facts, DiskWanted const& wanted_in) {
     for (auto const& d : plan.root_disks) in_use[d] = "backs the root filesystem (/ on " + root->source + ")";
   }
   for (auto const& m : facts.mounts) {
-    if (m.device.empty() || m.target == "/" || m.target == wanted.mount_point) continue;
+    if (m.device.empty() || m.target == "/" || ours.count(m.device)) continue;
     for (auto const& d : backing_disks(facts, m.device))
       in_use.emplace(d, "in use: backs " + m.target + " (" + m.source + ")");
   }
+  return in_use;
+}
 
+// One report per disk (classified when probed, with why it is excluded);
+// returns the eligible ones.
+std::vector<DiskFacts const*> screen_candidates(SystemFacts const& facts, DiskWanted const& wanted,
+                                                std::map<std::string, std::string> const& in_use, DiskPlan& plan) {
   std::vector<DiskFacts const*> eligible;
   for (auto const& d : facts.disks) {
     CandidateReport r{.name = d.name, .dev_path = d.dev_path, .size_bytes = d.size_bytes, .serial = d.serial};
@@ -141,97 +143,104 @@ DiskPlan decide(SystemFacts const& facts, DiskWanted const& wanted_in) {
     if (r.excluded.empty()) eligible.push_back(&d);
     plan.candidates.push_back(std::move(r));
   }
-  auto cls_of = [&](DiskFacts const* d) -> Classification const& {
-    for (auto const& c : plan.candidates)
-      if (c.name == d->name) return *c.classification;
-    static Classification const none;
-    return none;
-  };
-  auto names = [](std::vector<DiskFacts const*> const& v) {
-    std::vector<std::string> n;
-    n.reserve(v.size());
-    for (auto* d : v) n.push_back(d->dev_path);
-    return join(n);
-  };
+  return eligible;
+}
 
-  DiskFacts const* chosen = nullptr;
+Classification const& classification_of(DiskPlan const& plan, DiskFacts const* d) {
+  for (auto const& c : plan.candidates)
+    if (c.name == d->name) return *c.classification;
+  static Classification const none;
+  return none;
+}
+
+std::string dev_paths(std::vector<DiskFacts const*> const& v) {
+  std::vector<std::string> n;
+  n.reserve(v.size());
+  for (auto* d : v) n.push_back(d->dev_path);
+  return join(n);
+}
+
+// Which eligible disk is the data disk: the configured serial; else the one
+// carrying our partition; else the largest. Sets plan.why, or returns the
+// refusal.
+std::optional<Error> choose(std::vector<DiskFacts const*> const& eligible, DiskWanted const& wanted, DiskPlan& plan,
+                            DiskFacts const*& chosen) {
   if (!wanted.serial.empty()) {
     if (eligible.empty()) {
       std::string msg = "no usable disk with serial \"" + wanted.serial + "\"";
       for (auto const& c : plan.candidates)
         if (c.serial == wanted.serial) msg += " (" + c.dev_path + " has it but is excluded: " + c.excluded + ")";
-      return refuse(std::move(plan), Reason::NoDataDisk, msg);
+      return make_error(Reason::NoDataDisk, msg);
     }
     if (eligible.size() > 1)
-      return refuse(std::move(plan), Reason::NoDataDisk,
-                    "several disks report serial \"" + wanted.serial + "\": " + names(eligible));
+      return make_error(Reason::NoDataDisk,
+                        "several disks report serial \"" + wanted.serial + "\": " + dev_paths(eligible));
     chosen = eligible.front();
     plan.why = "its serial is \"" + wanted.serial + "\" (the configured data-disk serial)";
-  } else {
-    std::vector<DiskFacts const*> ours;
-    for (auto* d : eligible)
-      if (cls_of(d).kind == ContentKind::Ours) ours.push_back(d);
-    if (ours.size() > 1)
-      return refuse(std::move(plan), Reason::NoDataDisk,
-                    "several disks carry a " + std::string(kPartitionName) + " partition: " + names(ours) +
-                        "; configure the data-disk serial to choose one");
-    if (ours.size() == 1) {
-      chosen = ours.front();
-      plan.why = "it already carries our " + std::string(kPartitionName) + " partition";
-    } else {
-      if (eligible.empty()) {
-        // Built before the call: `plan` is moved into refuse().
-        std::string msg = "no disk of at least " + format_size(wanted.min_bytes) + " other than the root disk" +
-                          (plan.root_disks.empty() ? std::string() : " (" + join(plan.root_disks) + ")");
-        return refuse(std::move(plan), Reason::NoDataDisk, std::move(msg));
-      }
-      std::uint64_t const largest =
-          (*std::max_element(eligible.begin(), eligible.end(),
-                             [](auto* a, auto* b) { return a->size_bytes < b->size_bytes; }))->size_bytes;
-      std::vector<DiskFacts const*> top;
-      for (auto* d : eligible)
-        if (d->size_bytes == largest) top.push_back(d);
-      if (top.size() > 1)
-        return refuse(std::move(plan), Reason::NoDataDisk,
-                      "cannot tell the data disk: " + names(top) + " are equally large (" + format_size(largest) +
-                          "); configure the data-disk serial to choose one");
-      chosen = top.front();
-      plan.why = eligible.size() == 1 ? "the only disk of at least " + format_size(wanted.min_bytes) +
-                                            " that is not in use"
-                                      : "the largest of " + std::to_string(eligible.size()) + " disks of at least " +
-                                            format_size(wanted.min_bytes) + " that are not in use";
-    }
+    return std::nullopt;
   }
+  std::vector<DiskFacts const*> ours;
+  for (auto* d : eligible)
+    if (classification_of(plan, d).kind == ContentKind::Ours) ours.push_back(d);
+  if (ours.size() > 1)
+    return make_error(Reason::NoDataDisk, "several disks carry a " + std::string(kPartitionName) +
+                                              " partition: " + dev_paths(ours) +
+                                              "; configure the data-disk serial to choose one");
+  if (ours.size() == 1) {
+    chosen = ours.front();
+    plan.why = "it already carries our " + std::string(kPartitionName) + " partition";
+    return std::nullopt;
+  }
+  if (eligible.empty())
+    return make_error(Reason::NoDataDisk, "no disk of at least " + format_size(wanted.min_bytes) +
+                                              " other than the root disk" +
+                                              (plan.root_disks.empty() ? std::string()
+                                                                       : " (" + join(plan.root_disks) + ")"));
+  std::uint64_t const largest =
+      (*std::max_element(eligible.begin(), eligible.end(),
+                         [](auto* a, auto* b) { return a->size_bytes < b->size_bytes; }))->size_bytes;
+  std::vector<DiskFacts const*> top;
+  for (auto* d : eligible)
+    if (d->size_bytes == largest) top.push_back(d);
+  if (top.size() > 1)
+    return make_error(Reason::NoDataDisk, "cannot tell the data disk: " + dev_paths(top) + " are equally large (" +
+                                              format_size(largest) + "); configure the data-disk serial to choose one");
+  chosen = top.front();
+  plan.why = eligible.size() == 1 ? "the only disk of at least " + format_size(wanted.min_bytes) + " that is not in use"
+                                  : "the largest of " + std::to_string(eligible.size()) + " disks of at least " +
+                                        format_size(wanted.min_bytes) + " that are not in use";
+  return std::nullopt;
+}
 
-  Classification const& cls = cls_of(chosen);
-  plan.chosen = ChosenDisk{.name = chosen->name, .dev_path = chosen->dev_path, .size_bytes = chosen->size_bytes,
-                           .serial = chosen->serial, .classification = cls,
-                           .device = cls.kind == ContentKind::Blank ? std::string() : partition_device(*chosen, cls.partition)};
-  if (cls.kind == ContentKind::Foreign)
-    return refuse(std::move(plan), Reason::DiskHasForeignContent,
-                  chosen->dev_path + " (" + format_size(chosen->size_bytes) + ") holds " + cls.summary +
-                      "; refusing to touch it");
-
-  // What is at the mount point now.
-  std::string const node = cls.kind == ContentKind::Blank ? std::string() : partition_name(*chosen, cls.partition);
+// What is at the mount point now: nothing, or the chosen filesystem (then
+// plan.chosen->already_mounted); anything else is a refusal.
+std::optional<Error> check_mount_target(SystemFacts const& facts, DiskFacts const& chosen, std::string const& mount_point,
+                                        DiskPlan& plan) {
+  Classification const& cls = plan.chosen->classification;
+  std::string const node = cls.kind == ContentKind::Blank ? std::string() : partition_name(chosen, cls.partition);
   for (auto it = facts.mounts.rbegin(); it != facts.mounts.rend(); ++it) {
-    if (it->target != wanted.mount_point) continue;
+    if (it->target != mount_point) continue;
     if (!node.empty() && it->device == node) {
       plan.chosen->already_mounted = true;
-      break;
+      return std::nullopt;
     }
-    return refuse(std::move(plan), Reason::DiskError,
-                  wanted.mount_point + " already holds " + it->source + ", not the data disk " + chosen->dev_path);
+    return make_error(Reason::DiskError,
+                      mount_point + " already holds " + it->source + ", not the data disk " + chosen.dev_path);
   }
+  return std::nullopt;
+}
 
-  std::string const part = plan.chosen->device.empty() ? "the new partition " + std::string(kPartitionName)
-                                                        : plan.chosen->device;
+// The writes, in order, for the chosen disk's class; completes plan.why.
+void plan_actions(DiskWanted const& wanted, DiskPlan& plan) {
+  ChosenDisk const& chosen = *plan.chosen;
+  Classification const& cls = chosen.classification;
+  std::string const part = chosen.device.empty() ? "the new partition " + std::string(kPartitionName) : chosen.device;
   std::string const fs = cls.fs_type.empty() ? std::string("ext4") : cls.fs_type;
   switch (cls.kind) {
     case ContentKind::Blank:
       plan.why += "; it is blank";
       plan.actions.push_back({ActionKind::CreatePartitionTable,
-                              "write a GPT on " + chosen->dev_path + " with one partition from 1 MiB to the end, named " +
+                              "write a GPT on " + chosen.dev_path + " with one partition from 1 MiB to the end, named " +
                                   kPartitionName + ", type Linux filesystem"});
       plan.actions.push_back({ActionKind::MakeFilesystem, "format " + part + " as ext4 (label " +
                                                               kFilesystemLabel + ", lazy init, no discard)"});
@@ -250,16 +259,62 @@ DiskPlan decide(SystemFacts const& facts, DiskWanted const& wanted_in) {
       break;
     case ContentKind::Foreign: break;
   }
-  if (plan.chosen->already_mounted)
+  // With a data root (disk/layout.hpp): where apply() finds the layout decides.
+  std::string const where = wanted.data_root.empty()
+                                ? wanted.mount_point
+                                : wanted.data_root + " with its mnt/ bound at " + wanted.mount_point +
+                                      " and docker/ offered for /var/lib/docker (a filesystem holding an earlier "
+                                      "version's files, or adopted, is mounted at " + wanted.mount_point + " directly)";
+  if (chosen.already_mounted)
     plan.why += "; already mounted at " + wanted.mount_point;
   else
-    plan.actions.push_back({ActionKind::Mount, "mount " + part + " (" + fs + ") at " + wanted.mount_point +
+    plan.actions.push_back({ActionKind::Mount, "mount " + part + " (" + fs + ") at " + where +
                                                    " (created with mode 0755 if missing)"});
   plan.actions.push_back(
       {ActionKind::WriteFstab, "make " + wanted.fstab_path + " mount UUID=" +
                                    (cls.fs_uuid.empty() ? std::string("<new>") : cls.fs_uuid) + " at " +
                                    wanted.mount_point + " (" + fs + ", defaults,nofail,x-systemd.device-timeout=" +
                                    std::to_string(wanted.fstab_device_timeout.count()) + "s), replacing our earlier line"});
+}
+
+}  // namespace
+
+// Screen the candidates, choose one, check the mount target, plan the writes.
+DiskPlan decide(SystemFacts const& facts, DiskWanted const& wanted_in) {
+  DiskPlan plan;
+  DiskWanted wanted = wanted_in;
+  // mountinfo lists mount points normalised: compare (and write fstab) alike.
+  std::string mp = std::filesystem::path(wanted.mount_point).lexically_normal().native();
+  while (mp.size() > 1 && mp.back() == '/') mp.pop_back();
+  plan.mount_point = wanted.mount_point;
+  if (mp.empty() || mp.front() != '/' || mp == "/")
+    return refuse(std::move(plan), Reason::ConfigInvalid,
+                  "mount point \"" + wanted.mount_point + "\" is not an absolute path below /");
+  wanted.mount_point = plan.mount_point = mp;
+
+  auto const in_use = disks_in_use(facts, wanted, plan);
+  auto const eligible = screen_candidates(facts, wanted, in_use, plan);
+  DiskFacts const* chosen = nullptr;
+  if (auto refusal = choose(eligible, wanted, plan, chosen)) {
+    plan.refusal = std::move(refusal);
+    plan.actions.clear();
+    return plan;
+  }
+
+  Classification const& cls = classification_of(plan, chosen);
+  plan.chosen = ChosenDisk{.name = chosen->name, .dev_path = chosen->dev_path, .size_bytes = chosen->size_bytes,
+                           .serial = chosen->serial, .classification = cls,
+                           .device = cls.kind == ContentKind::Blank ? std::string() : partition_device(*chosen, cls.partition)};
+  if (cls.kind == ContentKind::Foreign)
+    return refuse(std::move(plan), Reason::DiskHasForeignContent,
+                  chosen->dev_path + " (" + format_size(chosen->size_bytes) + ") holds " + cls.summary +
+                      "; refusing to touch it");
+  if (auto refusal = check_mount_target(facts, *chosen, wanted.mount_point, plan)) {
+    plan.refusal = std::move(refusal);
+    plan.actions.clear();
+    return plan;
+  }
+  plan_actions(wanted, plan);
   return plan;
 }
 

@@ -24,6 +24,10 @@ struct DiskWanted {
   std::chrono::seconds partition_wait{30};          // how long apply() waits for a partition node
   std::chrono::seconds fstab_device_timeout{30};    // x-systemd.device-timeout in the fstab line
   std::string fstab_path = "/etc/fstab";
+  // Where a filesystem this agent made is mounted, with its mnt/ bound at
+  // mount_point and docker/ offered as docker's store (disk/layout.hpp).
+  // "" keeps the earlier layout: the filesystem itself at mount_point.
+  std::string data_root;
 };
 
 enum class ActionKind { CreatePartitionTable, MakeFilesystem, Mount, WriteFstab };

@@ -8,6 +8,8 @@
 #include "disk/describe.hpp"
 #include "disk/discover.hpp"
 
+#include <sys/types.h>
+
 #include <functional>
 #include <string>
 #include <string_view>
@@ -27,6 +29,10 @@ struct DiskOutcome {
   bool adopted = false;         // an existing filesystem not made by us, used as it is
   bool already_mounted = false;
   bool fstab_changed = false;
+  dev_t devno = 0;              // the filesystem's device number (as mountinfo shows it)
+  std::string data_root;        // where the filesystem is mounted; "" = directly at mount_point (earlier layout)
+  std::string docker_store;     // the directory to bind over /var/lib/docker; "" = docker keeps the root disk's store
+  std::string layout_note;      // why the store is (not) on the data disk, for the journal
 };
 
 // Waits (up to wanted.wait) until decide() finds a disk, probing every second;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <sys/mount.h>
 
 namespace cosmicac::disk {
 
@@ -40,7 +41,8 @@ Result<std::optional<MountedFs>> mounted_at(std::string const& target, std::stri
   libmnt_fs* fs = mnt_table_find_target(tb.get(), target.c_str(), MNT_ITER_BACKWARD);
   if (fs == nullptr) return std::optional<MountedFs>{};
   return std::optional<MountedFs>{
-      MountedFs{.source = str(mnt_fs_get_source(fs)), .fstype = str(mnt_fs_get_fstype(fs)), .devno = mnt_fs_get_devno(fs)}};
+      MountedFs{.source = str(mnt_fs_get_source(fs)), .fstype = str(mnt_fs_get_fstype(fs)), .devno = mnt_fs_get_devno(fs),
+                .root = str(mnt_fs_get_root(fs))}};
 }
 
 Status make_mount_point(std::string const& path) {
@@ -108,6 +110,33 @@ Result<bool> ensure_mounted(std::string const& device, std::string const& fstype
     return make_error(Reason::DiskError, "after mounting " + device + ", " + target + " holds " + (*after)->source +
                                              " (" + (*after)->fstype + ")");
   return false;
+}
+
+Result<bool> ensure_bind_mounted(std::string const& source, std::string const& target, dev_t devno,
+                                 std::string const& fs_root, std::string const& mountinfo) {
+  if (auto st = make_mount_point(target); !st) return st.error();
+  auto is_ours = [&](MountedFs const& m) { return m.devno == devno && m.root == fs_root; };
+  auto before = mounted_at(target, mountinfo);
+  if (!before) return before.error();
+  if (*before) {
+    if (is_ours(**before)) return true;
+    return make_error(Reason::DiskError, target + " already holds " + (*before)->source + " (" + (*before)->fstype +
+                                             (*before)->root + "), not " + source);
+  }
+  if (::mount(source.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0)
+    return make_error(Reason::DiskError, "bind-mounting " + source + " at " + target + " failed: " + std::strerror(errno));
+  auto after = mounted_at(target, mountinfo);
+  if (!after) return after.error();
+  if (!*after || !is_ours(**after))
+    return make_error(Reason::DiskError, "bind-mounted " + source + " at " + target + " but mountinfo shows " +
+                                             (*after ? (*after)->source + (*after)->root : std::string("nothing")));
+  return false;
+}
+
+Status unmount(std::string const& target) {
+  if (::umount2(target.c_str(), UMOUNT_NOFOLLOW) != 0)
+    return make_error(Reason::DiskError, "unmounting " + target + " failed: " + std::strerror(errno));
+  return ok();
 }
 
 }  // namespace cosmicac::disk

@@ -14,6 +14,7 @@ struct MountedFs {
   std::string source;   // as mountinfo says
   std::string fstype;
   dev_t devno = 0;
+  std::string root;     // the directory of the filesystem mounted there ("/", or "/mnt" for a bind)
 };
 
 // The top-most filesystem mounted exactly at `target` (already canonical),
@@ -29,5 +30,15 @@ Status make_mount_point(std::string const& path);
 // mounted there (naming both) or the mount fails or does not verify.
 Result<bool> ensure_mounted(std::string const& device, std::string const& fstype, std::string const& mount_point,
                             std::string const& mountinfo = "/proc/self/mountinfo");
+
+// Bind-mounts directory `source` at `target` unless it already is: the
+// filesystem at `target` must then be `devno` with mountinfo root
+// `fs_root` (the source's path inside that filesystem). Returns true when it
+// already was. DiskError when something else is mounted there.
+Result<bool> ensure_bind_mounted(std::string const& source, std::string const& target, dev_t devno,
+                                 std::string const& fs_root, std::string const& mountinfo = "/proc/self/mountinfo");
+
+// Unmounts `target` (a filesystem this run mounted and does not keep).
+Status unmount(std::string const& target);
 
 }  // namespace cosmicac::disk

@@ -98,8 +98,76 @@ std::string upper(std::string s) {
   return s;
 }
 
+// The table's entries, from a probe of the partitions chain alone, each
+// entry's area probed for a superblock. False (with probe_error) on failure.
+bool read_partition_entries(int fd, std::string const& path, std::uint64_t sector_size, ContentFacts& facts) {
+  ProbePtr pp(blkid_new_probe());
+  if (!pp || blkid_probe_set_device(pp.get(), fd, 0, 0) != 0) {
+    facts.probe_error = "libblkid cannot use " + path;
+    return false;
+  }
+  blkid_probe_enable_superblocks(pp.get(), 0);
+  set_partitions_probing(pp.get());
+  blkid_partlist list = blkid_probe_get_partitions(pp.get());
+  if (list == nullptr) {
+    facts.probe_error = "libblkid cannot read the " + facts.table_type + " partition table of " + path;
+    return false;
+  }
+  // The primary GPT header sits at LBA 1; libblkid names the header it used.
+  blkid_parttable const table = blkid_partlist_get_table(list);
+  facts.table_from_backup = facts.table_type == "gpt" && table != nullptr &&
+                            static_cast<std::uint64_t>(blkid_parttable_get_offset(table)) != sector_size;
+  int const n = blkid_partlist_numof_partitions(list);
+  for (int i = 0; i < n; ++i) {
+    blkid_partition par = blkid_partlist_get_partition(list, i);
+    if (par == nullptr) continue;
+    PartitionEntry e;
+    e.number = blkid_partition_get_partno(par);
+    e.start_bytes = static_cast<std::uint64_t>(blkid_partition_get_start(par)) * kSector;
+    e.size_bytes = static_cast<std::uint64_t>(blkid_partition_get_size(par)) * kSector;
+    if (const char* name = blkid_partition_get_name(par)) e.name = name;
+    if (const char* type = blkid_partition_get_type_string(par)) {
+      e.type = upper(type);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "0x%02x", static_cast<unsigned>(blkid_partition_get_type(par)) & 0xffU);
+      e.type = buf;
+    }
+    AreaProbe const area = probe_area(fd, e.start_bytes, e.size_bytes);
+    e.content = area.signature;
+    e.content_ambiguous = area.ambiguous;
+    e.content_error = area.error;
+    facts.partitions.push_back(std::move(e));
+  }
+  return true;
+}
+
+// Nothing libblkid recognises on the whole disk. Blank needs more than that:
+// zero bytes at both ends and no filesystem where a partition would have
+// started (a table can be gone while its filesystems remain).
+void probe_blank_evidence(int fd, std::string const& path, std::uint64_t disk_size, std::uint64_t sector_size,
+                          ContentFacts& facts) {
+  std::string error;
+  auto const edge = static_cast<std::size_t>(std::min<std::uint64_t>(kEdgeBytes, disk_size));
+  facts.head_zero = range_is_zero(fd, 0, edge, error);
+  if (error.empty()) facts.tail_zero = range_is_zero(fd, disk_size - edge, edge, error);
+  if (!error.empty()) {
+    facts.probe_error = error + " of " + path;
+    return;
+  }
+  for (std::uint64_t const start : usual_partition_starts(sector_size)) {
+    if (start >= disk_size) continue;
+    AreaProbe const area = probe_area(fd, start, disk_size - start);
+    if (area.signature.type.empty() && !area.ambiguous && area.error.empty()) continue;
+    facts.at_partition_starts.push_back(
+        {.offset = start, .signature = area.signature, .ambiguous = area.ambiguous, .error = area.error});
+  }
+}
+
 }  // namespace
 
+// The whole disk first (superblocks and partition tables together), then the
+// table's entries, or the evidence that an unrecognised disk is blank.
 ContentFacts probe_content(std::string const& path) {
   ContentFacts facts;
   UniqueFd const fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -141,68 +209,9 @@ ContentFacts probe_content(std::string const& path) {
     facts.table_type = lookup(pr.get(), "PTTYPE");
   }
 
-  if (!facts.table_type.empty()) {
-    // The entries, from a probe of the partitions chain alone.
-    ProbePtr pp(blkid_new_probe());
-    if (!pp || blkid_probe_set_device(pp.get(), fd.get(), 0, 0) != 0) {
-      facts.probe_error = "libblkid cannot use " + path;
-      return facts;
-    }
-    blkid_probe_enable_superblocks(pp.get(), 0);
-    set_partitions_probing(pp.get());
-    blkid_partlist list = blkid_probe_get_partitions(pp.get());
-    if (list == nullptr) {
-      facts.probe_error = "libblkid cannot read the " + facts.table_type + " partition table of " + path;
-      return facts;
-    }
-    // The primary GPT header sits at LBA 1; libblkid names the header it used.
-    blkid_parttable const table = blkid_partlist_get_table(list);
-    facts.table_from_backup = facts.table_type == "gpt" && table != nullptr &&
-                              static_cast<std::uint64_t>(blkid_parttable_get_offset(table)) != sector_size;
-    int const n = blkid_partlist_numof_partitions(list);
-    for (int i = 0; i < n; ++i) {
-      blkid_partition par = blkid_partlist_get_partition(list, i);
-      if (par == nullptr) continue;
-      PartitionEntry e;
-      e.number = blkid_partition_get_partno(par);
-      e.start_bytes = static_cast<std::uint64_t>(blkid_partition_get_start(par)) * kSector;
-      e.size_bytes = static_cast<std::uint64_t>(blkid_partition_get_size(par)) * kSector;
-      if (const char* name = blkid_partition_get_name(par)) e.name = name;
-      if (const char* type = blkid_partition_get_type_string(par)) {
-        e.type = upper(type);
-      } else {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "0x%02x", static_cast<unsigned>(blkid_partition_get_type(par)) & 0xffU);
-        e.type = buf;
-      }
-      AreaProbe const area = probe_area(fd.get(), e.start_bytes, e.size_bytes);
-      e.content = area.signature;
-      e.content_ambiguous = area.ambiguous;
-      e.content_error = area.error;
-      facts.partitions.push_back(std::move(e));
-    }
-  }
-
-  if (facts.whole.type.empty() && facts.table_type.empty()) {
-    // Nothing libblkid recognises on the whole disk. Blank needs more than
-    // that: zero bytes at both ends and no filesystem where a partition
-    // would have started (a table can be gone while its filesystems remain).
-    std::string error;
-    auto const edge = static_cast<std::size_t>(std::min<std::uint64_t>(kEdgeBytes, disk_size));
-    facts.head_zero = range_is_zero(fd.get(), 0, edge, error);
-    if (error.empty()) facts.tail_zero = range_is_zero(fd.get(), disk_size - edge, edge, error);
-    if (!error.empty()) {
-      facts.probe_error = error + " of " + path;
-      return facts;
-    }
-    for (std::uint64_t const start : usual_partition_starts(sector_size)) {
-      if (start >= disk_size) continue;
-      AreaProbe const area = probe_area(fd.get(), start, disk_size - start);
-      if (area.signature.type.empty() && !area.ambiguous && area.error.empty()) continue;
-      facts.at_partition_starts.push_back(
-          {.offset = start, .signature = area.signature, .ambiguous = area.ambiguous, .error = area.error});
-    }
-  }
+  if (!facts.table_type.empty() && !read_partition_entries(fd.get(), path, sector_size, facts)) return facts;
+  if (facts.whole.type.empty() && facts.table_type.empty())
+    probe_blank_evidence(fd.get(), path, disk_size, sector_size, facts);
   return facts;
 }
 

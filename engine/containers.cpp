@@ -123,6 +123,15 @@ Status remove_container(Client& client, std::string const& id) {
   return ok();
 }
 
+Result<std::size_t> count_running_containers(Client& client) {
+  auto r = client.request(Request{.path = "/containers/json"});
+  if (!r) return r.error();
+  if (r->status != 200) return container_error("listing the running containers", *r);
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  if (!j.is_array()) return make_error(Reason::ContainerError, "listing the running containers: dockerd's answer is not a list");
+  return j.size();
+}
+
 Result<std::vector<std::string>> container_log_tail(Client& client, std::string const& id, std::size_t lines) {
   auto r = client.request(Request{.path = "/containers/" + id + "/logs",
                                   .query = {{"stdout", "1"}, {"stderr", "1"}, {"tail", std::to_string(lines)}}});

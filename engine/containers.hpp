@@ -1,4 +1,4 @@
-// dockerd's container endpoints: inspect, create, start, stop, remove, logs.
+// dockerd's container endpoints: inspect, create, start, stop, remove, list, logs.
 // Every failure is an Error with reason ContainerError, except what dockerd's
 // message says more precisely: GpuUnavailable ("could not select device
 // driver") and ImageNotFound (404 "No such image"). `name` arguments only
@@ -51,6 +51,8 @@ Status start_container(Client& client, std::string const& id, std::string_view n
 Status stop_container(Client& client, std::string const& id, std::string_view name, int timeout_seconds);
 // DELETE /containers/<id>?force=1: removed or gone.
 Status remove_container(Client& client, std::string const& id);
+// GET /containers/json (running ones only): how many containers dockerd runs.
+Result<std::size_t> count_running_containers(Client& client);
 // GET /containers/<id>/logs: the last `lines` lines of stdout and stderr together.
 Result<std::vector<std::string>> container_log_tail(Client& client, std::string const& id, std::size_t lines);
 

@@ -16,6 +16,7 @@ def data_disk_mounted(t: Ctx, vm: VM, mnt: str, disk_serial: str) -> str:
     src = vm.qga.exec(["findmnt", "-n", "-o", "SOURCE,FSTYPE", mnt]).out.split()
     t.expect(len(src) == 2, f"{mnt} is not a mount point in the guest")
     t.expect(src[1] == "ext4", f"{mnt} is {src[1]}, expected ext4")
+    src[0] = src[0].split("[", 1)[0]  # a bind of the data disk's mnt/ shows as /dev/vdb1[/mnt]
     disk = vm.qga.exec(["lsblk", "-n", "-d", "-o", "PKNAME", src[0]]).out.strip()
     serial = vm.qga.exec(["lsblk", "-n", "-d", "-o", "SERIAL", f"/dev/{disk}"]).out.strip()
     t.expect(serial == disk_serial, f"{mnt} comes from {src[0]} on {disk} (serial {serial!r}), "

@@ -39,6 +39,15 @@ TEST_CASE("install puts the binary (0755) and the embedded unit (0644) under the
   CHECK((fs::status(unit).permissions() & fs::perms::all) == static_cast<fs::perms>(0644));
   CHECK(slurp(unit) == std::string(embedded_unit()));
   CHECK(slurp(unit).find("ExecStart=/usr/local/bin/cosmicac-bootstrap run") != std::string::npos);
+  // Issue 17: the disk unit (before docker) and docker.service's drop-in (after it).
+  auto disk_unit = root.path / "etc/systemd/system/cosmicac-bootstrap-disk.service";
+  auto dropin = root.path / "etc/systemd/system/docker.service.d/cosmicac-data-disk.conf";
+  CHECK(slurp(disk_unit) == std::string(embedded_disk_unit()));
+  CHECK(slurp(disk_unit).find("ExecStart=/usr/local/bin/cosmicac-bootstrap run --step=disk\n") != std::string::npos);
+  CHECK(slurp(disk_unit).find("Before=docker.service cosmicac-bootstrap.service") != std::string::npos);
+  CHECK(slurp(dropin) == std::string(embedded_docker_dropin()));
+  CHECK(slurp(dropin).find("After=cosmicac-bootstrap-disk.service") != std::string::npos);
+  CHECK((fs::status(dropin).permissions() & fs::perms::all) == static_cast<fs::perms>(0644));
 }
 
 TEST_CASE("a second install changes nothing; a different binary replaces the installed one") {

@@ -171,3 +171,94 @@ TEST_CASE("ensure_mounted: a different filesystem at the mount point is an error
   CHECK(other.error().message.find(la.path()) != std::string::npos);
   CHECK(other.error().message.find(lb.path()) != std::string::npos);
 }
+
+// Issue 17: with a data root, a filesystem we make is laid out (mnt/ for MNT,
+// docker/ for docker's store), MNT is a bind of mnt/, and fstab has the three
+// lines; the plan, run again from a fresh look, changes nothing.
+TEST_CASE("apply with a data root: our new filesystem at the data root, mnt/ bound at MNT, docker/ offered") {
+  TempDir dir;
+  auto img = make_sparse(dir / "disk.img", 120 * GiB);
+  LoopDevice loop(img, /*partscan=*/true);
+  std::string const mnt = dir / "mnt/data";
+  std::string const root = dir / "var/lib/cosmicac/data";
+  Unmount guard_root{root};
+  Unmount guard{mnt};
+  DiskWanted const wanted{.mount_point = mnt, .partition_wait = 10s, .fstab_path = dir / "fstab", .data_root = root};
+
+  auto out = apply(decide(facts_for(loop), wanted), wanted);
+  REQUIRE(out);
+  CHECK(out->formatted);
+  CHECK(out->data_root == root);
+  CHECK(out->docker_store == root + "/docker");
+  CHECK(out->layout_note.empty());
+  auto at_mnt = mounted_at(mnt);
+  REQUIRE(at_mnt);
+  REQUIRE(*at_mnt);
+  CHECK((*at_mnt)->root == "/mnt");
+  CHECK((*at_mnt)->devno == out->devno);
+  auto at_root = mounted_at(root);
+  REQUIRE(at_root);
+  REQUIRE(*at_root);
+  CHECK((*at_root)->root == "/");
+  struct stat st {};
+  CHECK(::stat((root + "/cosmicac-layout").c_str(), &st) == 0);
+  CHECK(::stat((root + "/docker").c_str(), &st) == 0);
+  // What the container is given holds nothing of docker's.
+  CHECK(::stat((mnt + "/docker").c_str(), &st) != 0);
+  std::string const fstab = slurp(wanted.fstab_path);
+  CHECK(fstab.find("UUID=" + out->uuid + " " + root + " ext4 ") != std::string::npos);
+  CHECK(fstab.find(root + "/mnt " + mnt + " none bind,nofail,x-systemd.requires-mounts-for=" + root + " 0 0") !=
+        std::string::npos);
+  CHECK(fstab.find(root + "/docker /var/lib/docker none bind,nofail,x-systemd.requires-mounts-for=" + root + " 0 0") !=
+        std::string::npos);
+  CHECK(fstab.find(" " + mnt + " ext4") == std::string::npos);
+
+  // Again, from a fresh look: the disk is ours (its binds do not make it "in use"), nothing changes.
+  DiskPlan const again = decide(facts_for(loop), wanted);
+  INFO(describe(again));
+  REQUIRE_FALSE(again.refusal);
+  auto out2 = apply(again, wanted);
+  REQUIRE(out2);
+  CHECK(out2->already_mounted);
+  CHECK_FALSE(out2->fstab_changed);
+  CHECK(out2->docker_store == out->docker_store);
+}
+
+// A filesystem an earlier version made (files at its root) keeps them where
+// they are: mounted directly at MNT, docker's store left on the root disk.
+TEST_CASE("apply with a data root: an earlier version's filesystem stays at MNT with its files, nothing moved") {
+  TempDir dir;
+  auto img = make_sparse(dir / "disk.img", 120 * GiB);
+  LoopDevice loop(img, /*partscan=*/true);
+  std::string const mnt = dir / "mnt/data";
+  std::string const root = dir / "var/lib/cosmicac/data";
+  Unmount guard_root{root};
+  Unmount guard{mnt};
+  DiskWanted const earlier{.mount_point = mnt, .partition_wait = 10s, .fstab_path = dir / "fstab"};
+  auto made = apply(decide(facts_for(loop), earlier), earlier);  // the earlier layout (no data root)
+  REQUIRE(made);
+  {
+    std::FILE* f = std::fopen((mnt + "/model.bin").c_str(), "w");
+    REQUIRE(f);
+    std::fputs("weights\n", f);
+    std::fclose(f);
+  }
+  while (::umount2(mnt.c_str(), 0) == 0) {
+  }
+
+  DiskWanted const wanted{.mount_point = mnt, .partition_wait = 10s, .fstab_path = dir / "fstab", .data_root = root};
+  auto out = apply(decide(facts_for(loop), wanted), wanted);
+  REQUIRE(out);
+  CHECK(out->data_root.empty());
+  CHECK(out->docker_store.empty());
+  CHECK(out->layout_note.find("earlier version") != std::string::npos);
+  CHECK(slurp(mnt + "/model.bin") == "weights\n");
+  auto at_mnt = mounted_at(mnt);
+  REQUIRE(at_mnt);
+  REQUIRE(*at_mnt);
+  CHECK((*at_mnt)->root == "/");
+  auto at_root = mounted_at(root);
+  REQUIRE(at_root);
+  CHECK_FALSE(*at_root);  // peeked at, then unmounted
+  CHECK(slurp(wanted.fstab_path).find("UUID=" + out->uuid + " " + mnt + " ext4 ") != std::string::npos);
+}

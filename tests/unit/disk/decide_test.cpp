@@ -291,3 +291,22 @@ TEST_CASE("decide: the mount point is compared and written normalised") {
   CHECK(p.mount_point == "/data");
   CHECK(p.chosen->already_mounted);
 }
+
+TEST_CASE("decide: with a data root, our disk's own mounts (data root, MNT and the docker store binds) are not 'in use'") {
+  auto f = with_root_vda();
+  add_disk(f, make_disk("vdb", 300, ours_content("our-uuid")));
+  f.mounts.push_back({.target = "/var/lib/cosmicac/data", .source = "/dev/vdb1", .device = "vdb1"});
+  f.mounts.push_back({.target = "/data", .source = "/dev/vdb1", .device = "vdb1"});
+  f.mounts.push_back({.target = "/var/lib/docker", .source = "/dev/vdb1", .device = "vdb1"});
+  DiskWanted const wanted{.mount_point = "/data", .data_root = "/var/lib/cosmicac/data"};
+  DiskPlan const p = decide(f, wanted);
+  INFO(describe(p));
+  REQUIRE_FALSE(p.refusal);
+  CHECK(p.chosen->name == "vdb");
+  CHECK(p.chosen->already_mounted);
+
+  // Without the mount at our places, a disk behind /var/lib/docker is someone else's store: in use.
+  f.mounts.erase(f.mounts.begin() + 1, f.mounts.begin() + 3);
+  DiskPlan const q = decide(f, wanted);
+  CHECK(contains(candidate(q, "vdb").excluded, "/var/lib/docker"));
+}

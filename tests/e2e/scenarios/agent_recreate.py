@@ -1,0 +1,88 @@
+"""Issue 17: docker's image store on the data disk. Boot 1, cold, blank data
+disk, the main unit only (as when the agent is installed after docker came
+up): dockerd has started on the root disk's store with no container, so the
+disk step restarts it on the data disk's store; ready. Then a NEW VM (a fresh
+overlay of the guest image as root disk) with the same data disk, all three
+units (the disk unit before docker.service), and the registry stopped: ready
+with the same image digest, no pull, no registry contact."""
+
+from bed import checks, events
+from bed.registry_of_scenarios import scenario
+from bed.scenario import REPO_DIR
+
+DISK_UNIT = REPO_DIR / "units" / "cosmicac-bootstrap-disk.service"
+DROPIN = REPO_DIR / "units" / "docker.service.d" / "cosmicac-data-disk.conf"
+
+
+def store_checks(t, vm, label: str) -> None:
+    """/var/lib/docker is the data disk's docker/, /data its mnt/; the container sees no store."""
+    src = vm.qga.exec(["findmnt", "-n", "-o", "SOURCE", "/var/lib/docker"]).out.strip()
+    t.expect(src.endswith("[/docker]"), f"{label}: /var/lib/docker is {src!r}, not the data disk's docker/")
+    data = vm.qga.exec(["findmnt", "-n", "-o", "SOURCE", "/data"]).out.strip()
+    t.expect(data.endswith("[/mnt]"), f"{label}: /data is {data!r}, not the data disk's mnt/")
+    t.expect(src.split("[")[0] == data.split("[")[0], f"{label}: store {src} and /data {data} differ")
+    root = vm.qga.exec(["docker", "info", "-f", "{{.DockerRootDir}}"]).out.strip()
+    t.expect(root == "/var/lib/docker", f"{label}: docker's root dir is {root!r}")
+    seen = vm.qga.exec(["docker", "exec", "inference", "/bin/ls", "-a", "/data"]).out.split()
+    t.expect("docker" not in seen and "image" not in seen and "overlay2" not in seen,
+             f"{label}: the container sees docker's store under /data: {seen}")
+
+
+@scenario("agent-recreate", timeout=2400)
+def agent_recreate(t):
+    agent = t.agent
+    reg = t.registry()
+    data = t.data_disk(120)
+    config = t.config(MNT="/data", IMG=t.image_ref("v1"), NAME="inference")
+
+    vm = t.vm(name="vm0", data_disk=data, data_serial="pvc-data", cred_iso=t.cred_iso(reg),
+              config=config, agent_binary=agent, units=[t.agent_unit()])
+    vm.boot()
+    vm.wait_booted(600)
+    final = events.wait_final(vm, 900)
+    t.metric("cold_boot_to_ready_s", round(vm.elapsed(), 1))
+    t.expect(final["step"] == "ready", f"boot 1 ended {final['step']}:{final['status']} "
+                                       f"({final.get('reason')}: {final.get('message')})")
+    run1 = events.this_boot(vm)
+    t.expect("done" in events.statuses(run1, "pull"),
+             f"boot 1 did not pull: {events.summary(run1)}")
+    disk_msgs = [e.get("message", "") for e in run1 if e.get("step") == "disk"]
+    t.expect(any("dockerd restarted" in m for m in disk_msgs),
+             f"boot 1: dockerd had started on the root store, the disk step did not restart it: {disk_msgs}")
+    events.expect_order(t, run1, [("disk", "done"), ("docker", "started")])
+    checks.data_disk_mounted(t, vm, "/data", "pvc-data")
+    store_checks(t, vm, "boot 1")
+    digest = final["container"]["image_digest"]
+    vm.qga.exec(["/bin/sh", "-c", "echo kept > /data/marker && sync"], check=True)
+    t.step(f"boot 1: ready, pulled {digest[:19]}…, store on the data disk")
+    vm.shutdown()
+
+    reg.stop()
+    vm2 = t.vm(name="vm1", data_disk=data, data_serial="pvc-data", cred_iso=t.cred_iso(reg, name="cred2.iso"),
+               config=config, agent_binary=agent, units=[t.agent_unit(), DISK_UNIT],
+               files={"etc/systemd/system/docker.service.d/cosmicac-data-disk.conf": (0o644, DROPIN.read_bytes())})
+    vm2.boot()
+    vm2.wait_booted(600)
+    final2 = events.wait_final(vm2, 900)
+    t.metric("recreate_boot_to_ready_s", round(vm2.elapsed(), 1))
+    t.metric("recreate_agent_ready_ms", final2.get("duration_ms"))
+    t.expect(final2["step"] == "ready", f"re-created VM ended {final2['step']}:{final2['status']} "
+                                        f"({final2.get('reason')}: {final2.get('message')})")
+    run2 = events.this_boot(vm2)
+    for step in ("credentials", "login", "pull"):
+        t.expect(events.statuses(run2, step) == ["skipped"],
+                 f"re-created VM: {step} was {events.statuses(run2, step)}, expected only skipped (no pull)")
+    t.expect(final2["container"]["image_digest"] == digest,
+             f"re-created VM runs {final2['container']['image_digest']}, boot 1 pulled {digest}")
+    disk_msgs2 = [e.get("message", "") for e in run2 if e.get("step") == "disk"]
+    t.expect(not any("restarted" in m for m in disk_msgs2),
+             f"re-created VM: dockerd started before the disk unit bound its store: {disk_msgs2}")
+    state = vm2.qga.exec(["systemctl", "show", "-p", "ActiveState,Result", "cosmicac-bootstrap-disk.service"]).out
+    t.expect("ActiveState=active" in state and "Result=success" in state, f"disk unit: {state}")
+    after = vm2.qga.exec(["systemctl", "show", "-p", "After", "docker.service"]).out
+    t.expect("cosmicac-bootstrap-disk.service" in after, f"docker.service is not ordered after the disk unit: {after}")
+    checks.data_disk_mounted(t, vm2, "/data", "pvc-data")
+    store_checks(t, vm2, "re-created VM")
+    marker = vm2.qga.exec(["cat", "/data/marker"]).out.strip()
+    t.expect(marker == "kept", f"/data/marker on the re-created VM: {marker!r}")
+    t.step(f"re-created VM: ready in {final2.get('duration_ms')} ms, same digest, registry steps skipped")
