@@ -74,8 +74,9 @@ KubeClient::KubeClient(ClusterAccess access, std::chrono::seconds request_timeou
 
 KubeClient::~KubeClient() = default;
 
-Result<HttpResponse> KubeClient::request(std::string const& method, std::string const& path, std::string const& body) {
-  return perform(method, path, body, nullptr);
+Result<HttpResponse> KubeClient::request(std::string const& method, std::string const& path, std::string const& body,
+                                         std::string const& content_type) {
+  return perform(method, path, body, content_type, nullptr);
 }
 
 Result<HttpResponse> KubeClient::stream_get(std::string const& path, std::function<bool(std::string_view)> on_data,
@@ -83,11 +84,11 @@ Result<HttpResponse> KubeClient::stream_get(std::string const& path, std::functi
   Transfer t;
   t.on_data = std::move(on_data);
   t.stop = &stop;
-  return perform("GET", path, {}, &t);
+  return perform("GET", path, {}, {}, &t);
 }
 
 Result<HttpResponse> KubeClient::perform(std::string const& method, std::string const& path, std::string const& body,
-                                         Transfer* stream) {
+                                         std::string const& content_type, Transfer* stream) {
   Easy e;
   if (!e.h) return make_error(Reason::Internal, "curl_easy_init failed");
   CURL* h = e.h;
@@ -124,7 +125,8 @@ Result<HttpResponse> KubeClient::perform(std::string const& method, std::string 
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
   }
   e.headers = curl_slist_append(e.headers, "Accept: application/json");
-  if (!body.empty()) e.headers = curl_slist_append(e.headers, "Content-Type: application/json");
+  std::string const content_type_header = "Content-Type: " + content_type;
+  if (!body.empty()) e.headers = curl_slist_append(e.headers, content_type_header.c_str());
   e.headers = curl_slist_append(e.headers, "User-Agent: cosmicac-vmi/" COSMICAC_VERSION);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, e.headers);
 

@@ -29,8 +29,10 @@ class KubeClient {
 
   // path: "/api/v1/namespaces/x/secrets". An Error (Internal, transient) only
   // when no HTTP response came (connection refused, TLS failure, timeout);
-  // any HTTP status is a response.
-  Result<HttpResponse> request(std::string const& method, std::string const& path, std::string const& body = {});
+  // any HTTP status is a response. content_type: of a non-empty body
+  // (server-side apply sends application/apply-patch+yaml).
+  Result<HttpResponse> request(std::string const& method, std::string const& path, std::string const& body = {},
+                               std::string const& content_type = "application/json");
 
   // A GET whose body is consumed as it arrives (pods/log?follow=true): a 2xx
   // body goes to on_data chunk by chunk and is not kept; another status's body
@@ -45,7 +47,7 @@ class KubeClient {
 
  private:
   Result<HttpResponse> perform(std::string const& method, std::string const& path, std::string const& body,
-                               Transfer* stream);
+                               std::string const& content_type, Transfer* stream);
 
   ClusterAccess access_;
   std::chrono::seconds timeout_;
