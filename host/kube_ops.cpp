@@ -49,6 +49,14 @@ Json parse_body(HttpResponse const& resp) {
   return Json::object();
 }
 
+// j[key] for any JSON from the API server: a null when j is no object or lacks it.
+Json const& child(Json const& j, char const* key) {
+  static Json const kNull;
+  if (!j.is_object()) return kNull;
+  auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
+}
+
 std::string string_at(Json const& j, std::initializer_list<char const*> keys) {
   Json const* at = &j;
   for (auto const* k : keys) {
@@ -168,13 +176,13 @@ std::vector<std::string> rendered_differences(Json const& rendered, Json const& 
 // --- Deleting and waiting until gone --------------------------------------------
 namespace {
 
-const std::string kForeground = R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground"})";
-const std::string kBackground = R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})";
+constexpr const char* kForeground = R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground"})";
+constexpr const char* kBackground = R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})";
 
 // DELETE, by default with foreground propagation (the dependents go first).
 // True when the object is gone or going, false when it was absent.
 Result<bool> delete_one(KubeClient& client, std::string const& object, std::string const& path, bool dry_run_server,
-                        std::string const& options = kForeground) {
+                        const char* options = kForeground) {
   auto resp = client.request("DELETE", path + (dry_run_server ? "?dryRun=All" : ""), options);
   if (!resp) return resp.error();
   if (resp->status == 404) return false;
@@ -209,8 +217,10 @@ Status wait_gone(KubeClient& client, std::vector<Pending> pending, std::chrono::
       if (!p.unreadable) {
         Json const live = parse_body(*resp);
         std::string fin;
-        for (auto const& f : live["metadata"].value("finalizers", Json::array()))
-          if (f.is_string()) fin += (fin.empty() ? "" : ", ") + f.get<std::string>();
+        Json const& finalizers = child(child(live, "metadata"), "finalizers");
+        if (finalizers.is_array())
+          for (auto const& f : finalizers)
+            if (f.is_string()) fin += (fin.empty() ? "" : ", ") + f.get<std::string>();
         holding += (holding.empty() ? "" : "; ") + p.object +
                    (fin.empty() ? std::string() : " (finalizers: " + readiness::terminal_safe(fin) + ")");
       } else {
@@ -287,7 +297,7 @@ class Applier {
   Status check_immutable(Json const& vmi, std::vector<Json> const& owned);
   Status server_side_apply(Json const& o);
   Status create_vmi(Json const& o);
-  Status create_or_replace_secret(Json o);
+  Status create_or_replace_secret(Json const& o);
   Error failed(Error e);
   void done(Json const& o, ApplyOutcome outcome, Json applied, std::string const& said) {
     say_(describe(o) + " " + said + (dry_ ? " (server dry run)" : ""));
@@ -416,7 +426,7 @@ Status Applier::create_vmi(Json const& o) {
 // The Secret holds the user-data (API keys): it is created, or replaced by
 // delete + create, and never patched or read — a PATCH or GET reply carries
 // the data, and the identity has no get on secrets (host/rbac/role.yaml).
-Status Applier::create_or_replace_secret(Json o) {
+Status Applier::create_or_replace_secret(Json const& o) {
   auto coll = collection_path(o);
   auto path = object_path(o);
   if (!coll) return coll.error();
@@ -534,10 +544,10 @@ VmiRow vmi_row(Json const& vmi, std::chrono::system_clock::time_point now) {
   r.name = readiness::terminal_safe(string_at(vmi, {"metadata", "name"}));
   r.phase = readiness::terminal_safe(string_at(vmi, {"status", "phase"}));
   if (r.phase.empty()) r.phase = "Pending";
-  if (vmi["metadata"].is_object() && vmi["metadata"].contains("deletionTimestamp")) r.phase = "Terminating";
+  if (!child(child(vmi, "metadata"), "deletionTimestamp").is_null()) r.phase = "Terminating";
   r.ready = "False";
-  Json const status = vmi.value("status", Json::object());
-  for (auto const& c : status.value("conditions", Json::array())) {
+  Json const& conditions = child(child(vmi, "status"), "conditions");
+  for (auto const& c : conditions.is_array() ? conditions : Json::array()) {
     if (string_at(c, {"type"}) != "Ready") continue;
     r.ready = readiness::terminal_safe(string_at(c, {"status"}));
     if (r.ready != "True") {
@@ -553,12 +563,8 @@ VmiRow vmi_row(Json const& vmi, std::chrono::system_clock::time_point now) {
   r.age = created < 0 ? "<unknown>"
                       : human_age(std::chrono::duration_cast<std::chrono::seconds>(
                             now - std::chrono::system_clock::from_time_t(created)));
-  std::size_t gpus = 0;
-  if (vmi.contains("spec") && vmi["spec"].is_object()) {
-    Json const devices = vmi["spec"].value("domain", Json::object()).value("devices", Json::object());
-    if (devices.contains("gpus") && devices["gpus"].is_array()) gpus = devices["gpus"].size();
-  }
-  r.gpus = std::to_string(gpus);
+  Json const& gpus = child(child(child(child(vmi, "spec"), "domain"), "devices"), "gpus");
+  r.gpus = std::to_string(gpus.is_array() ? gpus.size() : 0);
   return r;
 }
 
