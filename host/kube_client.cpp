@@ -148,8 +148,9 @@ KubeClient::KubeClient(ClusterAccess access, std::chrono::seconds request_timeou
 
 KubeClient::~KubeClient() = default;
 
-Result<HttpResponse> KubeClient::request(std::string const& method, std::string const& path, std::string const& body) {
-  return perform(method, path, body, nullptr);
+Result<HttpResponse> KubeClient::request(std::string const& method, std::string const& path, std::string const& body,
+                                         std::string const& content_type) {
+  return perform(method, path, body, content_type, nullptr);
 }
 
 Result<HttpResponse> KubeClient::stream_get(std::string const& path, std::function<bool(std::string_view)> on_data,
@@ -157,25 +158,26 @@ Result<HttpResponse> KubeClient::stream_get(std::string const& path, std::functi
   Transfer t;
   t.on_data = std::move(on_data);
   t.stop = &stop;
-  return perform("GET", path, {}, &t);
+  return perform("GET", path, {}, {}, &t);
 }
 
 Result<HttpResponse> KubeClient::perform(std::string const& method, std::string const& path, std::string const& body,
-                                         Transfer* stream) {
-  auto resp = perform_once(method, path, body, stream, false);
+                                         std::string const& content_type, Transfer* stream) {
+  auto resp = perform_once(method, path, body, content_type, stream, false);
   // A rejected plugin credential (revoked, or expired early): fresh ones, once.
   if (exec_ && resp && resp->status == 401) {
     if (stream) {
       stream->status = 0;
       stream->error_body.clear();
     }
-    resp = perform_once(method, path, body, stream, true);
+    resp = perform_once(method, path, body, content_type, stream, true);
   }
   return resp;
 }
 
 Result<HttpResponse> KubeClient::perform_once(std::string const& method, std::string const& path,
-                                              std::string const& body, Transfer* stream, bool refresh_credentials) {
+                                              std::string const& body, std::string const& content_type, Transfer* stream,
+                                              bool refresh_credentials) {
   // The plugin's credential first: its failure is the error, with no request made.
   ExecCredential const* plugin = nullptr;
   if (exec_) {
@@ -219,7 +221,8 @@ Result<HttpResponse> KubeClient::perform_once(std::string const& method, std::st
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
   }
   e.headers = curl_slist_append(e.headers, "Accept: application/json");
-  if (!body.empty()) e.headers = curl_slist_append(e.headers, "Content-Type: application/json");
+  std::string const content_type_header = "Content-Type: " + content_type;
+  if (!body.empty()) e.headers = curl_slist_append(e.headers, content_type_header.c_str());
   e.headers = curl_slist_append(e.headers, "User-Agent: cosmicac-vmi/" COSMICAC_VERSION);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, e.headers);
 

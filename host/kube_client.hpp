@@ -42,7 +42,10 @@ class KubeClient {
   // came (transient per transient_transport_error; its message names the
   // server and the kubeconfig); any HTTP status is a response. With an exec
   // credential plugin, a 401 re-runs the plugin and the request once.
-  Result<HttpResponse> request(std::string const& method, std::string const& path, std::string const& body = {});
+  // content_type: of a non-empty body (server-side apply sends
+  // application/apply-patch+yaml).
+  Result<HttpResponse> request(std::string const& method, std::string const& path, std::string const& body = {},
+                               std::string const& content_type = "application/json");
 
   // A GET whose body is consumed as it arrives (pods/log?follow=true): a 2xx
   // body goes to on_data chunk by chunk and is not kept; another status's body
@@ -57,10 +60,10 @@ class KubeClient {
 
  private:
   Result<HttpResponse> perform(std::string const& method, std::string const& path, std::string const& body,
-                               Transfer* stream);
+                               std::string const& content_type, Transfer* stream);
 
   Result<HttpResponse> perform_once(std::string const& method, std::string const& path, std::string const& body,
-                                    Transfer* stream, bool refresh_credentials);
+                                    std::string const& content_type, Transfer* stream, bool refresh_credentials);
 
   ClusterAccess access_;
   std::chrono::seconds timeout_;

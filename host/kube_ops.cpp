@@ -1,5 +1,10 @@
 #include "host/kube_ops.hpp"
 
+#include "host/quantity.hpp"
+#include "readiness/terminal_text.hpp"
+
+#include <ctime>
+#include <thread>
 
 namespace cosmicac::host {
 namespace {
@@ -14,6 +19,10 @@ constexpr KindInfo kKinds[] = {
     {"cdi.kubevirt.io/v1beta1", "DataVolume", "/apis/cdi.kubevirt.io/v1beta1", "datavolumes"},
     {"kubevirt.io/v1", "VirtualMachineInstance", "/apis/kubevirt.io/v1", "virtualmachineinstances"},
 };
+constexpr KindInfo const& kSecret = kKinds[0];
+constexpr KindInfo const& kPvc = kKinds[1];
+constexpr KindInfo const& kDataVolume = kKinds[2];
+constexpr KindInfo const& kVmi = kKinds[3];
 
 KindInfo const* find_kind(std::string_view api_version, std::string_view kind) {
   for (auto const& k : kKinds)
@@ -31,23 +40,42 @@ std::string describe(Json const& o) {
   return o.value("kind", "?") + " " + o["metadata"].value("namespace", "?") + "/" + o["metadata"].value("name", "?");
 }
 
-std::string status_message(HttpResponse const& resp) {
+Json parse_body(HttpResponse const& resp) {
   try {
-    auto j = nlohmann::json::parse(resp.body);
-    if (j.is_object() && j.contains("message") && j["message"].is_string()) return j["message"].get<std::string>();
+    auto j = Json::parse(resp.body);
+    if (j.is_object()) return j;
   } catch (...) {
   }
-  return {};
+  return Json::object();
 }
 
-std::string status_reason(HttpResponse const& resp) {
-  try {
-    auto j = nlohmann::json::parse(resp.body);
-    if (j.is_object() && j.contains("reason") && j["reason"].is_string()) return j["reason"].get<std::string>();
-  } catch (...) {
-  }
-  return {};
+// j[key] for any JSON from the API server: a null when j is no object or lacks it.
+Json const& child(Json const& j, char const* key) {
+  static Json const kNull;
+  if (!j.is_object()) return kNull;
+  auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
 }
+
+std::string string_at(Json const& j, std::initializer_list<char const*> keys) {
+  Json const* at = &j;
+  for (auto const* k : keys) {
+    if (!at->is_object()) return {};
+    auto it = at->find(k);
+    if (it == at->end()) return {};
+    at = &*it;
+  }
+  return at->is_string() ? at->get<std::string>() : std::string();
+}
+
+// Query strings: every write names its field manager and asks for strict
+// field validation (as kubectl's default --validate=strict does); a
+// server-side dry run adds dryRun=All to every write.
+std::string write_query(bool dry_run_server) {
+  return std::string("?fieldManager=") + kFieldManager + "&fieldValidation=Strict" + (dry_run_server ? "&dryRun=All" : "");
+}
+
+bool is_success(long status) { return status >= 200 && status < 300; }
 
 }  // namespace
 
@@ -63,11 +91,26 @@ Result<std::string> object_path(Json const& o) {
   return *c + "/" + o["metadata"].value("name", "");
 }
 
-std::string vmi_path(std::string const& ns, std::string const& name) { return path_for(kKinds[3], ns, name); }
+std::string vmi_path(std::string const& ns, std::string const& name) { return path_for(kVmi, ns, name); }
+std::string vmi_collection_path(std::string const& ns) { return path_for(kVmi, ns); }
 
 Error api_error(std::string const& what, HttpResponse const& resp) {
-  std::string msg = status_message(resp);
-  std::string detail = "HTTP " + std::to_string(resp.status) + (msg.empty() ? "" : ": " + msg);
+  Json const status = parse_body(resp);
+  std::string msg = readiness::terminal_safe(string_at(status, {"message"}));
+  std::string reason = readiness::terminal_safe(string_at(status, {"reason"}));
+  std::string detail = "HTTP " + std::to_string(resp.status) + (reason.empty() ? "" : " " + reason) +
+                       (msg.empty() ? "" : ": " + msg);
+  // The causes (422 Invalid, 409 Conflict of server-side apply) name fields;
+  // say each unless the message already does.
+  if (status.contains("details") && status["details"].is_object() && status["details"].contains("causes") &&
+      status["details"]["causes"].is_array()) {
+    for (auto const& c : status["details"]["causes"]) {
+      std::string field = readiness::terminal_safe(string_at(c, {"field"}));
+      std::string cause = readiness::terminal_safe(string_at(c, {"message"}));
+      if (cause.empty() || msg.find(cause) != std::string::npos) continue;
+      detail += "; " + (field.empty() ? "" : field + ": ") + cause;
+    }
+  }
   switch (resp.status) {
     case 401:
       return make_error(Reason::Auth, what + ": " + detail + " (the kubeconfig's credentials were not accepted)");
@@ -76,138 +119,495 @@ Error api_error(std::string const& what, HttpResponse const& resp) {
     case 404:
       return make_error(Reason::ConfigInvalid,
                         what + ": " + detail + " (is the API installed — KubeVirt/CDI — and does the namespace exist?)");
+    case 409:
+      if (reason == "Conflict" && detail.find("conflict with") != std::string::npos)
+        return make_error(Reason::Internal, what + ": " + detail +
+                                                " (another field manager owns these fields; --force-conflicts takes them)");
+      return make_error(Reason::Internal, what + ": " + detail);
     default:
       return make_error(Reason::Internal, what + ": " + detail, resp.status >= 500 || resp.status == 429);
   }
 }
 
+// --- Comparing the rendered object with the live one --------------------------
 namespace {
 
-std::string uid_of(HttpResponse const& resp) {
-  try {
-    auto j = nlohmann::json::parse(resp.body);
-    if (j.is_object() && j.contains("metadata") && j["metadata"].is_object())
-      if (auto it = j["metadata"].find("uid"); it != j["metadata"].end() && it->is_string()) return it->get<std::string>();
-  } catch (...) {
+bool same_scalar(Json const& want, Json const& live) {
+  if (want == live) return true;
+  if (want.is_number() && live.is_number()) return want.get<double>() == live.get<double>();
+  if (want.is_string() && live.is_string()) {
+    // resource.Quantity is stored canonical: "1024Mi" comes back as "1Gi".
+    auto a = parse_quantity(want.get<std::string>());
+    auto b = parse_quantity(live.get<std::string>());
+    return a && b && *a == *b;
   }
-  return {};
-}
-
-// Deletes, newest first, what this run created; says what it did. Returns a
-// sentence for the error message.
-std::string roll_back(KubeClient& client, std::vector<Json> const& created, Say const& say) {
-  static const std::string kBackground =
-      R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})";
-  if (created.empty()) return "";
-  std::string done, failed;
-  for (auto it = created.rbegin(); it != created.rend(); ++it) {
-    auto path = object_path(*it);
-    auto resp = path ? client.request("DELETE", *path, kBackground) : Result<HttpResponse>(path.error());
-    bool const gone = resp && (resp->status == 200 || resp->status == 202 || resp->status == 404);
-    say(describe(*it) + (gone ? " deleted (created by this run, which failed)" : " could NOT be deleted: delete it by hand"));
-    std::string& list = gone ? done : failed;
-    list += (list.empty() ? "" : ", ") + describe(*it);
-  }
-  std::string out;
-  if (!done.empty()) out += "; deleted what this run had created (" + done + ")";
-  if (!failed.empty()) out += "; could not delete " + failed + " (delete -f SPEC removes them)";
-  return out;
+  return false;
 }
 
 }  // namespace
 
-Result<std::vector<ApplyResult>> apply_objects(KubeClient& client, std::vector<Json> const& objects, Say const& say) {
-  std::vector<ApplyResult> results;
-  std::vector<Json> created;  // by this run, for the roll-back
-  Json owner;                 // the VMI's ownerReference, once its uid is known
-  auto failed = [&](Error e) {
-    e.message += roll_back(client, created, say);
-    return e;
-  };
-  for (auto const& rendered : objects) {
-    Json o = rendered;
-    bool const is_vmi = o.value("kind", "") == "VirtualMachineInstance";
-    if (o.value("kind", "") == "Secret") {
-      // The user-data Secret belongs to the VMI: deleting the VMI (by any
-      // means) collects it. No blockOwnerDeletion: that would need update
-      // on virtualmachineinstances/finalizers.
-      if (owner.is_null())
-        return failed(make_error(Reason::Internal, "creating " + describe(o) + ": no VirtualMachineInstance before it"));
-      o["metadata"]["ownerReferences"] = Json::array({owner});
-    }
-    auto path = collection_path(o);
-    if (!path) return failed(path.error());
-    std::string what = "creating " + describe(o);
-    auto resp = client.request("POST", *path, o.dump());
-    if (!resp) return failed(resp.error());
-    std::string uid;
-    if (resp->status == 200 || resp->status == 201 || resp->status == 202) {
-      say(describe(o) + " created");
-      results.push_back({describe(o), ApplyOutcome::Created});
-      created.push_back(o);
-      uid = uid_of(*resp);
-    } else if (resp->status == 409 && status_reason(*resp) != "Conflict") {
-      // AlreadyExists (reason "AlreadyExists"; a 409 "Conflict" is a different failure).
-      say(describe(o) + " already exists: kept as is (not updated)");
-      results.push_back({describe(o), ApplyOutcome::Kept});
-      if (is_vmi) {  // its uid, for the Secret's owner (get on VMIs is granted for `wait`)
-        auto got = object_path(o);
-        auto existing = got ? client.request("GET", *got) : Result<HttpResponse>(got.error());
-        if (!existing) return failed(existing.error());
-        if (existing->status != 200) return failed(api_error("getting " + describe(o), *existing));
-        uid = uid_of(*existing);
+std::vector<std::string> rendered_differences(Json const& rendered, Json const& live, std::string const& at) {
+  std::vector<std::string> out;
+  if (rendered.is_object()) {
+    if (!live.is_object()) return {at};
+    for (auto it = rendered.begin(); it != rendered.end(); ++it) {
+      std::string child = at.empty() ? it.key() : at + "." + it.key();
+      if (!live.contains(it.key())) {
+        out.push_back(child);
+        continue;
       }
-    } else {
-      return failed(api_error(what, *resp));
+      auto sub = rendered_differences(it.value(), live[it.key()], child);
+      out.insert(out.end(), sub.begin(), sub.end());
     }
-    if (is_vmi) {
-      if (uid.empty())
-        return failed(make_error(Reason::Internal, describe(o) + ": the API server's reply carries no metadata.uid"));
-      owner = Json{{"apiVersion", o.value("apiVersion", "")},
-                   {"kind", "VirtualMachineInstance"},
-                   {"name", o["metadata"].value("name", "")},
-                   {"uid", uid}};
-    }
+    return out;
   }
-  return results;
+  if (rendered.is_array()) {
+    if (!live.is_array() || live.size() != rendered.size()) return {at};
+    for (std::size_t i = 0; i < rendered.size(); ++i) {
+      auto sub = rendered_differences(rendered[i], live[i], at + "[" + std::to_string(i) + "]");
+      out.insert(out.end(), sub.begin(), sub.end());
+    }
+    return out;
+  }
+  if (!same_scalar(rendered, live)) out.push_back(at);
+  return out;
 }
+
+// --- Deleting and waiting until gone --------------------------------------------
+namespace {
+
+constexpr const char* kForeground = R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground"})";
+constexpr const char* kBackground = R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})";
+
+// DELETE, by default with foreground propagation (the dependents go first).
+// True when the object is gone or going, false when it was absent.
+Result<bool> delete_one(KubeClient& client, std::string const& object, std::string const& path, bool dry_run_server,
+                        const char* options = kForeground) {
+  auto resp = client.request("DELETE", path + (dry_run_server ? "?dryRun=All" : ""), options);
+  if (!resp) return resp.error();
+  if (resp->status == 404) return false;
+  if (!is_success(resp->status)) return api_error("deleting " + object, *resp);
+  return true;
+}
+
+struct Pending {
+  std::string object, path;
+  bool unreadable;
+};
+
+// Polls until each object is 404. A Secret is never read (no `get` on
+// secrets: that would read every Secret of the namespace): it is asked for by
+// DELETE again, whose body is not looked at, until 404.
+Status wait_gone(KubeClient& client, std::vector<Pending> pending, std::chrono::milliseconds timeout,
+                 std::chrono::milliseconds poll, Say const& say) {
+  auto const deadline = std::chrono::steady_clock::now() + timeout;
+  std::string holding;
+  for (;;) {
+    std::vector<Pending> left;
+    holding.clear();
+    for (auto const& p : pending) {
+      auto resp = p.unreadable ? client.request("DELETE", p.path, kForeground) : client.request("GET", p.path);
+      if (!resp) return resp.error();
+      if (resp->status == 404) {
+        say(p.object + " is gone");
+        continue;
+      }
+      if (!is_success(resp->status)) return api_error("waiting for " + p.object + " to be deleted", *resp);
+      left.push_back(p);
+      if (!p.unreadable) {
+        Json const live = parse_body(*resp);
+        std::string fin;
+        Json const& finalizers = child(child(live, "metadata"), "finalizers");
+        if (finalizers.is_array())
+          for (auto const& f : finalizers)
+            if (f.is_string()) fin += (fin.empty() ? "" : ", ") + f.get<std::string>();
+        holding += (holding.empty() ? "" : "; ") + p.object +
+                   (fin.empty() ? std::string() : " (finalizers: " + readiness::terminal_safe(fin) + ")");
+      } else {
+        holding += (holding.empty() ? "" : "; ") + p.object;
+      }
+    }
+    if (left.empty()) return ok();
+    if (std::chrono::steady_clock::now() >= deadline)
+      return make_error(Reason::Internal, "still terminating after " + std::to_string(timeout.count() / 1000) +
+                                              " s: " + holding + " (--timeout waits longer; --wait=false does not wait)");
+    pending = std::move(left);
+    std::this_thread::sleep_for(poll);
+  }
+}
+
+}  // namespace
 
 std::vector<DeleteStep> plan_delete(JobSpec const& spec, bool delete_data) {
   std::vector<DeleteStep> plan;
   std::string ns = spec.ns;
-  // The VMI first: it holds the volumes.
-  plan.push_back({"VirtualMachineInstance " + ns + "/" + spec.name, path_for(kKinds[3], ns, spec.name), "the VM"});
+  // The VMI first: it holds the volumes; foreground propagation removes what
+  // it owns (root DataVolume, user-data Secret) before it.
+  plan.push_back({"VirtualMachineInstance " + ns + "/" + spec.name, path_for(kVmi, ns, spec.name), "the VM", false});
   plan.push_back({"DataVolume " + ns + "/" + root_datavolume_name(spec),
-                  path_for(kKinds[2], ns, root_datavolume_name(spec)),
-                  "the root disk (re-imported by CDI on the next apply)"});
-  plan.push_back({"Secret " + ns + "/" + userdata_secret_name(spec), path_for(kKinds[0], ns, userdata_secret_name(spec)),
-                  "the user-data (owned by the VMI: usually collected with it already)"});
+                  path_for(kDataVolume, ns, root_datavolume_name(spec)),
+                  "the root disk (owned by the VMI; re-imported by CDI on the next apply)", false});
+  plan.push_back({"Secret " + ns + "/" + userdata_secret_name(spec), path_for(kSecret, ns, userdata_secret_name(spec)),
+                  "the user-data (owned by the VMI)", true});
   if (spec.data_disk) {
     if (delete_data)
       plan.push_back({"PersistentVolumeClaim " + ns + "/" + data_pvc_name(spec),
-                      path_for(kKinds[1], ns, data_pvc_name(spec)), "the data disk (--delete-data)"});
+                      path_for(kPvc, ns, data_pvc_name(spec)), "the data disk (--delete-data)", false});
     else
       plan.push_back({"PersistentVolumeClaim " + ns + "/" + data_pvc_name(spec), "",
-                      "the data disk is kept (pass --delete-data to delete it)"});
+                      "the data disk is kept (pass --delete-data to delete it)", false});
   }
   return plan;
 }
 
-Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, Say const& say) {
-  static const std::string kBackground =
-      R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})";
+Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, DeleteOptions const& options,
+                      Say const& say) {
+  std::string const dry = options.dry_run_server ? " (server dry run)" : "";
+  std::vector<Pending> pending;
   for (auto const& step : plan) {
     if (step.path.empty()) {
       say(step.object + ": kept — " + step.why);
       continue;
     }
-    auto resp = client.request("DELETE", step.path, kBackground);
-    if (!resp) return resp.error();
-    if (resp->status == 200 || resp->status == 202) say(step.object + " deleted (" + step.why + ")");
-    else if (resp->status == 404) say(step.object + " already absent");
-    else return api_error("deleting " + step.object, *resp);
+    auto going = delete_one(client, step.object, step.path, options.dry_run_server);
+    if (!going) return going.error();
+    if (!*going) {
+      say(step.object + " already absent");
+      continue;
+    }
+    say(step.object + " deleted (" + step.why + ")" + dry);
+    pending.push_back({step.object, step.path, step.unreadable});
+  }
+  if (!options.wait || options.dry_run_server || pending.empty()) return ok();
+  return wait_gone(client, std::move(pending), options.timeout, options.poll, say);
+}
+
+// --- Apply -------------------------------------------------------------------------
+namespace {
+
+class Applier {
+ public:
+  Applier(KubeClient& client, ApplyOptions const& options, Say const& say)
+      : client_(client), opts_(options), say_(say), dry_(options.dry_run == DryRun::Server) {}
+
+  Result<std::vector<ApplyResult>> run(std::vector<Json> const& objects);
+
+ private:
+  Result<std::optional<Json>> get_live(Json const& o);
+  Status check_immutable(Json const& vmi, std::vector<Json> const& owned);
+  Status server_side_apply(Json const& o);
+  Status create_vmi(Json const& o);
+  Status create_or_replace_secret(Json const& o);
+  Error failed(Error e);
+  void done(Json const& o, ApplyOutcome outcome, Json applied, std::string const& said) {
+    say_(describe(o) + " " + said + (dry_ ? " (server dry run)" : ""));
+    results_.push_back({describe(o), outcome, std::move(applied)});
+  }
+
+  KubeClient& client_;
+  ApplyOptions const& opts_;
+  Say const& say_;
+  bool const dry_;
+  std::vector<ApplyResult> results_;
+  std::vector<Json> created_;  // by this run, for the roll-back
+  Json owner_;                 // the VMI's ownerReference, once its uid is known
+  std::optional<Json> live_vmi_;
+  bool recreated_ = false;
+  bool recreated_dry_ = false;
+};
+
+Result<std::optional<Json>> Applier::get_live(Json const& o) {
+  auto path = object_path(o);
+  if (!path) return path.error();
+  auto resp = client_.request("GET", *path);
+  if (!resp) return resp.error();
+  if (resp->status == 404) return std::optional<Json>();
+  if (resp->status != 200) return api_error("getting " + describe(o), *resp);
+  return std::optional<Json>(parse_body(*resp));
+}
+
+// The VMI's spec cannot change (and CDI keeps a DataVolume's spec): an
+// existing one that differs from the rendered one is an error, or with
+// --recreate is deleted with what it owns, waiting until all are gone.
+Status Applier::check_immutable(Json const& vmi, std::vector<Json> const& owned) {
+  auto live = get_live(vmi);
+  if (!live) return live.error();
+  if (!*live) return ok();
+  std::vector<std::string> diffs;
+  for (auto const& d : rendered_differences(vmi["spec"], (**live)["spec"], "spec"))
+    diffs.push_back(describe(vmi) + " " + d);
+  std::vector<Pending> dependents;
+  for (auto const& o : owned) {
+    auto path = object_path(o);
+    if (!path) return path.error();
+    dependents.push_back({describe(o), *path, o.value("kind", "") == "Secret"});
+    if (o.value("kind", "") != "DataVolume") continue;
+    auto dv = get_live(o);
+    if (!dv) return dv.error();
+    if (*dv)
+      for (auto const& d : rendered_differences(o["spec"], (**dv)["spec"], "spec")) diffs.push_back(describe(o) + " " + d);
+  }
+  if (diffs.empty()) {
+    live_vmi_ = **live;
+    return ok();
+  }
+  for (auto const& d : diffs) say_("differs: " + readiness::terminal_safe(d));
+  if (!opts_.recreate)
+    return make_error(Reason::ConfigInvalid,
+                      describe(vmi) + " exists and its spec cannot change (" + std::to_string(diffs.size()) +
+                          " field" + (diffs.size() == 1 ? "" : "s") + " differ, listed above); nothing was changed. "
+                          "`apply --recreate` deletes it with its root disk and user-data and creates it again "
+                          "(the data PVC is kept)");
+  auto path = object_path(vmi);
+  if (!path) return path.error();
+  say_(describe(vmi) + " differs: recreating it (delete, wait until gone, create)" + (dry_ ? " (server dry run)" : ""));
+  auto going = delete_one(client_, describe(vmi), *path, dry_);
+  if (!going) return going.error();
+  if (dry_) {
+    live_vmi_ = **live;  // a dry run changes nothing: what follows is checked against the live objects
+    recreated_dry_ = true;
+    return ok();
+  }
+  dependents.insert(dependents.begin(), Pending{describe(vmi), *path, false});
+  for (auto const& d : dependents)
+    if (d.unreadable || d.object.rfind("DataVolume", 0) == 0) {
+      auto gone = delete_one(client_, d.object, d.path, false);  // not left to the garbage collector's pace
+      if (!gone) return gone.error();
+    }
+  if (auto st = wait_gone(client_, dependents, opts_.delete_timeout, opts_.poll, say_); !st) return st;
+  recreated_ = true;
+  return ok();
+}
+
+Status Applier::server_side_apply(Json const& o) {
+  auto path = object_path(o);
+  if (!path) return path.error();
+  std::string query = write_query(dry_) + (opts_.force_conflicts ? "&force=true" : "");
+  auto resp = client_.request("PATCH", *path + query, o.dump(), "application/apply-patch+yaml");
+  if (!resp) return resp.error();
+  if (resp->status == 201) {
+    if (!dry_) created_.push_back(o);
+    done(o, ApplyOutcome::Created, parse_body(*resp), "created");
+  } else if (resp->status == 200) {
+    done(o, ApplyOutcome::Applied, parse_body(*resp), "serverside-applied");
+  } else {
+    return api_error("applying " + describe(o), *resp);
   }
   return ok();
+}
+
+Status Applier::create_vmi(Json const& o) {
+  std::string uid;
+  if (live_vmi_) {
+    uid = string_at(*live_vmi_, {"metadata", "uid"});
+    if (recreated_dry_) done(o, ApplyOutcome::Created, *live_vmi_, "recreated");
+    else done(o, ApplyOutcome::Unchanged, *live_vmi_, "unchanged");
+  } else {
+    auto path = collection_path(o);
+    if (!path) return path.error();
+    auto resp = client_.request("POST", *path + write_query(dry_), o.dump());
+    if (!resp) return resp.error();
+    if (!is_success(resp->status)) return api_error("creating " + describe(o), *resp);
+    Json const reply = parse_body(*resp);
+    uid = string_at(reply, {"metadata", "uid"});
+    if (!dry_) created_.push_back(o);
+    done(o, ApplyOutcome::Created, reply, recreated_ ? "recreated" : "created");
+  }
+  if (uid.empty()) return make_error(Reason::Internal, describe(o) + ": the API server's reply carries no metadata.uid");
+  // No blockOwnerDeletion: that would need update on
+  // virtualmachineinstances/finalizers; delete removes the dependents itself.
+  owner_ = Json{{"apiVersion", o.value("apiVersion", "")},
+                {"kind", "VirtualMachineInstance"},
+                {"name", o["metadata"].value("name", "")},
+                {"uid", uid}};
+  return ok();
+}
+
+// The Secret holds the user-data (API keys): it is created, or replaced by
+// delete + create, and never patched or read — a PATCH or GET reply carries
+// the data, and the identity has no get on secrets (host/rbac/role.yaml).
+Status Applier::create_or_replace_secret(Json const& o) {
+  auto coll = collection_path(o);
+  auto path = object_path(o);
+  if (!coll) return coll.error();
+  if (!path) return path.error();
+  Json shown = o;  // what -o prints: the object without its data
+  shown.erase("stringData");
+  shown.erase("data");
+  bool replaced = false;
+  auto const deadline = std::chrono::steady_clock::now() + opts_.delete_timeout;
+  for (;;) {
+    auto resp = client_.request("POST", *coll + write_query(dry_), o.dump());
+    if (!resp) return resp.error();
+    long const status = resp->status;
+    resp->body.assign(resp->body.size(), '\0');  // the reply holds the data: not kept
+    if (is_success(status)) break;
+    if (status != 409 || dry_) {
+      if (status == 409) {  // a dry run: the existing one would be replaced
+        done(o, ApplyOutcome::Replaced, shown, "replaced");
+        return ok();
+      }
+      return api_error("creating " + describe(o), HttpResponse{status, {}});
+    }
+    if (std::chrono::steady_clock::now() >= deadline)
+      return make_error(Reason::Internal, "creating " + describe(o) + ": it still exists (terminating) after " +
+                                              std::to_string(opts_.delete_timeout.count() / 1000) + " s");
+    if (!replaced) {
+      auto gone = delete_one(client_, describe(o), *path, false);
+      if (!gone) return gone.error();
+      replaced = true;
+    } else {
+      std::this_thread::sleep_for(opts_.poll);
+    }
+  }
+  if (!replaced && !dry_) created_.push_back(o);
+  done(o, replaced ? ApplyOutcome::Replaced : ApplyOutcome::Created, shown, replaced ? "replaced" : "created");
+  return ok();
+}
+
+// Deletes, newest first, what this run created; says what it did; the
+// error's message says it too.
+Error Applier::failed(Error e) {
+  if (created_.empty() && !recreated_) return e;
+  std::string done_list, failed_list;
+  for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+    auto path = object_path(*it);
+    // Background: the roll-back does not wait; the dependents go after.
+    auto going = path ? delete_one(client_, describe(*it), *path, false, kBackground) : Result<bool>(path.error());
+    bool const gone = static_cast<bool>(going);
+    say_(describe(*it) + (gone ? " deleted (created by this run, which failed)" : " could NOT be deleted: delete it by hand"));
+    std::string& list = gone ? done_list : failed_list;
+    list += (list.empty() ? "" : ", ") + describe(*it);
+  }
+  if (!done_list.empty()) e.message += "; deleted what this run had created (" + done_list + ")";
+  if (!failed_list.empty()) e.message += "; could not delete " + failed_list + " (delete -f SPEC removes them)";
+  if (recreated_) e.message += "; the VMI this run deleted for --recreate is gone (apply again to create it)";
+  return e;
+}
+
+Result<std::vector<ApplyResult>> Applier::run(std::vector<Json> const& objects) {
+  Json const* vmi = nullptr;
+  std::vector<Json> owned, others;
+  for (auto const& o : objects) {
+    std::string const kind = o.value("kind", "");
+    if (kind == "VirtualMachineInstance") vmi = &o;
+    else if (kind == "DataVolume" || kind == "Secret") owned.push_back(o);
+    else others.push_back(o);
+  }
+  if (!vmi && !owned.empty())
+    return make_error(Reason::Internal, "applying " + describe(owned[0]) + ": no VirtualMachineInstance to own it");
+  if (vmi)
+    if (auto st = check_immutable(*vmi, owned); !st) return failed(st.error());
+  for (auto const& o : others)
+    if (auto st = server_side_apply(o); !st) return failed(st.error());
+  if (vmi)
+    if (auto st = create_vmi(*vmi); !st) return failed(st.error());
+  for (auto o : owned) {
+    o["metadata"]["ownerReferences"] = Json::array({owner_});
+    auto st = o.value("kind", "") == "Secret" ? create_or_replace_secret(o) : server_side_apply(o);
+    if (!st) return failed(st.error());
+  }
+  return results_;
+}
+
+}  // namespace
+
+Result<std::vector<ApplyResult>> apply_objects(KubeClient& client, std::vector<Json> const& objects,
+                                               ApplyOptions const& options, Say const& say) {
+  Applier applier(client, options, say);
+  return applier.run(objects);
+}
+
+// --- list / get ---------------------------------------------------------------------
+namespace {
+
+std::time_t parse_rfc3339(std::string const& s) {
+  std::tm tm{};
+  if (s.size() < 19 || !::strptime(s.substr(0, 19).c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return -1;
+  return ::timegm(&tm);
+}
+
+// kubectl's AGE: 45s, 12m, 5h, 3d (coarse, like its HumanDuration).
+std::string human_age(std::chrono::seconds s) {
+  auto n = s.count();
+  if (n < 0) return "0s";
+  if (n < 120) return std::to_string(n) + "s";
+  if (n < 2 * 3600) return std::to_string(n / 60) + "m";
+  if (n < 48 * 3600) return std::to_string(n / 3600) + "h";
+  return std::to_string(n / 86400) + "d";
+}
+
+}  // namespace
+
+VmiRow vmi_row(Json const& vmi, std::chrono::system_clock::time_point now) {
+  VmiRow r;
+  r.name = readiness::terminal_safe(string_at(vmi, {"metadata", "name"}));
+  r.phase = readiness::terminal_safe(string_at(vmi, {"status", "phase"}));
+  if (r.phase.empty()) r.phase = "Pending";
+  if (!child(child(vmi, "metadata"), "deletionTimestamp").is_null()) r.phase = "Terminating";
+  r.ready = "False";
+  Json const& conditions = child(child(vmi, "status"), "conditions");
+  for (auto const& c : conditions.is_array() ? conditions : Json::array()) {
+    if (string_at(c, {"type"}) != "Ready") continue;
+    r.ready = readiness::terminal_safe(string_at(c, {"status"}));
+    if (r.ready != "True") {
+      // The cheap status line: the Ready condition's reason and message (no
+      // extra request per VMI; `wait` reads the agent's console for more).
+      std::string reason = string_at(c, {"reason"}), message = string_at(c, {"message"});
+      r.status = readiness::terminal_safe(reason + (reason.empty() || message.empty() ? "" : ": ") + message);
+    }
+  }
+  r.node = readiness::terminal_safe(string_at(vmi, {"status", "nodeName"}));
+  if (r.node.empty()) r.node = "<none>";
+  std::time_t created = parse_rfc3339(string_at(vmi, {"metadata", "creationTimestamp"}));
+  r.age = created < 0 ? "<unknown>"
+                      : human_age(std::chrono::duration_cast<std::chrono::seconds>(
+                            now - std::chrono::system_clock::from_time_t(created)));
+  Json const& gpus = child(child(child(child(vmi, "spec"), "domain"), "devices"), "gpus");
+  r.gpus = std::to_string(gpus.is_array() ? gpus.size() : 0);
+  return r;
+}
+
+std::string format_vmi_table(std::vector<VmiRow> const& rows) {
+  std::vector<std::vector<std::string>> cells{{"NAME", "PHASE", "READY", "NODE", "AGE", "GPUS", "STATUS"}};
+  for (auto const& r : rows) cells.push_back({r.name, r.phase, r.ready, r.node, r.age, r.gpus, r.status});
+  std::vector<std::size_t> width(7, 0);
+  for (auto const& row : cells)
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  std::string out;
+  for (auto const& row : cells) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 3, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+Result<Json> list_vmis(KubeClient& client, std::string const& ns) {
+  std::string selector = kManagedBySelector;
+  auto eq = selector.find('=');
+  std::string encoded = selector.substr(0, eq) + "%3D" + selector.substr(eq + 1);
+  auto resp = client.request("GET", vmi_collection_path(ns) + "?labelSelector=" + encoded);
+  if (!resp) return resp.error();
+  if (resp->status != 200) return api_error("listing VirtualMachineInstances in " + ns, *resp);
+  Json list = parse_body(*resp);
+  if (!list.contains("items") || !list["items"].is_array())
+    return make_error(Reason::Internal, "listing VirtualMachineInstances in " + ns + ": the reply has no items");
+  return list;
+}
+
+Result<Json> get_vmi(KubeClient& client, std::string const& ns, std::string const& name) {
+  auto resp = client.request("GET", vmi_path(ns, name));
+  if (!resp) return resp.error();
+  if (resp->status == 404)
+    return make_error(Reason::ConfigInvalid, "VirtualMachineInstance " + ns + "/" + readiness::terminal_safe(name) +
+                                                 " not found");
+  if (resp->status != 200) return api_error("getting VirtualMachineInstance " + ns + "/" + name, *resp);
+  return parse_body(*resp);
 }
 
 }  // namespace cosmicac::host

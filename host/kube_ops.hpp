@@ -1,6 +1,7 @@
 // What cosmicac-vmi does to a cluster, in the verbs of host/rbac/role.yaml:
-// create-or-keep and delete (waiting is host/follow.hpp). Each operation reports progress through a callback (the CLI
-// prints it; tests collect it).
+// apply, delete (and wait until gone), list/get (waiting for readiness is
+// host/follow.hpp). Each operation reports progress through a callback (the
+// CLI prints it; tests collect it).
 #pragma once
 
 #include "common/error.hpp"
@@ -10,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,37 +19,90 @@ namespace cosmicac::host {
 
 using Say = std::function<void(std::string const&)>;
 
+// Every object's writes are recorded under this field manager (server-side
+// apply's owner of the fields, and `fieldManager` on creates).
+inline constexpr const char* kFieldManager = "cosmicac-vmi";
+// The label every rendered object carries; `list` selects on it.
+inline constexpr const char* kManagedBySelector = "app.kubernetes.io/managed-by=cosmicac-vmi";
+
 // REST paths for the kinds cosmicac-vmi renders.
 Result<std::string> collection_path(Json const& object);
 Result<std::string> object_path(Json const& object);
 std::string vmi_path(std::string const& ns, std::string const& name);
+std::string vmi_collection_path(std::string const& ns);
 
 // A failed API call as an Error: 401/403 → Auth, 404 of a collection → a
-// missing API group, others with the server's Status message.
+// missing API group, others with the server's Status message, reason and
+// causes (field: message).
 Error api_error(std::string const& what, HttpResponse const& resp);
 
-enum class ApplyOutcome { Created, Kept };
+// The fields we render that the live object does not hold with the same value
+// ("spec.domain.cpu.cores"). Fields the server added (defaults, status) are not
+// differences; quantities compare by value ("1024Mi" == "1Gi"); lists compare
+// item by item and by length.
+std::vector<std::string> rendered_differences(Json const& rendered, Json const& live, std::string const& at);
+
+enum class DryRun { None, Client, Server };
+
+struct ApplyOptions {
+  DryRun dry_run = DryRun::None;  // Client is the CLI's (no API calls at all)
+  bool recreate = false;          // a VMI whose spec differs: delete it (waiting until gone), create it again
+  bool force_conflicts = false;   // server-side apply takes fields another manager owns
+  std::chrono::milliseconds delete_timeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds poll{std::chrono::seconds(1)};
+};
+
+enum class ApplyOutcome { Created, Applied, Unchanged, Replaced };
 struct ApplyResult {
   std::string object;  // "DataVolume cosmic-ac/job-root"
   ApplyOutcome outcome;
+  Json applied;        // the server's reply; the Secret: as sent, without its data (never read back)
 };
 
-// POSTs each object in order; 409 AlreadyExists keeps the existing object
-// (it is not updated: delete and re-apply to change it). A Secret gets an
-// ownerReference to the VirtualMachineInstance before it in the list (its
-// uid from the create reply, or a GET when the VMI was kept), so that it is
-// garbage-collected with it. On a failure, the objects this run created are
-// deleted again (newest first) and the error says so.
-Result<std::vector<ApplyResult>> apply_objects(KubeClient& client, std::vector<Json> const& objects, Say const& say);
+// Applies one job's objects: the VMI's spec is immutable, so an existing VMI
+// (and its root DataVolume, whose spec CDI keeps immutable) is compared with
+// the rendered one and any difference is an error listing the fields, unless
+// options.recreate. Objects that can change are server-side applied (PATCH
+// application/apply-patch+yaml, fieldManager cosmicac-vmi): the data PVC
+// (only its size may grow) and the root DataVolume. Order: PVC, VMI, then
+// what the VMI owns (ownerReference with its uid, garbage-collected with it):
+// the root DataVolume (KubeVirt keeps the VMI Pending until it exists) and
+// the user-data Secret — created, or replaced (delete + create) when it
+// exists: never patched or read, so no reply body of it is kept. On a
+// failure, the objects this run created are deleted again (newest first) and
+// the error says so; what existed before is never touched.
+Result<std::vector<ApplyResult>> apply_objects(KubeClient& client, std::vector<Json> const& objects,
+                                               ApplyOptions const& options, Say const& say);
 
 // The deletion plan: look, decide, act.
 struct DeleteStep {
   std::string object;  // "PersistentVolumeClaim cosmic-ac/job-data"
   std::string path;    // empty: kept
   std::string why;     // for the printed plan
+  bool unreadable = false;  // a Secret: waited for by DELETE until 404, never GET
 };
 std::vector<DeleteStep> plan_delete(JobSpec const& spec, bool delete_data);
-// 404 counts as already deleted.
-Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, Say const& say);
+
+struct DeleteOptions {
+  bool wait = true;  // until every deleted object is gone (404)
+  bool dry_run_server = false;
+  std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds poll{std::chrono::seconds(1)};
+};
+// Foreground propagation (the VMI's dependents go before it); 404 counts as
+// already deleted. With wait, an Error after the timeout names what is left
+// and the finalizers holding it.
+Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, DeleteOptions const& options,
+                      Say const& say);
+
+// `list` / `get NAME`: the VMIs this tool manages.
+struct VmiRow {
+  std::string name, phase, ready, node, age, gpus, status;  // all terminal-safe
+};
+VmiRow vmi_row(Json const& vmi, std::chrono::system_clock::time_point now);
+std::string format_vmi_table(std::vector<VmiRow> const& rows);
+// A VMI list (labelSelector kManagedBySelector), or one VMI by name.
+Result<Json> list_vmis(KubeClient& client, std::string const& ns);
+Result<Json> get_vmi(KubeClient& client, std::string const& ns, std::string const& name);
 
 }  // namespace cosmicac::host

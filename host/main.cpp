@@ -40,19 +40,27 @@ constexpr const char* kUsageText =
     "commands:\n"
     "  render -f SPEC [-o yaml|json]   print the manifests (YAML stream, or a v1 List)\n"
     "  render-userdata -f SPEC         print only the cloud-init user-data\n"
-    "  apply -f SPEC                   create the objects (existing ones are kept)\n"
+    "  apply -f SPEC                   create or update the objects (server-side apply; the VMI's spec is\n"
+    "                                  immutable: a difference is listed and exits 1) [--recreate: delete a\n"
+    "                                  differing VMI and create it again] [--force-conflicts]\n"
+    "                                  [--dry-run=client|server] [-o yaml|json] [--timeout 5m]\n"
     "  wait NAME [-n NS] | -f SPEC     follow the VMI, its DataVolume, launcher pod and the agent's events\n"
     "                                  (serial console log) until ready or failed [--timeout 20m]\n"
     "                                  [--schedule-timeout 5m] [--interval 5s] [--json: agent events as NDJSON]\n"
     "  wait --serial SOCKET [--json]   follow the agent's virtio-serial port (QEMU's host end) until ready\n"
-    "  delete -f SPEC [--delete-data]  delete the VMI, its root DataVolume and user-data Secret;\n"
+    "  delete -f SPEC [--delete-data]  delete the VMI, its root DataVolume and user-data Secret, and wait\n"
+    "                                  until they are gone [--wait=false] [--timeout 5m] [--dry-run=server];\n"
     "                                  the data PVC only with --delete-data\n"
+    "  list [-n NS] [-o yaml|json]     the VMIs cosmicac-vmi manages: NAME PHASE READY NODE AGE GPUS STATUS\n"
+    "  get NAME [-n NS] [-o yaml|json] one of them\n"
     "  doctor [-n NS] [-f SPEC | --gpu-type T --gpus N] [--json]\n"
     "                                  check the cluster is ready for these VMIs (exit 1 on any failed check)\n"
     "\n"
-    "cluster options (apply, wait, delete, doctor): --kubeconfig FILE, --context NAME\n"
+    "cluster options (apply, wait, delete, list, get, doctor): --kubeconfig FILE, --context NAME\n"
     "  (else $KUBECONFIG, ~/.kube/config, or the in-cluster service account)\n"
+    "  -n/--namespace NS: the namespace (with -f it must match the spec's, as kubectl requires)\n"
     "SPEC is a YAML or JSON job spec (see host/examples/); '-' reads stdin.\n"
+    "exit status: 0 done, 1 failed (API error, VMI differs, timeout), 2 usage or spec error\n"
     "  --help, --version\n";
 
 void say(std::string const& s) {
@@ -127,9 +135,44 @@ Result<ClusterAccess> cluster(Args const& a) {
   return load_cluster_access(opt(a, "--kubeconfig"), opt(a, "--context"), KubeEnvironment::from_process());
 }
 
+std::string namespace_flag(Args const& a) {
+  std::string n = opt(a, "-n");
+  return n.empty() ? opt(a, "--namespace") : n;
+}
+
+// kubectl's rule for objects from a file: -n may only repeat the namespace
+// the object names. Empty: fine; else the usage error.
+std::string namespace_conflict(Args const& a, JobSpec const& spec) {
+  std::string n = namespace_flag(a);
+  if (n.empty() || n == spec.ns) return {};
+  return "the namespace from the provided object \"" + spec.ns + "\" does not match the namespace \"" + n +
+         "\". You must pass '--namespace=" + spec.ns + "' to perform this operation.";
+}
+
+std::string output_format(Args const& a) {
+  std::string o = opt(a, "-o");
+  return o.empty() ? opt(a, "--output") : o;
+}
+
+// JSON with every non-ASCII character escaped (a terminal sees no raw C1 or
+// bidi control from the API server), or YAML (ASCII-only writer).
+std::string format_objects(Json const& value, std::string const& format) {
+  if (format == "json") return value.dump(2, ' ', true) + "\n";
+  return to_yaml(value);
+}
+
+// kubectl's bool flags take "--wait" or "--wait=false"; a bare --dry-run means client.
+std::vector<std::string> normalize_flags(std::vector<std::string> argv) {
+  for (auto& a : argv) {
+    if (a == "--wait") a = "--wait=true";
+    if (a == "--dry-run") a = "--dry-run=client";
+  }
+  return argv;
+}
+
 int cmd_render(std::vector<std::string> const& argv, bool userdata_only) {
   std::string err;
-  auto a = parse_args(argv, {"-f", "--filename", "-o", "--output"}, {}, err);
+  auto a = parse_args(argv, {"-f", "--filename", "-o", "--output", "-n", "--namespace"}, {}, err);
   if (!a) return usage_error(err);
   if (spec_path(*a).empty()) return usage_error("-f SPEC is required");
   if (!a->positional.empty()) return usage_error("unexpected argument " + a->positional[0]);
@@ -140,6 +183,7 @@ int cmd_render(std::vector<std::string> const& argv, bool userdata_only) {
 
   auto spec = load_job_spec(spec_path(*a));
   if (!spec) return fail(kUsage, spec.error().message);
+  if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(kUsage, conflict);
   if (userdata_only) {
     std::fputs(render_userdata(*spec).c_str(), stdout);
     return kOk;
@@ -152,18 +196,57 @@ int cmd_render(std::vector<std::string> const& argv, bool userdata_only) {
 
 int cmd_apply(std::vector<std::string> const& argv) {
   std::string err;
-  auto a = parse_args(argv, {"-f", "--filename", "--kubeconfig", "--context"}, {}, err);
+  auto a = parse_args(normalize_flags(argv),
+                      {"-f", "--filename", "--kubeconfig", "--context", "-n", "--namespace", "--dry-run", "-o",
+                       "--output", "--timeout"},
+                      {"--recreate", "--force-conflicts"}, err);
   if (!a) return usage_error(err);
   if (spec_path(*a).empty()) return usage_error("-f SPEC is required");
   if (!a->positional.empty()) return usage_error("unexpected argument " + a->positional[0]);
+  std::string const dry = opt(*a, "--dry-run");
+  if (!dry.empty() && dry != "none" && dry != "client" && dry != "server")
+    return usage_error("--dry-run must be none, client or server");
+  std::string const format = output_format(*a);
+  if (!format.empty() && format != "yaml" && format != "json") return usage_error("-o must be yaml or json");
+  ApplyOptions options;
+  options.dry_run = dry == "client" ? DryRun::Client : dry == "server" ? DryRun::Server : DryRun::None;
+  options.recreate = a->flags.count("--recreate") > 0;
+  options.force_conflicts = a->flags.count("--force-conflicts") > 0;
+  if (!opt(*a, "--timeout").empty()) {
+    auto d = parse_duration(opt(*a, "--timeout"));
+    if (!d) return usage_error(std::string("--timeout: ") + d.error().message);
+    options.delete_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+  }
   auto spec = load_job_spec(spec_path(*a));
   if (!spec) return fail(kUsage, spec.error().message);
+  if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(kUsage, conflict);
+  auto objects = render_manifests(*spec);
+  if (options.dry_run == DryRun::Client) {  // kubectl's client dry run: the objects, no API call
+    if (!format.empty()) {
+      std::fputs(format == "json" ? format_objects(as_list(objects), "json").c_str() : to_yaml_stream(objects).c_str(),
+                 stdout);
+      return kOk;
+    }
+    for (auto const& o : objects)
+      say(o.value("kind", "") + " " + spec->ns + "/" + o["metadata"].value("name", "") + " (client dry run)");
+    return kOk;
+  }
   auto access = cluster(*a);
   if (!access) return fail(kFailure, access.error().message);
   KubeClient client(std::move(*access));
-  auto res = apply_objects(client, render_manifests(*spec), say);
+  // With -o, stdout carries the objects only; progress goes to stderr.
+  Say progress = format.empty() ? Say(say) : Say([](std::string const& s) { std::fprintf(stderr, "%s\n", s.c_str()); });
+  auto res = apply_objects(client, objects, options, progress);
   if (!res) return fail(kFailure, res.error().message);
-  say("applied; run `cosmicac-vmi wait -f " + spec_path(*a) + "` to wait for readiness");
+  if (!format.empty()) {
+    std::vector<Json> applied;
+    for (auto const& r : *res) applied.push_back(r.applied);
+    std::fputs(format == "json" ? format_objects(as_list(applied), "json").c_str() : to_yaml_stream(applied).c_str(),
+               stdout);
+    return kOk;
+  }
+  if (options.dry_run == DryRun::None)
+    say("applied; run `cosmicac-vmi wait -f " + spec_path(*a) + "` to wait for readiness");
   return kOk;
 }
 
@@ -228,11 +311,12 @@ int cmd_wait(std::vector<std::string> const& argv) {
     if (!a->positional.empty()) return usage_error("give either NAME or -f SPEC, not both");
     auto spec = load_job_spec(spec_path(*a));
     if (!spec) return fail(kUsage, spec.error().message);
+    if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(kUsage, conflict);
     ns = spec->ns;
     name = spec->name;
   } else if (a->positional.size() == 1) {
     name = a->positional[0];
-    ns = opt(*a, "-n").empty() ? opt(*a, "--namespace") : opt(*a, "-n");
+    ns = namespace_flag(*a);
   } else {
     return usage_error("wait needs a VMI NAME or -f SPEC");
   }
@@ -260,19 +344,37 @@ int cmd_wait(std::vector<std::string> const& argv) {
 
 int cmd_delete(std::vector<std::string> const& argv) {
   std::string err;
-  auto a = parse_args(argv, {"-f", "--filename", "--kubeconfig", "--context"}, {"--delete-data"}, err);
+  auto a = parse_args(normalize_flags(argv),
+                      {"-f", "--filename", "--kubeconfig", "--context", "-n", "--namespace", "--wait", "--timeout",
+                       "--dry-run"},
+                      {"--delete-data"}, err);
   if (!a) return usage_error(err);
   if (spec_path(*a).empty()) return usage_error("-f SPEC is required");
   if (!a->positional.empty()) return usage_error("unexpected argument " + a->positional[0]);
+  DeleteOptions options;
+  std::string const wait = opt(*a, "--wait");
+  if (!wait.empty() && wait != "true" && wait != "false") return usage_error("--wait must be true or false");
+  options.wait = wait != "false";
+  if (!opt(*a, "--timeout").empty()) {
+    auto d = parse_duration(opt(*a, "--timeout"));
+    if (!d) return usage_error(std::string("--timeout: ") + d.error().message);
+    options.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+  }
+  std::string const dry = opt(*a, "--dry-run");
+  if (!dry.empty() && dry != "none" && dry != "client" && dry != "server")
+    return usage_error("--dry-run must be none, client or server");
+  options.dry_run_server = dry == "server";
   auto spec = load_job_spec(spec_path(*a));
   if (!spec) return fail(kUsage, spec.error().message);
+  if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(kUsage, conflict);
   auto plan = plan_delete(*spec, a->flags.count("--delete-data") > 0);
-  say("plan:");
+  say(dry == "client" ? "plan (client dry run, nothing is deleted):" : "plan:");
   for (auto const& s : plan) say(std::string("  ") + (s.path.empty() ? "keep   " : "delete ") + s.object + " — " + s.why);
+  if (dry == "client") return kOk;
   auto access = cluster(*a);
   if (!access) return fail(kFailure, access.error().message);
   KubeClient client(std::move(*access));
-  auto st = execute_delete(client, plan, say);
+  auto st = execute_delete(client, plan, options, say);
   if (!st) return fail(kFailure, st.error().message);
   return kOk;
 }
@@ -311,7 +413,7 @@ int cmd_doctor(std::vector<std::string> const& argv) {
   }
   auto access = cluster(*a);
   if (!access) return fail(kFailure, access.error().message);
-  std::string ns = spec ? spec->ns : (opt(*a, "-n").empty() ? opt(*a, "--namespace") : opt(*a, "-n"));
+  std::string ns = spec ? spec->ns : namespace_flag(*a);
   if (ns.empty()) ns = access->default_namespace;
   KubeClient client(std::move(*access));
   auto checks = run_doctor(client, doctor_request(ns, std::move(spec), std::move(devices), COSMICAC_VERSION));
@@ -319,6 +421,39 @@ int cmd_doctor(std::vector<std::string> const& argv) {
   if (a->flags.count("--json") > 0) say(doctor_json(*checks).dump(2, ' ', false, Json::error_handler_t::replace));
   else std::fputs(doctor_text(*checks).c_str(), stdout);
   return doctor_ok(*checks) ? kOk : kFailure;
+}
+
+// `list` and `get NAME`: the VMIs this tool manages, as a table or -o yaml|json.
+int cmd_list_or_get(std::vector<std::string> const& argv, bool one) {
+  std::string err;
+  auto a = parse_args(argv, {"--kubeconfig", "--context", "-n", "--namespace", "-o", "--output"}, {}, err);
+  if (!a) return usage_error(err);
+  if (one && a->positional.size() != 1) return usage_error("get needs one VMI NAME");
+  if (!one && !a->positional.empty()) return usage_error("unexpected argument " + a->positional[0]);
+  std::string const format = output_format(*a);
+  if (!format.empty() && format != "yaml" && format != "json") return usage_error("-o must be yaml or json");
+  auto access = cluster(*a);
+  if (!access) return fail(kFailure, access.error().message);
+  std::string ns = namespace_flag(*a);
+  if (ns.empty()) ns = access->default_namespace;
+  KubeClient client(std::move(*access));
+  auto found = one ? get_vmi(client, ns, a->positional[0]) : list_vmis(client, ns);
+  if (!found) return fail(kFailure, found.error().message);
+  if (!format.empty()) {
+    std::fputs(format_objects(*found, format).c_str(), stdout);
+    return kOk;
+  }
+  std::vector<VmiRow> rows;
+  auto const now = std::chrono::system_clock::now();
+  if (one) rows.push_back(vmi_row(*found, now));
+  else
+    for (auto const& item : (*found)["items"]) rows.push_back(vmi_row(item, now));
+  if (rows.empty()) {
+    std::fprintf(stderr, "No VMIs managed by cosmicac-vmi found in %s namespace.\n", ns.c_str());
+    return kOk;
+  }
+  std::fputs(format_vmi_table(rows).c_str(), stdout);
+  return kOk;
 }
 
 }  // namespace
@@ -348,6 +483,8 @@ int main(int argc, char** argv) {
     if (cmd == "wait") return cmd_wait(rest);
     if (cmd == "delete") return cmd_delete(rest);
     if (cmd == "doctor") return cmd_doctor(rest);
+    if (cmd == "list") return cmd_list_or_get(rest, false);
+    if (cmd == "get") return cmd_list_or_get(rest, true);
   } catch (std::exception const& e) {
     return fail(kFailure, std::string("internal error: ") + e.what());
   }

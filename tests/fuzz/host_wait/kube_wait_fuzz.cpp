@@ -1,10 +1,12 @@
-// What `cosmicac-vmi wait` reads from the API server (VMI, DataVolume, pod
-// list, event list — any JSON) and prints through the terminal escaper: no
-// input crashes the views, and the escaper's output never holds a byte a
-// terminal acts on.
+// What `cosmicac-vmi wait`, `list`/`get` and `apply` read from the API
+// server (VMI, DataVolume, pod list, event list, Status bodies — any JSON)
+// and print through the terminal escaper: no input crashes the views, and the
+// escaper's output never holds a byte a terminal acts on.
 #include "host/follow.hpp"
+#include "host/kube_ops.hpp"
 #include "readiness/terminal_text.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -20,8 +22,17 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   auto pod = cosmicac::host::view_pod(j);
   if (auto p = cosmicac::host::pick_launcher_pod(j)) (void)cosmicac::host::view_pod(*p);
   (void)cosmicac::host::latest_probe_failure(j);
-  for (auto const* line : {&vmi.line, &dv.line, &pod.line, &pod.unschedulable_why})
+  auto row = cosmicac::host::vmi_row(j, std::chrono::system_clock::now());
+  std::string const table = cosmicac::host::format_vmi_table({row});
+  std::string status = cosmicac::host::api_error("x", cosmicac::host::HttpResponse{422, std::string(text)}).message;
+  for (auto const* line : {&vmi.line, &dv.line, &pod.line, &pod.unschedulable_why, &status})
     for (unsigned char c : *line)
       if (c < 0x20 || c == 0x7f) std::abort();
+  for (unsigned char c : table)
+    if ((c < 0x20 && c != '\n') || c == 0x7f) std::abort();
+  // apply's comparison of a rendered spec with whatever the server holds.
+  static cosmicac::host::Json const rendered = cosmicac::host::Json::parse(
+      R"({"domain":{"cpu":{"cores":64},"resources":{"requests":{"memory":"512Gi"}}},"volumes":[{"name":"rootdisk"}]})");
+  (void)cosmicac::host::rendered_differences(rendered, j, "spec");
   return 0;
 }

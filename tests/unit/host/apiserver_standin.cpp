@@ -1,5 +1,7 @@
 #include "apiserver_standin.hpp"
 
+#include "host/quantity.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -100,6 +102,7 @@ std::string reason_phrase(int code) {
     case 404: return "Not Found";
     case 400: return "Bad Request";
     case 409: return "Conflict";
+    case 422: return "Unprocessable Entity";
     case 503: return "Service Unavailable";
     default: return "Status";
   }
@@ -252,6 +255,12 @@ void ApiServerStandIn::serve() {
         auth = head.substr(start, end - start);
         while (!auth.empty() && auth.front() == ' ') auth.erase(0, 1);
       }
+      std::string content_type;
+      if (auto ct = lhead.find("\r\ncontent-type:"); ct != std::string::npos) {
+        auto start = ct + 15;
+        content_type = lhead.substr(start, lhead.find("\r\n", start) - start);
+        while (!content_type.empty() && content_type.front() == ' ') content_type.erase(0, 1);
+      }
       std::string path = target.substr(0, target.find('?'));
       if (method == "GET" && path.ends_with("/log")) {
         std::string refusal;
@@ -267,7 +276,7 @@ void ApiServerStandIn::serve() {
         }
         data = refusal;
       } else {
-        data = handle(method, target, auth, body);
+        data = handle(method, target, auth, content_type, body);
       }
       std::string const& response = data;
       std::size_t off = 0;
@@ -382,96 +391,455 @@ void ApiServerStandIn::answer_post(std::string path, std::function<nlohmann::jso
 }
 // ---- end doctor
 
+namespace {
+
+using nlohmann::json;
+
+// A metav1.Status failure, as kube-apiserver writes it.
+json failure(int code, std::string const& reason, std::string const& message, json details = json::object()) {
+  json s{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Failure"},
+         {"message", message}, {"reason", reason}, {"code", code}};
+  if (!details.empty()) s["details"] = std::move(details);
+  return s;
+}
+
+// "/apis/G/V/namespaces/N/PLURAL[/NAME]" → group, plural, name.
+struct Target {
+  std::string group, plural, name;
+};
+Target parse_target(std::string const& path) {
+  std::vector<std::string> seg;
+  for (std::size_t p = 1, q; p <= path.size(); p = q + 1) {
+    q = path.find('/', p);
+    if (q == std::string::npos) q = path.size();
+    seg.push_back(path.substr(p, q - p));
+  }
+  Target t;
+  std::size_t ns = !seg.empty() && seg[0] == "api" ? 2 : 3;
+  if (seg.size() > 1 && seg[0] == "apis") t.group = seg[1];
+  if (seg.size() > ns + 2) t.plural = seg[ns + 2];
+  if (seg.size() > ns + 3) t.name = seg[ns + 3];
+  return t;
+}
+
+json details_for(std::string const& path, json causes = json()) {
+  Target t = parse_target(path);
+  json d{{"name", t.name}, {"group", t.group}, {"kind", t.plural}};
+  if (!causes.is_null()) d["causes"] = std::move(causes);
+  return d;
+}
+
+std::string resource_ref(std::string const& path) {
+  Target t = parse_target(path);
+  return t.plural + (t.group.empty() ? "" : "." + t.group) + " \"" + t.name + "\"";
+}
+
+std::string kind_of_list(std::string const& plural) {
+  static const std::map<std::string, std::string> kinds{
+      {"pods", "PodList"},
+      {"events", "EventList"},
+      {"secrets", "SecretList"},
+      {"persistentvolumeclaims", "PersistentVolumeClaimList"},
+      {"datavolumes", "DataVolumeList"},
+      {"virtualmachineinstances", "VirtualMachineInstanceList"}};
+  auto it = kinds.find(plural);
+  return it == kinds.end() ? "" : it->second;
+}
+
+// Leaves of an object as JSON pointers ("/spec/resources/requests/storage");
+// arrays are atomic (kube's ownership of list items is finer; the tool's
+// lists are replaced whole). Identity fields are nobody's.
+void leaves(json const& v, std::string const& at, std::set<std::string>& out) {
+  if (at == "/apiVersion" || at == "/kind" || at == "/metadata/name" || at == "/metadata/namespace") return;
+  if (v.is_object() && !v.empty()) {
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      std::string key;  // RFC 6901: label keys hold '/'
+      for (char c : it.key()) key += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+      leaves(it.value(), at + "/" + key, out);
+    }
+    return;
+  }
+  out.insert(at);
+}
+
+// "/metadata/labels/a~1b" → ".metadata.labels.a/b", as kube-apiserver names fields in conflicts.
+std::string dotted(std::string const& pointer) {
+  std::string out;
+  for (std::size_t i = 0; i < pointer.size(); ++i) {
+    if (pointer[i] == '/') out += '.';
+    else if (pointer.compare(i, 2, "~1") == 0) out += '/', ++i;
+    else if (pointer.compare(i, 2, "~0") == 0) out += '~', ++i;
+    else out += pointer[i];
+  }
+  return out;
+}
+
+// Removes a leaf and any object left empty above it.
+void erase_leaf(json& obj, std::string const& pointer) {
+  json::json_pointer p(pointer);
+  while (!p.empty() && obj.contains(p)) {
+    auto parent = p.parent_pointer();
+    obj[parent].erase(p.back());
+    if (!obj[parent].empty()) break;
+    p = parent;
+  }
+}
+
+std::string now_rfc3339() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+bool has_owner(json const& obj, std::string const& uid) {
+  for (auto const& ref : obj.value("metadata", json::object()).value("ownerReferences", json::array()))
+    if (ref.value("uid", "") == uid) return true;
+  return false;
+}
+
+// kube-apiserver's PersistentVolumeClaim update rule: the spec is immutable
+// except resources.requests.storage, which may only grow.
+json pvc_update_causes(json const& old_obj, json const& new_obj) {
+  json old_spec = old_obj.value("spec", json::object()), new_spec = new_obj.value("spec", json::object());
+  auto storage = [](json const& spec) {
+    return spec.value("resources", json::object()).value("requests", json::object()).value("storage", "");
+  };
+  auto bytes = [](std::string const& q) {
+    auto v = cosmicac::host::parse_quantity(q);
+    return v ? *v : -1.0L;
+  };
+  std::string old_size = storage(old_spec), new_size = storage(new_spec);
+  json a = old_spec, b = new_spec;
+  a.erase("resources");
+  b.erase("resources");
+  if (a != b)
+    return json::array({{{"reason", "FieldValueForbidden"},
+                         {"message", "Forbidden: spec is immutable after creation except resources.requests and "
+                                     "volumeAttributesClassName for bound claims"},
+                         {"field", "spec"}}});
+  if (bytes(new_size) < bytes(old_size))
+    return json::array({{{"reason", "FieldValueForbidden"},
+                         {"message", "Forbidden: field can not be less than previous value"},
+                         {"field", "spec.resources.requests.storage"}}});
+  return json::array();
+}
+
+}  // namespace
+
+void ApiServerStandIn::refuse_invalid(std::string method, std::string path_prefix, nlohmann::json causes) {
+  std::lock_guard l(mu_);
+  invalid_.push_back({std::move(method), std::move(path_prefix), std::move(causes)});
+}
+
+void ApiServerStandIn::strict_schema(std::string api_version, std::string kind, SwaggerValidator const* schema,
+                                     std::string definition) {
+  std::lock_guard l(mu_);
+  strict_[api_version + "|" + kind] = {schema, std::move(definition)};
+}
+
+void ApiServerStandIn::remove_finalizers(std::string const& object_path) {
+  std::lock_guard l(mu_);
+  if (auto it = objects_.find(object_path); it != objects_.end()) it->second["metadata"].erase("finalizers");
+}
+
+// One step of the garbage collector (mu_ held): a terminating object whose
+// only finalizer is foregroundDeletion loses its dependents, then (a later
+// step) goes itself; a terminating object without finalizers goes; an object
+// whose owners are all gone goes (background propagation).
+void ApiServerStandIn::collect_garbage() {
+  std::set<std::string> uids;
+  for (auto const& [p, o] : objects_) uids.insert(o.value("metadata", json::object()).value("uid", ""));
+  std::vector<std::string> doomed;
+  for (auto& [p, o] : objects_) {
+    if (!o.contains("metadata") || !o["metadata"].is_object()) continue;
+    auto& meta = o["metadata"];
+    if (meta.contains("deletionTimestamp")) {
+      json fin = meta.value("finalizers", json::array());
+      if (fin.empty()) {
+        doomed.push_back(p);
+      } else if (fin == json::array({"foregroundDeletion"})) {
+        bool dependents = false;
+        for (auto& [q, d] : objects_)
+          if (has_owner(d, meta.value("uid", "")) && !d.at("metadata").contains("deletionTimestamp")) {
+            d["metadata"]["deletionTimestamp"] = now_rfc3339();
+            dependents = true;
+          }
+        bool waiting = false;
+        for (auto const& [q, d] : objects_)
+          if (q != p && has_owner(d, meta.value("uid", ""))) waiting = true;
+        if (!dependents && !waiting) doomed.push_back(p);
+      }
+      continue;
+    }
+    auto refs = meta.value("ownerReferences", json::array());
+    if (refs.empty()) continue;
+    bool orphan = true;
+    for (auto const& r : refs)
+      if (uids.count(r.value("uid", ""))) orphan = false;
+    if (orphan) doomed.push_back(p);
+  }
+  for (auto const& p : doomed) {
+    objects_.erase(p);
+    managed_.erase(p);
+  }
+}
+
+// fieldValidation=Strict against a registered schema (mu_ held): the response
+// to send instead, or empty.
+std::string ApiServerStandIn::strict_check(std::string const& target, nlohmann::json const& obj) const {
+  if (query_param(target, "fieldValidation") != "Strict") return {};
+  auto it = strict_.find(obj.value("apiVersion", "") + "|" + obj.value("kind", ""));
+  if (it == strict_.end()) return {};
+  std::string path = target.substr(0, target.find('?'));
+  std::vector<std::string> unknown;
+  json causes = json::array();
+  for (auto const& e : it->second.schema->validate(it->second.definition, obj)) {
+    auto colon = e.find(": ");
+    std::string field = e.substr(0, colon), what = colon == std::string::npos ? e : e.substr(colon + 2);
+    if (what == "unknown field") unknown.push_back("unknown field \"" + field + "\"");
+    else causes.push_back({{"reason", "FieldValueInvalid"}, {"message", "Invalid value: " + what}, {"field", field}});
+  }
+  if (!unknown.empty()) {
+    std::string msg = "strict decoding error: ";
+    for (std::size_t i = 0; i < unknown.size(); ++i) msg += (i ? ", " : "") + unknown[i];
+    return http_response(400, failure(400, "BadRequest", msg).dump());
+  }
+  if (!causes.empty())
+    return http_response(422, failure(422, "Invalid", obj.value("kind", "") + " \"" +
+                                                            obj.value("metadata", json::object()).value("name", "") + "\" is invalid",
+                                      details_for(path + "/" + obj.value("metadata", json::object()).value("name", ""), causes))
+                                  .dump());
+  return {};
+}
+
+std::string ApiServerStandIn::create(std::string const& target, nlohmann::json obj) {
+  std::string path = target.substr(0, target.find('?'));
+  std::string name = obj["metadata"].value("name", "");
+  std::string key = path + "/" + name;
+  if (auto it = objects_.find(key); it != objects_.end()) {
+    bool terminating = it->second["metadata"].contains("deletionTimestamp");
+    return http_response(409, failure(409, "AlreadyExists",
+                                      std::string(terminating ? "object is being deleted: " : "") + resource_ref(key) +
+                                          " already exists",
+                                      details_for(key))
+                                  .dump());
+  }
+  if (auto refusal = strict_check(target, obj); !refusal.empty()) return refusal;
+  // As the API server does: a uid per created object (ownerReferences name it).
+  obj["metadata"]["uid"] = "uid-" + std::to_string(++uid_counter_) + "-" + name;
+  obj["metadata"]["creationTimestamp"] = now_rfc3339();
+  if (query_param(target, "dryRun") == "All") return http_response(201, obj.dump());
+  objects_[key] = obj;
+  std::string manager = query_param(target, "fieldManager");
+  std::set<std::string> owned;
+  leaves(obj, "", owned);
+  owned.erase("/metadata/uid");
+  owned.erase("/metadata/creationTimestamp");
+  managed_[key][(manager.empty() ? "unknown" : manager) + "|Update"] = owned;
+  return http_response(201, obj.dump());
+}
+
+// Server-side apply: PATCH with Content-Type application/apply-patch+yaml.
+std::string ApiServerStandIn::apply_patch(std::string const& target, std::string const& body) {
+  std::string path = target.substr(0, target.find('?'));
+  std::string manager = query_param(target, "fieldManager");
+  if (manager.empty())
+    return http_response(400, failure(400, "BadRequest", "PATCH request must have fieldManager when applying").dump());
+  json applied;
+  try {
+    applied = json::parse(body);  // JSON is YAML; the tool sends JSON
+  } catch (...) {
+    return http_response(400, failure(400, "BadRequest", "error decoding YAML: the stand-in reads JSON only").dump());
+  }
+  if (applied["metadata"].value("name", "") != parse_target(path).name)
+    return http_response(400, failure(400, "BadRequest", "the name of the object (" +
+                                                             applied["metadata"].value("name", "") +
+                                                             ") does not match the name on the URL")
+                                  .dump());
+  if (auto refusal = strict_check(target, applied); !refusal.empty()) return refusal;
+  bool const dry = query_param(target, "dryRun") == "All";
+  bool const force = query_param(target, "force") == "true";
+  std::set<std::string> mine;
+  leaves(applied, "", mine);
+  auto it = objects_.find(path);
+  if (it == objects_.end()) {
+    json obj = applied;
+    obj["metadata"]["uid"] = "uid-" + std::to_string(++uid_counter_) + "-" + parse_target(path).name;
+    obj["metadata"]["creationTimestamp"] = now_rfc3339();
+    if (!dry) {
+      objects_[path] = obj;
+      managed_[path][manager + "|Apply"] = mine;
+    }
+    return http_response(201, obj.dump());
+  }
+  if (it->second["metadata"].contains("deletionTimestamp"))
+    return http_response(409, failure(409, "Conflict",
+                                       "Operation cannot be fulfilled on " + resource_ref(path) +
+                                           ": object is being deleted",
+                                       details_for(path))
+                                  .dump());
+  json live = it->second;
+  auto owners = managed_[path];
+  std::string const me = manager + "|Apply";
+  json causes = json::array();
+  std::string summary;
+  for (auto const& leaf : mine) {
+    json::json_pointer p(leaf);
+    bool same = live.contains(p) && live[p] == applied[p];
+    if (same) continue;
+    for (auto& [who, fields] : owners) {
+      if (who == me || !fields.count(leaf)) continue;
+      if (force) {
+        fields.erase(leaf);
+        continue;
+      }
+      std::string name = who.substr(0, who.find('|'));
+      causes.push_back({{"type", "FieldManagerConflict"}, {"message", "conflict with \"" + name + "\""},
+                        {"field", dotted(leaf)}});
+      summary += (summary.empty() ? "" : "; ") + std::string("conflict with \"") + name + "\": " + dotted(leaf);
+    }
+  }
+  if (!causes.empty())
+    return http_response(409, failure(409, "Conflict",
+                                      "Apply failed with " + std::to_string(causes.size()) + " conflict" +
+                                          (causes.size() == 1 ? "" : "s") + ": " + summary,
+                                      details_for(path, causes))
+                                  .dump());
+  json merged = live;
+  for (auto const& leaf : owners[me]) {  // no longer applied and nobody else's: removed
+    if (mine.count(leaf)) continue;
+    bool others = false;
+    for (auto const& [who, fields] : owners)
+      if (who != me && fields.count(leaf)) others = true;
+    if (!others) erase_leaf(merged, leaf);
+  }
+  for (auto const& leaf : mine) merged[json::json_pointer(leaf)] = applied[json::json_pointer(leaf)];
+  if (merged.value("kind", "") == "PersistentVolumeClaim") {
+    if (json c = pvc_update_causes(live, merged); !c.empty())
+      return http_response(422, failure(422, "Invalid",
+                                        "PersistentVolumeClaim \"" + parse_target(path).name + "\" is invalid: " +
+                                            c[0].value("field", "") + ": " + c[0].value("message", ""),
+                                        details_for(path, c))
+                                    .dump());
+  }
+  if (!dry) {
+    owners[me] = mine;
+    managed_[path] = owners;
+    it->second = merged;
+  }
+  return http_response(200, merged.dump());
+}
+
+std::string ApiServerStandIn::remove(std::string const& target, std::string const& body) {
+  std::string path = target.substr(0, target.find('?'));
+  auto it = objects_.find(path);
+  if (it == objects_.end()) return http_response(404, not_found_body(path).dump());
+  std::string policy = "Background";
+  try {
+    if (!body.empty()) policy = json::parse(body).value("propagationPolicy", policy);
+  } catch (...) {
+    return http_response(400, failure(400, "BadRequest", "DeleteOptions is not JSON").dump());
+  }
+  json obj = it->second;
+  if (query_param(target, "dryRun") == "All" || obj["metadata"].contains("deletionTimestamp"))
+    return http_response(200, obj.dump());
+  auto& meta = it->second["metadata"];
+  if (policy == "Foreground") {
+    json fin = meta.value("finalizers", json::array());
+    fin.push_back("foregroundDeletion");
+    meta["finalizers"] = fin;
+  }
+  if (meta.value("finalizers", json::array()).empty()) {
+    objects_.erase(it);
+    managed_.erase(path);
+    return http_response(200, obj.dump());
+  }
+  meta["deletionTimestamp"] = now_rfc3339();
+  return http_response(200, it->second.dump());
+}
+
+std::string ApiServerStandIn::list(std::string const& target) {
+  std::string path = target.substr(0, target.find('?'));
+  // A list: the objects directly under the collection, filtered.
+  std::string selector = query_param(target, "labelSelector");
+  std::string field = query_param(target, "fieldSelector");
+  json items = json::array();
+  for (auto const& [p, o] : objects_) {
+    if (p.rfind(path + "/", 0) != 0 || p.find('/', path.size() + 1) != std::string::npos) continue;
+    if (!selector.empty() && !labels_match(o, selector)) continue;
+    if (field.rfind("involvedObject.name=", 0) == 0 &&
+        o.value("involvedObject", json::object()).value("name", "") != field.substr(20))
+      continue;
+    json item = o;
+    if (auto sc = scripts_.find(p); sc != scripts_.end() && !sc->second.empty())
+      item["status"] = sc->second[std::min(script_pos_[p], sc->second.size() - 1)];
+    items.push_back(item);
+  }
+  return http_response(200, json{{"kind", kind_of_list(parse_target(path).plural)},
+                                  {"apiVersion", "v1"},
+                                  {"metadata", {{"resourceVersion", "1"}}},
+                                  {"items", items}}
+                                .dump());
+}
+
 std::string ApiServerStandIn::handle(std::string const& method, std::string const& target, std::string const& auth,
-                                     std::string const& body) {
+                                     std::string const& content_type, std::string const& body) {
   std::lock_guard l(mu_);
   requests_.push_back(method + " " + target);
   auths_.push_back(auth);
   std::string path = target.substr(0, target.find('?'));
-  int code = 200;
-  std::string out;
-  auto respond = [&] { return http_response(code, out); };
   if (auto refusal = precheck(method, path, auth); !refusal.empty()) return refusal;
-  if (method == "POST") {
-    nlohmann::json obj;
+  collect_garbage();
+  for (auto const& r : invalid_)
+    if (r.method == method && path.rfind(r.prefix, 0) == 0) {
+      std::string name = parse_target(path).name;
+      try {
+        if (name.empty()) name = json::parse(body)["metadata"].value("name", "");
+      } catch (...) {
+      }
+      std::string msg = name + " is invalid";
+      for (auto const& c : r.causes) msg += ": " + c.value("field", "") + ": " + c.value("message", "");
+      return http_response(422, failure(422, "Invalid", msg, details_for(path + (parse_target(path).name.empty() ? "/" + name : ""), r.causes)).dump());
+    }
+  if (method == "POST" || method == "PATCH") {
+    json obj;
     try {
-      obj = nlohmann::json::parse(body);
+      obj = json::parse(body);
     } catch (...) {
-      code = 400;
-      out = status_body(400, "BadRequest", "body is not JSON");
-      return respond();
+      return http_response(400, failure(400, "BadRequest", "body is not JSON").dump());
     }
     // ---- doctor (h-render): computed answers (SelfSubjectAccessReview)
-    if (auto answer = post_answers_.find(path); answer != post_answers_.end()) {
-      code = 201;
-      out = answer->second(obj).dump();
-      return respond();
-    }
+    if (method == "POST")
+      if (auto answer = post_answers_.find(path); answer != post_answers_.end())
+        return http_response(201, answer->second(obj).dump());
     // ---- end doctor
-    std::string name = obj["metadata"].value("name", "");
-    std::string key = path + "/" + name;
-    if (objects_.count(key)) {
-      code = 409;
-      out = status_body(409, "AlreadyExists", obj.value("kind", "object") + " \"" + name + "\" already exists");
-      return respond();
-    }
-    // As the API server does: a uid per created object (ownerReferences name it).
-    obj["metadata"]["uid"] = "uid-" + std::to_string(++uid_counter_) + "-" + name;
-    objects_[key] = obj;
-    code = 201;
-    out = obj.dump();
-    return respond();
+    if (method == "POST") return create(target, std::move(obj));
+    if (content_type != "application/apply-patch+yaml")
+      return http_response(415, failure(415, "UnsupportedMediaType",
+                                        "the stand-in serves server-side apply only, not " + content_type)
+                                    .dump());
+    return apply_patch(target, body);
   }
-  if (method == "GET" && (path.ends_with("/pods") || path.ends_with("/events"))) {
-    // A list: the objects directly under the collection, filtered.
-    std::string selector = query_param(target, "labelSelector");
-    std::string field = query_param(target, "fieldSelector");
-    nlohmann::json items = nlohmann::json::array();
-    for (auto const& [p, o] : objects_) {
-      if (p.rfind(path + "/", 0) != 0 || p.find('/', path.size() + 1) != std::string::npos) continue;
-      if (!selector.empty() && !labels_match(o, selector)) continue;
-      if (field.rfind("involvedObject.name=", 0) == 0 &&
-          o.value("involvedObject", nlohmann::json::object()).value("name", "") != field.substr(20))
-        continue;
-      items.push_back(o);
-    }
-    bool events = path.ends_with("/events");
-    out = nlohmann::json{{"kind", events ? "EventList" : "PodList"},
-                         {"apiVersion", "v1"},
-                         {"metadata", {{"resourceVersion", "1"}}},
-                         {"items", items}}
-              .dump();
-    return respond();
-  }
+  if (method == "GET" && !objects_.count(path) && !kind_of_list(parse_target(path).plural).empty() &&
+      parse_target(path).name.empty())
+    return list(target);
   if (method == "GET") {
     auto it = objects_.find(path);
-    if (it == objects_.end()) {
-      code = 404;
-      out = not_found_body(path).dump();
-      return respond();
-    }
-    nlohmann::json obj = it->second;
+    if (it == objects_.end()) return http_response(404, not_found_body(path).dump());
+    json obj = it->second;
     auto sc = scripts_.find(path);
     if (sc != scripts_.end() && !sc->second.empty()) {
       std::size_t& pos = script_pos_[path];
       obj["status"] = sc->second[std::min(pos, sc->second.size() - 1)];
       ++pos;
     }
-    out = obj.dump();
-    return respond();
+    return http_response(200, obj.dump());
   }
-  if (method == "DELETE") {
-    if (!objects_.erase(path)) {
-      code = 404;
-      out = status_body(404, "NotFound", "not found");
-      return respond();
-    }
-    out = nlohmann::json{{"kind", "Status"}, {"status", "Success"}}.dump();
-    return respond();
-  }
-  code = 405;
-  out = status_body(405, "MethodNotAllowed", method);
-  return respond();
+  if (method == "DELETE") return remove(target, body);
+  return http_response(405, failure(405, "MethodNotAllowed", method).dump());
 }
 
 }  // namespace cosmicac::test

@@ -7,9 +7,23 @@
 // (fieldSelector involvedObject.name); a container's log, whole or followed
 // (follow=true streams until the test drops it; timestamps=true, sinceTime),
 // fed by the test. Failure bodies are metav1.Status objects (kind Status,
-// reason, code, details {name, kind}). It is not a Kubernetes implementation:
-// no validation, no watch, no resourceVersion semantics.
+// reason, code, details {name, group, kind, causes}).
+// Where cosmicac-vmi depends on kube-apiserver's behaviour it mimics it:
+// 409 AlreadyExists (also while the object is terminating); 422 Invalid with
+// causes (PVC spec immutable but for storage growth; scripted refusals);
+// dryRun=All (nothing persisted); fieldValidation=Strict (400 on unknown
+// fields, against the schemas given with strict_schema); server-side apply
+// (PATCH application/apply-patch+yaml: create if absent, else merge, each
+// manager owning the leaves it applied; another manager's differing leaf is a
+// 409 Conflict unless force=true); deletion with finalizers and propagation
+// (Foreground: deletionTimestamp + foregroundDeletion finalizer, dependents by
+// ownerReference uid removed, then the object; Background: the object, then
+// its dependents), one garbage-collection step per request so a client sees
+// the terminating state. It is not a Kubernetes implementation: no watch, no
+// resourceVersion semantics, lists hold fields as stored.
 #pragma once
+
+#include "swagger_validator.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -57,6 +71,14 @@ class ApiServerStandIn {
   // Log GETs for this pod get this status (e.g. 403) instead of the log.
   void refuse_log(std::string const& pod, int status);
 
+  // Requests with this method whose path starts with the prefix get 422
+  // Invalid with these causes ({reason, message, field}).
+  void refuse_invalid(std::string method, std::string path_prefix, nlohmann::json causes);
+  // fieldValidation=Strict checks objects of this apiVersion/kind against
+  // the definition in the schema (unknown fields → 400, other violations → 422).
+  void strict_schema(std::string api_version, std::string kind, SwaggerValidator const* schema, std::string definition);
+  // Drops the object's finalizers (a terminating one then goes away).
+  void remove_finalizers(std::string const& object_path);
   // ---- doctor (h-render): a POST to exactly this path is answered with
   // 201 and what `reply` makes of the request body (SelfSubjectAccessReview).
   void answer_post(std::string path, std::function<nlohmann::json(nlohmann::json const&)> reply);
@@ -70,7 +92,13 @@ class ApiServerStandIn {
  private:
   void serve();
   std::string handle(std::string const& method, std::string const& path, std::string const& auth,
-                     std::string const& body);
+                     std::string const& content_type, std::string const& body);
+  std::string create(std::string const& target, nlohmann::json obj);
+  std::string apply_patch(std::string const& target, std::string const& body);
+  std::string remove(std::string const& target, std::string const& body);
+  std::string list(std::string const& target);
+  std::string strict_check(std::string const& target, nlohmann::json const& obj) const;
+  void collect_garbage();
   std::string precheck(std::string const& method, std::string const& path, std::string const& auth);
   void stream_log(int fd, std::string target);
 
@@ -89,6 +117,18 @@ class ApiServerStandIn {
   std::vector<std::string> unserved_;
   int fail_status_ = 0, fail_count_ = 0;
   std::map<std::string, nlohmann::json> objects_;
+  // object path → "manager|Apply" or "manager|Update" → the leaves it owns.
+  std::map<std::string, std::map<std::string, std::set<std::string>>> managed_;
+  struct Refusal {
+    std::string method, prefix;
+    nlohmann::json causes;
+  };
+  std::vector<Refusal> invalid_;
+  struct Strict {
+    SwaggerValidator const* schema;
+    std::string definition;
+  };
+  std::map<std::string, Strict> strict_;  // "apiVersion|kind"
   std::map<std::string, std::vector<nlohmann::json>> scripts_;
   std::map<std::string, std::size_t> script_pos_;
   std::vector<std::string> requests_;

@@ -80,7 +80,7 @@ TEST_CASE("cli: a bad spec exits 2 naming the field") {
   CHECK(missing.err.find("cannot open job spec /nonexistent/spec.yaml") != std::string::npos);
 }
 
-TEST_CASE("cli: apply, apply again (kept), wait until ready, delete") {
+TEST_CASE("cli: apply, apply again (unchanged), wait until ready, delete") {
   test::ApiServerStandIn server("Bearer good-token");
   test::TempDir dir;
   std::string kc = kubeconfig_for(server, dir);
@@ -90,7 +90,8 @@ TEST_CASE("cli: apply, apply again (kept), wait until ready, delete") {
   CHECK(a.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 created") != std::string::npos);
   auto again = vmi({"apply", "-f", kExample, "--kubeconfig=" + kc});
   CHECK(again.exit_code == 0);
-  CHECK(again.out.find("already exists: kept") != std::string::npos);
+  CHECK(again.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 unchanged") != std::string::npos);
+  CHECK(again.out.find("PersistentVolumeClaim cosmic-ac/llama-70b-0-data serverside-applied") != std::string::npos);
 
   std::string vmi_path = "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/llama-70b-0";
   server.script_status(vmi_path, {json{{"phase", "Scheduling"}},
@@ -107,6 +108,97 @@ TEST_CASE("cli: apply, apply again (kept), wait until ready, delete") {
   CHECK(d.out.find("keep   PersistentVolumeClaim cosmic-ac/llama-70b-0-data") != std::string::npos);
   CHECK(server.has("/api/v1/namespaces/cosmic-ac/persistentvolumeclaims/llama-70b-0-data"));
   CHECK_FALSE(server.has(vmi_path));
+  CHECK(d.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 is gone") != std::string::npos);
+}
+
+namespace {
+// The example with another CPU count: a VMI spec that differs.
+std::string changed_example(test::TempDir const& dir) {
+  std::string text = test::read_text(kExample);
+  auto at = text.find("cpu: 64");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 7, "cpu: 32");
+  std::string path = dir.path + "/changed.yaml";
+  test::write_text(path, text);
+  return path;
+}
+}  // namespace
+
+TEST_CASE("cli: apply of a changed VMI exits 1 listing the fields; --recreate replaces it; -n must match the spec") {
+  test::ApiServerStandIn server("Bearer good-token");
+  test::TempDir dir;
+  std::string kc = kubeconfig_for(server, dir);
+  REQUIRE(vmi({"apply", "-f", kExample, "--kubeconfig", kc}).exit_code == 0);
+  std::string changed = changed_example(dir);
+  auto refused = vmi({"apply", "-f", changed, "--kubeconfig", kc});
+  CHECK(refused.exit_code == 1);
+  CHECK(refused.out.find("differs: VirtualMachineInstance cosmic-ac/llama-70b-0 spec.domain.cpu.cores") != std::string::npos);
+  CHECK(refused.err.find("exists and its spec cannot change") != std::string::npos);
+  auto recreated = vmi({"apply", "-f", changed, "--kubeconfig", kc, "--recreate", "--timeout", "20s"});
+  INFO(recreated.err);
+  CHECK(recreated.exit_code == 0);
+  CHECK(recreated.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 recreated") != std::string::npos);
+  CHECK(server.get("/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/llama-70b-0")["spec"]["domain"]
+                  ["cpu"]["cores"] == 32);
+
+  auto wrong_ns = vmi({"apply", "-f", kExample, "--kubeconfig", kc, "-n", "other"});
+  CHECK(wrong_ns.exit_code == 2);
+  CHECK(wrong_ns.err.find("the namespace from the provided object \"cosmic-ac\" does not match the namespace \"other\"") !=
+        std::string::npos);
+  CHECK(vmi({"delete", "-f", kExample, "--kubeconfig", kc, "--namespace=other"}).exit_code == 2);
+  CHECK(vmi({"apply", "-f", kExample, "--kubeconfig", kc, "-n", "cosmic-ac", "--dry-run=server"}).exit_code == 1);  // differs
+}
+
+TEST_CASE("cli: apply --dry-run=client -o json is render -o json, without a request; -o yaml shows the applied objects") {
+  test::ApiServerStandIn server("Bearer good-token");
+  test::TempDir dir;
+  std::string kc = kubeconfig_for(server, dir);
+  auto dry = vmi({"apply", "-f", kExample, "--kubeconfig", kc, "--dry-run=client", "-o", "json"});
+  REQUIRE(dry.exit_code == 0);
+  CHECK(json::parse(dry.out) == json::parse(vmi({"render", "-f", kExample, "-o", "json"}).out));
+  CHECK(server.requests().empty());
+  auto server_dry = vmi({"apply", "-f", kExample, "--kubeconfig", kc, "--dry-run=server"});
+  CHECK(server_dry.exit_code == 0);
+  CHECK(server_dry.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 created (server dry run)") != std::string::npos);
+  CHECK_FALSE(server.has("/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/llama-70b-0"));
+
+  auto applied = vmi({"apply", "-f", kExample, "--kubeconfig", kc, "-o", "json"});
+  INFO(applied.err);
+  REQUIRE(applied.exit_code == 0);
+  json list = json::parse(applied.out);
+  REQUIRE(list["items"].size() == 4);
+  CHECK(list["items"][1]["kind"] == "VirtualMachineInstance");
+  CHECK(list["items"][1]["metadata"]["uid"].is_string());
+  CHECK(list["items"][3]["kind"] == "Secret");
+  CHECK_FALSE(list["items"][3].contains("stringData"));
+  CHECK(applied.err.find("VirtualMachineInstance cosmic-ac/llama-70b-0 created") != std::string::npos);
+}
+
+TEST_CASE("cli: list and get show the managed VMIs; get/wait on a missing name fail at once; delete --wait=false") {
+  test::ApiServerStandIn server("Bearer good-token");
+  test::TempDir dir;
+  std::string kc = kubeconfig_for(server, dir);
+  REQUIRE(vmi({"apply", "-f", kExample, "--kubeconfig", kc}).exit_code == 0);
+  auto l = vmi({"list", "-n", "cosmic-ac", "--kubeconfig", kc});
+  INFO(l.err);
+  REQUIRE(l.exit_code == 0);
+  CHECK(l.out.rfind("NAME          PHASE     READY   NODE     AGE", 0) == 0);
+  CHECK(l.out.find("llama-70b-0   Pending   False   <none>   ") != std::string::npos);
+  auto g = vmi({"get", "llama-70b-0", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "yaml"});
+  CHECK(g.exit_code == 0);
+  CHECK(g.out.find("kind: VirtualMachineInstance\n") != std::string::npos);
+  auto missing = vmi({"get", "nope", "-n", "cosmic-ac", "--kubeconfig", kc});
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("VirtualMachineInstance cosmic-ac/nope not found") != std::string::npos);
+  auto w = vmi({"wait", "nope", "-n", "cosmic-ac", "--kubeconfig", kc, "--timeout", "50s"});
+  CHECK(w.exit_code == 1);
+  CHECK(w.err.find("does not exist") != std::string::npos);
+  auto empty = vmi({"list", "-n", "elsewhere", "--kubeconfig", kc});
+  CHECK(empty.exit_code == 0);
+  CHECK(empty.err == "No VMIs managed by cosmicac-vmi found in elsewhere namespace.\n");
+  auto d = vmi({"delete", "-f", kExample, "--kubeconfig", kc, "--wait=false"});
+  CHECK(d.exit_code == 0);
+  CHECK(d.out.find("is gone") == std::string::npos);
 }
 
 TEST_CASE("cli: wait for a VMI that never becomes ready exits 1 with a clear message") {

@@ -5,6 +5,11 @@
 
 #include "apiserver_standin.hpp"
 #include "host/manifests.hpp"
+#include "swagger_validator.hpp"
+#include "test_files.hpp"
+
+#include <algorithm>
+#include <set>
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -19,6 +24,26 @@ constexpr const char* kDvPath = "/apis/cdi.kubevirt.io/v1beta1/namespaces/cosmic
 constexpr const char* kVmiPath = "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances";
 constexpr const char* kPvcPath = "/api/v1/namespaces/cosmic-ac/persistentvolumeclaims";
 constexpr const char* kSecretPath = "/api/v1/namespaces/cosmic-ac/secrets";
+
+ApplyOptions fast_apply() {
+  ApplyOptions o;
+  o.poll = 10ms;
+  o.delete_timeout = 5s;
+  return o;
+}
+DeleteOptions fast_delete() {
+  DeleteOptions o;
+  o.poll = 10ms;
+  o.timeout = 5s;
+  return o;
+}
+auto const quiet = [](std::string const&) {};
+
+// "PATCH /api/v1/…?fieldManager=…" → "PATCH /api/v1/…"
+std::vector<std::string> without_queries(std::vector<std::string> requests) {
+  for (auto& r : requests) r = r.substr(0, r.find('?'));
+  return requests;
+}
 
 JobSpec example() { return load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value(); }
 
@@ -45,47 +70,171 @@ struct Said {
 
 }  // namespace
 
-TEST_CASE("kube_ops: apply creates every object in order, with the bearer token") {
+TEST_CASE("kube_ops: apply — PVC server-side applied, VMI created, then what it owns; fieldManager and Strict on every write") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   Said said;
-  auto res = apply_objects(client, render_manifests(example()), said.fn());
+  auto res = apply_objects(client, render_manifests(example()), fast_apply(), said.fn());
   if (!res) FAIL(res.error().message);
   REQUIRE(res->size() == 4);
   for (auto const& r : *res) CHECK(r.outcome == ApplyOutcome::Created);
-  CHECK(server.requests() == std::vector<std::string>{"POST " + std::string(kDvPath), "POST " + std::string(kPvcPath),
-                                                      "POST " + std::string(kVmiPath),
-                                                      "POST " + std::string(kSecretPath)});
+  CHECK(without_queries(server.requests()) ==
+        std::vector<std::string>{"GET " + std::string(kVmiPath) + "/llama-70b-0",
+                                 "PATCH " + std::string(kPvcPath) + "/llama-70b-0-data", "POST " + std::string(kVmiPath),
+                                 "PATCH " + std::string(kDvPath) + "/llama-70b-0-root", "POST " + std::string(kSecretPath)});
+  for (auto const& r : server.requests()) {
+    if (r.rfind("GET", 0) == 0) continue;
+    CHECK(r.find("?fieldManager=cosmicac-vmi&fieldValidation=Strict") != std::string::npos);
+    CHECK(r.find("dryRun") == std::string::npos);
+  }
   for (auto const& a : server.authorizations()) CHECK(a == "Bearer good-token");
   CHECK(server.get(std::string(kVmiPath) + "/llama-70b-0")["spec"]["domain"]["cpu"]["cores"] == 64);
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 created"));
+  CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data created"));
+  // -o shows the Secret without its data: it is never read back.
+  CHECK_FALSE(res->back().applied.contains("stringData"));
+  CHECK(res->back().applied["metadata"]["name"] == "llama-70b-0-userdata");
 }
 
-TEST_CASE("kube_ops: the user-data Secret is created after the VMI, owned by it (its uid)") {
+TEST_CASE("kube_ops: the root DataVolume and the user-data Secret are owned by the VMI (its uid); the data PVC is not") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
-  REQUIRE(apply_objects(client, render_manifests(example()), [](auto const&) {}));
+  REQUIRE(apply_objects(client, render_manifests(example()), fast_apply(), quiet));
   json const vmi = server.get(std::string(kVmiPath) + "/llama-70b-0");
-  json const secret = server.get(std::string(kSecretPath) + "/llama-70b-0-userdata");
   REQUIRE(vmi["metadata"]["uid"].is_string());
-  CHECK(secret["metadata"]["ownerReferences"].dump() ==
-        json::array({{{"apiVersion", "kubevirt.io/v1"},
-                      {"kind", "VirtualMachineInstance"},
-                      {"name", "llama-70b-0"},
-                      {"uid", vmi["metadata"]["uid"]}}})
-            .dump());
+  json const owner = json::array({{{"apiVersion", "kubevirt.io/v1"},
+                                   {"kind", "VirtualMachineInstance"},
+                                   {"name", "llama-70b-0"},
+                                   {"uid", vmi["metadata"]["uid"]}}});
+  json const secret = server.get(std::string(kSecretPath) + "/llama-70b-0-userdata");
+  CHECK(secret["metadata"]["ownerReferences"].dump() == owner.dump());
+  CHECK(server.get(std::string(kDvPath) + "/llama-70b-0-root")["metadata"]["ownerReferences"].dump() == owner.dump());
+  CHECK_FALSE(server.get(std::string(kPvcPath) + "/llama-70b-0-data")["metadata"].contains("ownerReferences"));
   CHECK(secret["stringData"]["userdata"].get<std::string>().rfind("#cloud-config\n", 0) == 0);
 }
 
-TEST_CASE("kube_ops: a VMI kept from an earlier apply still owns a newly created Secret (uid by GET)") {
+TEST_CASE("kube_ops: apply again — unchanged VMI, PVC and DataVolume server-side applied, Secret replaced unread") {
   test::ApiServerStandIn server("Bearer good-token");
-  std::string const path = std::string(kVmiPath) + "/llama-70b-0";
-  server.put(path, json{{"kind", "VirtualMachineInstance"}, {"metadata", {{"name", "llama-70b-0"}, {"uid", "old-uid"}}}});
   KubeClient client(access_to(server));
-  REQUIRE(apply_objects(client, render_manifests(example()), [](auto const&) {}));
-  CHECK(server.get(std::string(kSecretPath) + "/llama-70b-0-userdata")["metadata"]["ownerReferences"][0]["uid"] ==
-        "old-uid");
-  CHECK(server.requests().at(3) == "GET " + path);
+  auto objs = render_manifests(example());
+  REQUIRE(apply_objects(client, objs, fast_apply(), quiet));
+  std::string const old_uid = server.get(std::string(kVmiPath) + "/llama-70b-0")["metadata"]["uid"];
+  std::size_t const before = server.requests().size();
+  Said said;
+  auto again = apply_objects(client, objs, fast_apply(), said.fn());
+  if (!again) FAIL(again.error().message);
+  REQUIRE(again->size() == 4);
+  CHECK((*again)[0].outcome == ApplyOutcome::Applied);    // PVC
+  CHECK((*again)[1].outcome == ApplyOutcome::Unchanged);  // VMI
+  CHECK((*again)[2].outcome == ApplyOutcome::Applied);    // DataVolume
+  CHECK((*again)[3].outcome == ApplyOutcome::Replaced);   // Secret
+  CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 unchanged"));
+  CHECK(said.contains("DataVolume cosmic-ac/llama-70b-0-root serverside-applied"));
+  CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata replaced"));
+  CHECK(server.get(std::string(kSecretPath) + "/llama-70b-0-userdata")["metadata"]["ownerReferences"][0]["uid"] == old_uid);
+  // The Secret is never read (GET) nor patched: both replies would carry its data.
+  for (auto const& r : server.requests()) {
+    if (r.find("/secrets") == std::string::npos) continue;
+    CHECK((r.rfind("POST ", 0) == 0 || r.rfind("DELETE ", 0) == 0));
+  }
+  CHECK(server.requests().size() - before == 7);  // GET VMI, GET DV, PATCH PVC, PATCH DV, POST 409, DELETE, POST Secret
+}
+
+TEST_CASE("kube_ops: a VMI whose spec differs is not touched: the fields are listed, the error says --recreate") {
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  auto spec = example();
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  std::size_t const before = server.requests().size();
+  spec.cpu_cores = 32;
+  Said said;
+  auto res = apply_objects(client, render_manifests(spec), fast_apply(), said.fn());
+  REQUIRE_FALSE(res);
+  CHECK(res.error().message.find("VirtualMachineInstance cosmic-ac/llama-70b-0 exists and its spec cannot change") == 0);
+  CHECK(res.error().message.find("--recreate") != std::string::npos);
+  CHECK(said.contains("differs: VirtualMachineInstance cosmic-ac/llama-70b-0 spec.domain.cpu.cores"));
+  for (std::size_t i = before; i < server.requests().size(); ++i) CHECK(server.requests()[i].rfind("GET ", 0) == 0);
+  CHECK(server.get(std::string(kVmiPath) + "/llama-70b-0")["spec"]["domain"]["cpu"]["cores"] == 64);
+}
+
+TEST_CASE("kube_ops: server defaults and canonical quantities are not differences; a changed root image is") {
+  auto objs = render_manifests(example());
+  json vmi = objs[2];
+  REQUIRE(vmi["kind"] == "VirtualMachineInstance");
+  json live = vmi;
+  live["spec"]["domain"]["machine"] = {{"type", "q35"}};                          // a KubeVirt default
+  live["spec"]["domain"]["devices"]["disks"][0]["disk"]["readonly"] = false;     // another
+  live["spec"]["domain"]["resources"]["requests"]["memory"] = "1Ti";             // 1024Gi, canonical
+  vmi["spec"]["domain"]["resources"]["requests"]["memory"] = "1024Gi";
+  CHECK(rendered_differences(vmi["spec"], live["spec"], "spec").empty());
+  live["spec"]["domain"]["devices"]["gpus"].erase(0);
+  CHECK(rendered_differences(vmi["spec"], live["spec"], "spec") == std::vector<std::string>{"spec.domain.devices.gpus"});
+  json dv = objs[0], live_dv = objs[0];
+  live_dv["spec"]["source"]["registry"]["url"] = "docker://elsewhere/image:1";
+  CHECK(rendered_differences(dv["spec"], live_dv["spec"], "spec") ==
+        std::vector<std::string>{"spec.source.registry.url"});
+}
+
+TEST_CASE("kube_ops: --recreate deletes the differing VMI and what it owns, waits until gone, creates it again") {
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  auto spec = example();
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  std::string const vmi_path = std::string(kVmiPath) + "/llama-70b-0";
+  std::string const old_uid = server.get(vmi_path)["metadata"]["uid"];
+  std::string const pvc_uid = server.get(std::string(kPvcPath) + "/llama-70b-0-data")["metadata"]["uid"];
+  spec.cpu_cores = 32;
+  ApplyOptions opts = fast_apply();
+  opts.recreate = true;
+  Said said;
+  auto res = apply_objects(client, render_manifests(spec), opts, said.fn());
+  if (!res) FAIL(res.error().message);
+  json const vmi = server.get(vmi_path);
+  CHECK(vmi["spec"]["domain"]["cpu"]["cores"] == 32);
+  CHECK(vmi["metadata"]["uid"] != old_uid);
+  CHECK(server.get(std::string(kDvPath) + "/llama-70b-0-root")["metadata"]["ownerReferences"][0]["uid"] ==
+        vmi["metadata"]["uid"]);
+  CHECK(server.get(std::string(kPvcPath) + "/llama-70b-0-data")["metadata"]["uid"] == pvc_uid);  // kept
+  CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 is gone"));
+  CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 recreated"));
+  // The VMI was deleted with foreground propagation and waited for (GET until 404) before the POST.
+  auto reqs = without_queries(server.requests());
+  auto del = std::find(reqs.begin(), reqs.end(), "DELETE " + vmi_path);
+  REQUIRE(del != reqs.end());
+  auto post = std::find(del, reqs.end(), "POST " + std::string(kVmiPath));
+  REQUIRE(post != reqs.end());
+  CHECK(std::count(del, post, "GET " + vmi_path) >= 1);  // until 404
+}
+
+TEST_CASE("kube_ops: 422 on the VMI rolls back what this run created (not what existed) and names the cause") {
+  test::ApiServerStandIn server("Bearer good-token");
+  // A data PVC from before this run stays; the DataVolume does not exist yet.
+  server.refuse_invalid("POST", kVmiPath,
+                        json::array({{{"reason", "FieldValueInvalid"},
+                                      {"message", "Invalid value: 64: must not exceed the node's 48 cores"},
+                                      {"field", "spec.domain.cpu.cores"}}}));
+  KubeClient client(access_to(server));
+  Said said;
+  auto res = apply_objects(client, render_manifests(example()), fast_apply(), said.fn());
+  REQUIRE_FALSE(res);
+  CHECK(res.error().message.find("creating VirtualMachineInstance cosmic-ac/llama-70b-0: HTTP 422 Invalid") == 0);
+  CHECK(res.error().message.find("spec.domain.cpu.cores: Invalid value: 64") != std::string::npos);
+  CHECK(res.error().message.find("deleted what this run had created (PersistentVolumeClaim cosmic-ac/llama-70b-0-data)") !=
+        std::string::npos);
+  CHECK_FALSE(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
+  CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data deleted (created by this run, which failed)"));
+
+  // The same failure with the PVC already there: it is not deleted.
+  test::ApiServerStandIn again("Bearer good-token");
+  KubeClient client2(access_to(again));
+  auto objs = render_manifests(example());
+  REQUIRE(objs[1]["kind"] == "PersistentVolumeClaim");
+  REQUIRE(apply_objects(client2, {objs[1]}, fast_apply(), quiet));  // the PVC alone
+  again.refuse_invalid("POST", kVmiPath, json::array({{{"reason", "FieldValueInvalid"}, {"message", "no"}, {"field", "spec"}}}));
+  auto res2 = apply_objects(client2, objs, fast_apply(), quiet);
+  REQUIRE_FALSE(res2);
+  CHECK(again.has(std::string(kPvcPath) + "/llama-70b-0-data"));
+  CHECK(res2.error().message.find("deleted what this run had created") == std::string::npos);
 }
 
 TEST_CASE("kube_ops: when the Secret cannot be created, what this run created is deleted again and said") {
@@ -93,39 +242,288 @@ TEST_CASE("kube_ops: when the Secret cannot be created, what this run created is
   server.deny("POST", kSecretPath);
   KubeClient client(access_to(server));
   Said said;
-  auto res = apply_objects(client, render_manifests(example()), said.fn());
+  auto res = apply_objects(client, render_manifests(example()), fast_apply(), said.fn());
   REQUIRE_FALSE(res);
   CHECK(res.error().reason == Reason::Auth);
   CHECK(res.error().message.find("creating Secret cosmic-ac/llama-70b-0-userdata: HTTP 403") == 0);
-  CHECK(res.error().message.find("deleted what this run had created (VirtualMachineInstance cosmic-ac/llama-70b-0, "
-                                 "PersistentVolumeClaim cosmic-ac/llama-70b-0-data, DataVolume "
-                                 "cosmic-ac/llama-70b-0-root)") != std::string::npos);
+  CHECK(res.error().message.find("deleted what this run had created (DataVolume cosmic-ac/llama-70b-0-root, "
+                                 "VirtualMachineInstance cosmic-ac/llama-70b-0, PersistentVolumeClaim "
+                                 "cosmic-ac/llama-70b-0-data)") != std::string::npos);
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
   CHECK_FALSE(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
   CHECK_FALSE(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 deleted (created by this run, which failed)"));
 }
 
-TEST_CASE("kube_ops: 409 AlreadyExists keeps the object and says so") {
+TEST_CASE("kube_ops: --dry-run=server sends dryRun=All on every write and changes nothing") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
+  ApplyOptions opts = fast_apply();
+  opts.dry_run = DryRun::Server;
   Said said;
+  auto res = apply_objects(client, render_manifests(example()), opts, said.fn());
+  if (!res) FAIL(res.error().message);
+  CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 created (server dry run)"));
+  int writes = 0;
+  for (auto const& r : server.requests()) {
+    if (r.rfind("GET ", 0) == 0) continue;
+    ++writes;
+    CHECK(r.find("dryRun=All") != std::string::npos);
+  }
+  CHECK(writes == 4);
+  CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
+  CHECK_FALSE(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
+  CHECK_FALSE(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
+  CHECK_FALSE(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));
+}
+
+TEST_CASE("kube_ops: the data PVC may grow (server-side apply); shrinking is the API server's 422 with its cause") {
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  auto spec = example();
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  std::string const pvc = std::string(kPvcPath) + "/llama-70b-0-data";
+  std::string const size = spec.data_disk->size;
+  spec.data_disk->size = "4Ti";
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  CHECK(server.get(pvc)["spec"]["resources"]["requests"]["storage"] == "4Ti");
+  spec.data_disk->size = "200Gi";
+  auto res = apply_objects(client, render_manifests(spec), fast_apply(), quiet);
+  REQUIRE_FALSE(res);
+  CHECK(res.error().message.find("applying PersistentVolumeClaim cosmic-ac/llama-70b-0-data: HTTP 422 Invalid") == 0);
+  CHECK(res.error().message.find("field can not be less than previous value") != std::string::npos);
+  CHECK(server.get(pvc)["spec"]["resources"]["requests"]["storage"] == "4Ti");
+  CHECK(server.has(std::string(kVmiPath) + "/llama-70b-0"));  // nothing this run created: nothing deleted
+}
+
+TEST_CASE("kube_ops: a field another manager owns is a conflict naming it; --force-conflicts takes it") {
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
   auto objs = render_manifests(example());
-  REQUIRE(apply_objects(client, objs, said.fn()));
-  auto again = apply_objects(client, objs, said.fn());
-  REQUIRE(again);
-  for (auto const& r : *again) CHECK(r.outcome == ApplyOutcome::Kept);
-  CHECK(said.contains("DataVolume cosmic-ac/llama-70b-0-root already exists: kept as is"));
+  json pvc = objs[1];
+  REQUIRE(pvc["kind"] == "PersistentVolumeClaim");
+  pvc["spec"]["resources"]["requests"]["storage"] = "300Gi";
+  auto made = client.request("POST", std::string(kPvcPath) + "?fieldManager=kubectl-edit", pvc.dump());
+  REQUIRE(made);
+  REQUIRE(made->status == 201);
+  auto res = apply_objects(client, objs, fast_apply(), quiet);
+  REQUIRE_FALSE(res);
+  INFO(res.error().message);
+  // (terminal_safe escapes the API's quotes)
+  CHECK(res.error().message.find("HTTP 409 Conflict: Apply failed with 1 conflict: conflict with \\\"kubectl-edit\\\": "
+                                 ".spec.resources.requests.storage") != std::string::npos);
+  CHECK(res.error().message.find("--force-conflicts") != std::string::npos);
+  ApplyOptions force = fast_apply();
+  force.force_conflicts = true;
+  REQUIRE(apply_objects(client, objs, force, quiet));
+  CHECK(server.get(std::string(kPvcPath) + "/llama-70b-0-data")["spec"]["resources"]["requests"]["storage"] ==
+        objs[1]["spec"]["resources"]["requests"]["storage"]);
+  auto reqs = server.requests();
+  CHECK(std::count(reqs.begin(), reqs.end(),
+                   "PATCH " + std::string(kPvcPath) + "/llama-70b-0-data?fieldManager=cosmicac-vmi&fieldValidation=Strict&force=true") == 1);
+}
+
+TEST_CASE("kube_ops: delete is foreground and waits until every object is 404; --wait=false returns at once") {
+  auto spec = example();
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  std::size_t const before = server.requests().size();
+  Said said;
+  REQUIRE(execute_delete(client, plan_delete(spec, false), fast_delete(), said.fn()));
+  CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 is gone"));
+  CHECK(said.contains("DataVolume cosmic-ac/llama-70b-0-root is gone"));
+  // The Secret goes by the VMI's foreground propagation or by its own DELETE, whichever is first.
+  CHECK((said.contains("Secret cosmic-ac/llama-70b-0-userdata is gone") ||
+         said.contains("Secret cosmic-ac/llama-70b-0-userdata already absent")));
+  CHECK_FALSE(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));
+  CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
+  auto reqs = server.requests();
+  for (std::size_t i = before; i < reqs.size(); ++i) {
+    CHECK((reqs[i].find("/secrets/") == std::string::npos || reqs[i].rfind("DELETE ", 0) == 0));  // never GET a Secret
+  }
+
+  // A finalizer that never goes: the timeout names the object and the finalizer.
+  test::ApiServerStandIn stuck("Bearer good-token");
+  KubeClient client2(access_to(stuck));
+  REQUIRE(apply_objects(client2, render_manifests(spec), fast_apply(), quiet));
+  std::string const vmi = std::string(kVmiPath) + "/llama-70b-0";
+  json held = stuck.get(vmi);
+  held["metadata"]["finalizers"] = json::array({"kubevirt.io/virtualMachineControllerFinalize"});
+  stuck.put(vmi, held);
+  DeleteOptions brief = fast_delete();
+  brief.timeout = 300ms;
+  auto st = execute_delete(client2, plan_delete(spec, false), brief, quiet);
+  REQUIRE_FALSE(st);
+  CHECK(st.error().message.find("still terminating after 0 s: VirtualMachineInstance cosmic-ac/llama-70b-0 (finalizers: "
+                                "kubevirt.io/virtualMachineControllerFinalize, foregroundDeletion)") == 0);
+  brief.wait = false;
+  std::size_t const n = stuck.requests().size();
+  REQUIRE(execute_delete(client2, plan_delete(spec, false), brief, quiet));
+  CHECK(stuck.requests().size() - n == 3);  // three DELETEs, no polling
+  stuck.remove_finalizers(vmi);
+  REQUIRE(execute_delete(client2, plan_delete(spec, false), fast_delete(), quiet));
+  CHECK_FALSE(stuck.has(vmi));
+}
+
+TEST_CASE("stand-in: like kube-apiserver — AlreadyExists while terminating, Status details, Strict validation") {
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  std::string const secret = std::string(kSecretPath) + "/s";
+  json const body{{"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", {{"name", "s"}, {"finalizers", json::array({"x/hold"})}}}};
+  REQUIRE(client.request("POST", kSecretPath, body.dump())->status == 201);
+  auto del = client.request("DELETE", secret, R"({"propagationPolicy":"Foreground"})");
+  REQUIRE(del->status == 200);
+  CHECK(json::parse(del->body)["metadata"].contains("deletionTimestamp"));
+  auto again = client.request("POST", kSecretPath, body.dump());
+  CHECK(again->status == 409);
+  json const st = json::parse(again->body);
+  CHECK(st["kind"] == "Status");
+  CHECK(st["reason"] == "AlreadyExists");
+  CHECK(st["message"] == "object is being deleted: secrets \"s\" already exists");
+  CHECK(st["details"] == json{{"name", "s"}, {"group", ""}, {"kind", "secrets"}});
+
+  // fieldValidation=Strict: an unknown field is 400, against the KubeVirt schema.
+  static auto const kv = test::SwaggerValidator::load(test::schemas_dir() + "/kubevirt-v1.7.0-swagger.json");
+  server.strict_schema("kubevirt.io/v1", "VirtualMachineInstance", &kv, "v1.VirtualMachineInstance");
+  json vmi = render_manifests(example())[2];
+  vmi["spec"]["domain"]["cpu"]["corez"] = 2;
+  auto strict = client.request("POST", std::string(kVmiPath) + "?fieldValidation=Strict", vmi.dump());
+  CHECK(strict->status == 400);
+  CHECK(json::parse(strict->body)["message"] == "strict decoding error: unknown field \"spec.domain.cpu.corez\"");
+  auto lax = client.request("POST", std::string(kVmiPath), vmi.dump());
+  CHECK(lax->status == 201);
+  // dryRun=All persists nothing.
+  json other = render_manifests(example())[0];
+  other["metadata"]["name"] = "dry";
+  CHECK(client.request("POST", std::string(kDvPath) + "?dryRun=All", other.dump())->status == 201);
+  CHECK_FALSE(server.has(std::string(kDvPath) + "/dry"));
+  // Server-side apply needs its content type and a field manager.
+  CHECK(client.request("PATCH", std::string(kDvPath) + "/dry?fieldManager=m", other.dump())->status == 415);
+  CHECK(client.request("PATCH", std::string(kDvPath) + "/dry", other.dump(), "application/apply-patch+yaml")->status == 400);
+  CHECK(client.request("PATCH", std::string(kDvPath) + "/dry?fieldManager=m", other.dump(), "application/apply-patch+yaml")
+            ->status == 201);
+}
+
+TEST_CASE("kube_ops: the rendered objects pass the stand-in's Strict validation against the KubeVirt/CDI schemas") {
+  test::ApiServerStandIn server("Bearer good-token");
+  static auto const kv = test::SwaggerValidator::load(test::schemas_dir() + "/kubevirt-v1.7.0-swagger.json");
+  static auto const cdi = test::SwaggerValidator::load(test::schemas_dir() + "/cdi-v1.62.0-swagger.json");
+  server.strict_schema("kubevirt.io/v1", "VirtualMachineInstance", &kv, "v1.VirtualMachineInstance");
+  server.strict_schema("cdi.kubevirt.io/v1beta1", "DataVolume", &cdi, "v1beta1.DataVolume");
+  KubeClient client(access_to(server));
+  auto res = apply_objects(client, render_manifests(example()), fast_apply(), quiet);
+  if (!res) FAIL(res.error().message);
+}
+
+TEST_CASE("kube_ops: list and get — rows from the VMIs (terminal-safe), the managed-by selector, a table") {
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  REQUIRE(apply_objects(client, render_manifests(example()), fast_apply(), quiet));
+  server.put(std::string(kVmiPath) + "/not-ours", json{{"kind", "VirtualMachineInstance"}, {"metadata", {{"name", "not-ours"}}}});
+  server.script_status(std::string(kVmiPath) + "/llama-70b-0",
+                       {json{{"phase", "Running"},
+                             {"nodeName", "gpu-node-1"},
+                             {"conditions", json::array({{{"type", "Ready"},
+                                                          {"status", "False"},
+                                                          {"reason", "ContainersNotReady"},
+                                                          {"message", "probe \x1b[2Jfailed"}}})}}});
+  auto list = list_vmis(client, "cosmic-ac");
+  if (!list) FAIL(list.error().message);
+  REQUIRE((*list)["items"].size() == 1);
+  CHECK(server.requests().back() == "GET " + std::string(kVmiPath) + "?labelSelector=app.kubernetes.io/managed-by%3Dcosmicac-vmi");
+  json item = (*list)["items"][0];
+  item["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z";
+  auto row = vmi_row(item, std::chrono::system_clock::from_time_t(1767225600 + 3 * 3600 + 5));
+  CHECK(row.name == "llama-70b-0");
+  CHECK(row.phase == "Running");
+  CHECK(row.ready == "False");
+  CHECK(row.node == "gpu-node-1");
+  CHECK(row.age == "3h");
+  CHECK(row.gpus == "8");
+  CHECK(row.status == "ContainersNotReady: probe \\x1b[2Jfailed");
+  std::string table = format_vmi_table({row});
+  CHECK(table.rfind("NAME          PHASE     READY   NODE         AGE   GPUS   STATUS\n", 0) == 0);
+  CHECK(table.find("llama-70b-0   Running   False   gpu-node-1   3h    8      ContainersNotReady") != std::string::npos);
+  auto one = get_vmi(client, "cosmic-ac", "nope");
+  REQUIRE_FALSE(one);
+  CHECK(one.error().message == "VirtualMachineInstance cosmic-ac/nope not found");
+}
+
+// Every request apply, delete, list and get make is granted by
+// host/rbac/role.yaml, and the Role grants no get/patch on secrets.
+TEST_CASE("kube_ops: host/rbac/role.yaml grants every request of apply, delete, list, get — and nothing on Secrets' data") {
+  std::set<std::string> granted;  // "group|resource|verb"
+  std::string text = test::read_text(COSMICAC_SOURCE_DIR "/host/rbac/role.yaml");
+  for (std::size_t pos = 0; pos < text.size();) {
+    auto next = text.find("\n---\n", pos);
+    auto doc = parse_yaml_or_json(text.substr(pos, next == std::string::npos ? std::string::npos : next - pos), "role.yaml");
+    REQUIRE(doc);
+    if (doc->value("kind", "") == "Role")
+      for (auto const& rule : (*doc)["rules"])
+        for (auto const& g : rule["apiGroups"])
+          for (auto const& r : rule["resources"])
+            for (auto const& v : rule["verbs"])
+              granted.insert(g.get<std::string>() + "|" + r.get<std::string>() + "|" + v.get<std::string>());
+    if (next == std::string::npos) break;
+    pos = next + 5;
+  }
+  CHECK(granted.count("|secrets|get") == 0);
+  CHECK(granted.count("|secrets|list") == 0);
+  CHECK(granted.count("|secrets|patch") == 0);
+  CHECK(granted.count("|secrets|update") == 0);
+  auto verbs = [](std::string const& request) {
+    std::string method = request.substr(0, request.find(' '));
+    std::string path = request.substr(method.size() + 1);
+    path = path.substr(0, path.find('?'));
+    std::vector<std::string> seg;
+    for (std::size_t p = 1, q; p <= path.size(); p = q + 1) {
+      q = path.find('/', p);
+      if (q == std::string::npos) q = path.size();
+      seg.push_back(path.substr(p, q - p));
+    }
+    std::string group = seg[0] == "api" ? "" : seg[1];
+    std::size_t ns = seg[0] == "api" ? 2 : 3;
+    std::string resource = seg.at(ns + 2);
+    bool named = seg.size() > ns + 3;
+    std::string base = group + "|" + resource + "|";
+    // Server-side apply that creates needs create as well as patch.
+    if (method == "PATCH") return std::vector<std::string>{base + "patch", base + "create"};
+    if (method == "POST") return std::vector<std::string>{base + "create"};
+    if (method == "DELETE") return std::vector<std::string>{base + "delete"};
+    return std::vector<std::string>{base + (named ? "get" : "list")};
+  };
+  auto spec = example();
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  spec.cpu_cores = 8;
+  ApplyOptions recreate = fast_apply();
+  recreate.recreate = true;
+  REQUIRE(apply_objects(client, render_manifests(spec), recreate, quiet));
+  REQUIRE(list_vmis(client, "cosmic-ac"));
+  REQUIRE(get_vmi(client, "cosmic-ac", "llama-70b-0"));
+  REQUIRE(execute_delete(client, plan_delete(spec, true), fast_delete(), quiet));
+  std::set<std::string> used;
+  for (auto const& q : server.requests())
+    for (auto const& v : verbs(q)) {
+      used.insert(v);
+      INFO(q);
+      CHECK(granted.count(v) == 1);
+    }
+  CHECK(used.count("|persistentvolumeclaims|patch") == 1);
+  CHECK(used.count("kubevirt.io|virtualmachineinstances|list") == 1);
 }
 
 TEST_CASE("kube_ops: a wrong token is 401 → an auth error naming the call") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server, "stale-token"));
   Said said;
-  auto res = apply_objects(client, render_manifests(example()), said.fn());
+  auto res = apply_objects(client, render_manifests(example()), fast_apply(), said.fn());
   REQUIRE_FALSE(res);
   CHECK(res.error().reason == Reason::Auth);
-  CHECK(res.error().message.find("creating DataVolume cosmic-ac/llama-70b-0-root: HTTP 401") == 0);
+  CHECK(res.error().message.find("getting VirtualMachineInstance cosmic-ac/llama-70b-0: HTTP 401") == 0);
   CHECK(res.error().message.find("stale-token") == std::string::npos);
   CHECK(server.authorizations().at(0) == "Bearer stale-token");
 }
@@ -133,7 +531,7 @@ TEST_CASE("kube_ops: a wrong token is 401 → an auth error naming the call") {
 TEST_CASE("kube_ops: no credentials at all → 401 from a server that wants them") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server, ""));
-  auto res = apply_objects(client, render_manifests(example()), [](std::string const&) {});
+  auto res = apply_objects(client, render_manifests(example()), fast_apply(), quiet);
   REQUIRE_FALSE(res);
   CHECK(res.error().reason == Reason::Auth);
   CHECK(server.authorizations().at(0).empty());
@@ -145,7 +543,7 @@ TEST_CASE("kube_ops: basic authentication is sent when the kubeconfig has a user
   a.username = "admin";
   a.password = Secret("s3cret");
   KubeClient client(std::move(a));
-  CHECK(apply_objects(client, render_manifests(example()), [](std::string const&) {}));
+  CHECK(apply_objects(client, render_manifests(example()), fast_apply(), quiet));
 }
 
 TEST_CASE("kube_ops: 403 names the missing permission; a missing API group says so") {
@@ -153,17 +551,18 @@ TEST_CASE("kube_ops: 403 names the missing permission; a missing API group says 
     test::ApiServerStandIn server("Bearer good-token");
     server.deny("POST", kVmiPath);
     KubeClient client(access_to(server));
-    auto res = apply_objects(client, render_manifests(example()), [](std::string const&) {});
+    auto res = apply_objects(client, render_manifests(example()), fast_apply(), quiet);
     REQUIRE_FALSE(res);
     CHECK(res.error().reason == Reason::Auth);
     CHECK(res.error().message.find("creating VirtualMachineInstance cosmic-ac/llama-70b-0: HTTP 403") == 0);
+    CHECK(res.error().message.find("deleted what this run had created (PersistentVolumeClaim cosmic-ac/llama-70b-0-data)") != std::string::npos);
     CHECK(res.error().message.find("host/rbac/role.yaml") != std::string::npos);
   }
   {
     test::ApiServerStandIn server("Bearer good-token");
     server.unserve("/apis/cdi.kubevirt.io/");
     KubeClient client(access_to(server));
-    auto res = apply_objects(client, render_manifests(example()), [](std::string const&) {});
+    auto res = apply_objects(client, render_manifests(example()), fast_apply(), quiet);
     REQUIRE_FALSE(res);
     CHECK(res.error().message.find("HTTP 404") != std::string::npos);
     CHECK(res.error().message.find("KubeVirt/CDI") != std::string::npos);
@@ -184,18 +583,18 @@ TEST_CASE("kube_ops: delete keeps the data PVC unless asked, and tolerates absen
   auto spec = example();
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
-  REQUIRE(apply_objects(client, render_manifests(spec), [](auto const&) {}));
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
   std::string pvc = std::string(kPvcPath) + "/llama-70b-0-data";
   Said said;
-  REQUIRE(execute_delete(client, plan_delete(spec, false), said.fn()));
+  REQUIRE(execute_delete(client, plan_delete(spec, false), fast_delete(), said.fn()));
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
   CHECK_FALSE(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
   CHECK(server.has(pvc));
-  CHECK_FALSE(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));  // the stand-in has no GC: delete does it
+  CHECK_FALSE(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));
   CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data: kept"));
 
   Said again;
-  REQUIRE(execute_delete(client, plan_delete(spec, true), again.fn()));
+  REQUIRE(execute_delete(client, plan_delete(spec, true), fast_delete(), again.fn()));
   CHECK_FALSE(server.has(pvc));
   CHECK(again.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 already absent"));
   CHECK(again.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data deleted"));
