@@ -2,6 +2,8 @@
 
 #include "common/file_io.hpp"
 #include "common/libmount_ptr.hpp"
+
+#include <libmount/libmount.h>
 #include "disk/probe.hpp"
 
 #include <sys/stat.h>

@@ -3,6 +3,8 @@
 #include "common/file_io.hpp"
 #include "common/libmount_ptr.hpp"
 
+#include <libmount/libmount.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
 

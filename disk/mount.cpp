@@ -2,6 +2,8 @@
 
 #include "common/libmount_ptr.hpp"
 
+#include <libmount/libmount.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
 

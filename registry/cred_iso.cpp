@@ -3,6 +3,7 @@
 #include "common/libmount_ptr.hpp"
 
 #include <blkid/blkid.h>
+#include <libmount/libmount.h>
 #include <spdlog/spdlog.h>
 
 #include <dirent.h>

@@ -7,7 +7,7 @@ units (the disk unit before docker.service), and the registry stopped: ready
 with the same image digest, no pull, no registry contact."""
 
 from bed import checks, events
-from bed.registry_of_scenarios import scenario
+from bed.catalog import scenario
 from bed.scenario import REPO_DIR
 
 DISK_UNIT = REPO_DIR / "units" / "cosmicac-bootstrap-disk.service"

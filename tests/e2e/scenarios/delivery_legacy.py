@@ -21,7 +21,7 @@ import json
 
 from bed import checks, events
 from bed.delivery import configmap_iso, delivery_vm, nocloud_seed
-from bed.registry_of_scenarios import scenario
+from bed.catalog import scenario
 from bed.scenario import REPO_DIR
 
 CM = REPO_DIR / "dist" / "bootstrap-cm.yaml"

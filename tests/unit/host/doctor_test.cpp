@@ -105,7 +105,7 @@ json bootstrap_cm(std::string version = COSMICAC_VERSION) {
           {"kind", "ConfigMap"},
           {"metadata", {{"name", "bootstrap-cm"}}},
           {"data", {{"agent-version", version}}},
-          {"binaryData", {{"cosmicac-bootstrap", "f0VMRgIBAQ=="}}}};
+          {"binaryData", {{"docker-bootstrap.sh", "f0VMRgIBAQ=="}}}};
 }
 
 // The cluster the seed's checklist passes on, and the reviews' answers.
@@ -182,8 +182,8 @@ TEST_CASE("doctor: a healthy cluster passes every check, exit 0; never a secret 
   CHECK(has_line(r.out, "\u2713 cdi: cdi Deployed, version v1.62.0"));
   CHECK(has_line(r.out, "\u2713 storageclass: local-path (provisioner rancher.io/local-path, volumeBindingMode WaitForFirstConsumer)"));
   CHECK(has_line(r.out, "\u2713 secret ghcr-pull-cred: has accessKeyId, secretKey, DOCKER_REGISTRY, DOCKER_USERNAME, DOCKER_TOKEN"));
-  CHECK(has_line(r.out, "\u2713 configmap bootstrap-cm: has cosmicac-bootstrap, agent " COSMICAC_VERSION));
-  CHECK(has_line(r.out, "\u2713 rbac virtualmachineinstances.kubevirt.io: create, get, delete"));
+  CHECK(has_line(r.out, "\u2713 configmap bootstrap-cm: has docker-bootstrap.sh, agent " COSMICAC_VERSION));
+  CHECK(has_line(r.out, "\u2713 rbac virtualmachineinstances.kubevirt.io: create, get, list, delete"));
   CHECK(has_line(r.out, "\u2713 rbac pods/log: get"));
   CHECK(r.out.find(kMarker) == std::string::npos);
   CHECK(r.out.find(kMarkerBase64) == std::string::npos);
@@ -313,7 +313,7 @@ TEST_CASE("doctor: each way a cluster can be broken is a ✗ with its fix, exit 
     json cm = bootstrap_cm();
     cm.erase("binaryData");
     c.server.put(kConfigMap, cm);
-    check_failed(c.doctor(), "configmap bootstrap-cm", "has no key cosmicac-bootstrap");
+    check_failed(c.doctor(), "configmap bootstrap-cm", "has no key docker-bootstrap.sh");
   }
 }
 
