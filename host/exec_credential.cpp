@@ -85,6 +85,12 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_v
     return std::nullopt;
   }
   if (i != s.size()) return std::nullopt;
+  // system_clock counts nanoseconds in 64 bits (years 1678-2261): a year
+  // outside that would overflow the conversion. Before 1970 is long expired,
+  // after 2261 is never.
+  int const year = tm.tm_year + 1900;
+  if (year < 1970) return std::chrono::system_clock::time_point{};
+  if (year > 2261) return std::chrono::system_clock::time_point::max();
   std::time_t t = ::timegm(&tm);
   return std::chrono::system_clock::from_time_t(t - offset);
 }

@@ -74,6 +74,15 @@ TEST_CASE("exec credential: v1 token, v1beta1 certificate, expiry") {
   CHECK(t->client_cert_pem.empty());
   REQUIRE(t->expires);
   CHECK(std::chrono::system_clock::to_time_t(*t->expires) == 1893553445);
+  // Years system_clock cannot hold (exec_credential_fuzz found the overflow): long expired, or never.
+  auto old = parse_exec_credential(cred(kV1, {{"token", "tok"}, {"expirationTimestamp", "1014-01-02T03:04:05.5+01:00"}}), kV1);
+  REQUIRE(old);
+  REQUIRE(old->expires);
+  CHECK(*old->expires <= std::chrono::system_clock::now());
+  auto far = parse_exec_credential(cred(kV1, {{"token", "tok"}, {"expirationTimestamp", "9999-12-31T23:59:59Z"}}), kV1);
+  REQUIRE(far);
+  REQUIRE(far->expires);
+  CHECK(*far->expires > std::chrono::system_clock::now());
   auto c = parse_exec_credential(cred(kV1beta1, {{"clientCertificateData", "CERT"}, {"clientKeyData", "KEY"}}), kV1beta1);
   REQUIRE(c);
   CHECK(c->client_cert_pem == "CERT");
