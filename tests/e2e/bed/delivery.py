@@ -150,13 +150,14 @@ class DeliveryVM(VM):
     before udev has loaded virtio-scsi/sr_mod, so a seed on a CD-ROM is not seen
     and cloud-init disables itself; virtio_blk is in the initramfs (root disk)."""
 
-    def __init__(self, *args, extra_disks: list[tuple[Path, str]] = (), **kw):
+    def __init__(self, *args, readonly_disks: list[tuple[Path, str]] = (), **kw):
         super().__init__(*args, **kw)
-        self.extra_disks = list(extra_disks)  # (raw image, serial)
+        # (raw image, serial); not VM.extra_disks, which are writable disks (path, bus, serial)
+        self.readonly_disks = list(readonly_disks)
 
     def argv(self, initrd: Path, accel: str) -> list[str]:
         a = super().argv(initrd, accel)
-        for i, (img, serial) in enumerate(self.extra_disks):
+        for i, (img, serial) in enumerate(self.readonly_disks):
             a += ["-drive", f"if=none,id=xd{i},file={img},format=raw,readonly=on",
                   "-device", f"virtio-blk-pci,drive=xd{i},serial={serial}"]
         return a
@@ -166,6 +167,6 @@ def delivery_vm(t, extra_disks: list[tuple[Path, str]], **kw) -> DeliveryVM:
     """Like Ctx.vm(), for a DeliveryVM (registered with the context for cleanup)."""
     registry = t.registries[-1] if t.registries else None
     kw.setdefault("registry_port", registry.port if registry else None)
-    vm = DeliveryVM(t.work, t.image, name=kw.pop("name", f"vm{len(t.vms)}"), extra_disks=extra_disks, **kw)
+    vm = DeliveryVM(t.work, t.image, name=kw.pop("name", f"vm{len(t.vms)}"), readonly_disks=extra_disks, **kw)
     t.vms.append(vm)
     return vm
