@@ -8,9 +8,18 @@
 #include "disk/partition_node.hpp"
 #include "disk/probe.hpp"
 
+#include "common/file_io.hpp"
+
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+#include <utility>
 
 namespace cosmicac::disk {
 
@@ -25,6 +34,26 @@ Error changed(std::string const& disk, Classification const& was, Classification
   Reason const r = now.kind == ContentKind::Foreign ? Reason::DiskHasForeignContent : Reason::DiskError;
   return make_error(r, disk + " changed since it was planned: it held " + was.summary + ", now " + now.summary +
                            "; nothing written");
+}
+
+// The partition's node, opened and kept open until the filesystem is mounted.
+// Right after partitioning, udev's re-read of the table can drop and re-add
+// the node (seen in the VM: "vdb: vdb1" twice, the node gone in between); the
+// kernel does not re-read a table while one of its partitions is open, so the
+// open fd holds it steady for the probe, mkfs and mount.
+Result<std::pair<std::string, UniqueFd>> hold_partition(ProbeOptions const& options, std::string const& disk,
+                                                        int number, std::chrono::milliseconds timeout) {
+  auto const deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto const left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto node = wait_partition_node(options, disk, number, std::max(left, std::chrono::milliseconds(0)));
+    if (!node) return node.error();
+    UniqueFd fd(::open(node->c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (fd.valid()) return std::pair{*node, std::move(fd)};
+    if ((errno != ENOENT && errno != ENXIO) || std::chrono::steady_clock::now() >= deadline)
+      return make_error(Reason::DiskError, "cannot open " + *node + ": " + std::string(std::strerror(errno)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the node is being re-created
+  }
 }
 
 // The partition node must hold exactly what we expect before we write to it.
@@ -146,11 +175,13 @@ Result<DiskOutcome> apply(DiskPlan const& plan, DiskWanted const& wanted, Progre
   }
 
   std::string node = chosen.dev_path;
+  UniqueFd partition_fd;  // see hold_partition: open until apply returns
   if (cls.partition != 0) {
     say(progress, "waiting for partition " + std::to_string(cls.partition) + " of " + chosen.name);
-    auto n = wait_partition_node(options, chosen.name, cls.partition, part_wait);
-    if (!n) return n.error();
-    node = *n;
+    auto held = hold_partition(options, chosen.name, cls.partition, part_wait);
+    if (!held) return held.error();
+    node = held->first;
+    partition_fd = std::move(held->second);
   }
   out.device = node;
 
