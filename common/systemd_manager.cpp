@@ -62,31 +62,24 @@ Status enable_unit_files(std::vector<std::string> const& names) {
   return res;
 }
 
-Status start_unit(std::string const& name) {
+namespace {
+// StartUnit / StopUnit(name, "replace"): the same call, another verb.
+Status queue_unit_job(char const* method, std::string const& name, std::string const& doing) {
   auto bus = open_bus();
   if (!bus) return bus.error();
   sd_bus_error err{};  // == SD_BUS_ERROR_NULL (a C compound literal)
   sd_bus_message* reply = nullptr;
-  int r = sd_bus_call_method(bus->get(), kDest, kPath, kManager, "StartUnit", &err, &reply, "ss", name.c_str(),
-                             "replace");
-  Status res = r < 0 ? Status(bus_error("starting " + name + " failed", err, r)) : ok();
+  int r = sd_bus_call_method(bus->get(), kDest, kPath, kManager, method, &err, &reply, "ss", name.c_str(), "replace");
+  Status res = r < 0 ? Status(bus_error(doing + " " + name + " failed", err, r)) : ok();
   sd_bus_message_unref(reply);
   sd_bus_error_free(&err);
   return res;
 }
+}  // namespace
 
-Status stop_unit(std::string const& name) {
-  auto bus = open_bus();
-  if (!bus) return bus.error();
-  sd_bus_error err{};  // == SD_BUS_ERROR_NULL (a C compound literal)
-  sd_bus_message* reply = nullptr;
-  int r = sd_bus_call_method(bus->get(), kDest, kPath, kManager, "StopUnit", &err, &reply, "ss", name.c_str(),
-                             "replace");
-  Status res = r < 0 ? Status(bus_error("stopping " + name + " failed", err, r)) : ok();
-  sd_bus_message_unref(reply);
-  sd_bus_error_free(&err);
-  return res;
-}
+Status start_unit(std::string const& name) { return queue_unit_job("StartUnit", name, "starting"); }
+
+Status stop_unit(std::string const& name) { return queue_unit_job("StopUnit", name, "stopping"); }
 
 std::string active_state(std::string const& name) {
   auto bus = open_bus();
