@@ -4,13 +4,19 @@
 #include "disk/disk.hpp"
 #include "disk/mount.hpp"
 #include "disk/partition.hpp"
+#include "disk/partition_node.hpp"
 #include "disk/probe.hpp"
+
+#include "common/file_io.hpp"
+
 #include "test_images.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -119,6 +125,47 @@ TEST_CASE("apply on a blank 120 GiB loop device: partition, format, mount, fstab
   CHECK(out2->already_mounted);
   CHECK_FALSE(out2->fstab_changed);
   CHECK(out2->uuid == out->uuid);
+}
+
+// What the delivery-cloudinit VM hit: the disk unit read the new partition's
+// (empty) area through the whole disk, then made the filesystem through the
+// partition's node, which stayed open (held, then mounted). Linux keeps one
+// page cache for the whole disk and another for each partition, and drops the
+// whole disk's only when nothing has it (or a partition of it) open (here:
+// udev's probes, then the held node, then the mount): the main
+// unit's probe of the whole disk read the stale zeros, planned to format, and
+// refused on finding ext4 there. mke2fs may or may not flush on its way out,
+// so the filesystem is written here as plain bytes through the node.
+TEST_CASE("probe_content sees a filesystem written through the partition while the partition stays open") {
+  TempDir dir;
+  auto img = make_sparse(dir / "disk.img", 2 * GiB);
+  LoopDevice loop(img, /*partscan=*/true);
+  REQUIRE(create_data_partition(loop.path()));
+  // Opened first, as udev's probes may have it in the VM: the whole disk's cache then outlives each probe.
+  auto node = wait_partition_node({}, loop.name(), 1, 10s);
+  REQUIRE(node);
+  UniqueFd const held(::open(node->c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(held.valid());
+  ContentFacts const before = probe_content(loop.path());  // reads the partition's area: zeros, now cached
+  REQUIRE(before.partitions.size() == 1);
+  REQUIRE(before.partitions[0].content.type.empty());
+
+  auto fs_img = make_sparse(dir / "fs.img", 64ULL << 20);
+  run_ok("mkfs.ext4", {"-q", "-F", fs_img});
+  std::string head(64 * 1024, '\0');
+  {
+    UniqueFd const src(::open(fs_img.c_str(), O_RDONLY | O_CLOEXEC));
+    REQUIRE(::pread(src.get(), head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()));
+    UniqueFd const dst(::open(node->c_str(), O_WRONLY | O_CLOEXEC));
+    REQUIRE(::pwrite(dst.get(), head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()));
+    REQUIRE(::fsync(dst.get()) == 0);
+  }
+
+  ContentFacts const after = probe_content(loop.path());
+  REQUIRE(after.probe_error.empty());
+  REQUIRE(after.partitions.size() == 1);
+  CHECK(after.partitions[0].content.type == "ext4");
+  CHECK(after.partitions[0].content.uuid == probe_superblock(*node).signature.uuid);
 }
 
 TEST_CASE("apply resumes after a crash between partitioning and mkfs, and refuses a plan gone stale") {
