@@ -39,7 +39,10 @@ plot "{dat}" using (($2+$3)/2):1:(($3-$2)/2):(0.35):4 with boxxyerror lc rgb var
 """
 
 
-def draw(script: dict, agent: dict, out: Path, title: str) -> Path:
+def draw(script: dict, agent: dict, out: Path, title: str,
+         total: tuple[str, str] = ("cold_unit_to_running_s", "unit start -> container running"),
+         from_qemu: bool = False) -> Path:
+    """total: the metric named in each panel's title; from_qemu: a whole-VM measure, the unit's ready marked too."""
     if shutil.which("gnuplot") is None:
         raise RuntimeError("gnuplot missing: run packaging/install-deps (it installs gnuplot-nox)")
     panels = []
@@ -52,9 +55,11 @@ def draw(script: dict, agent: dict, out: Path, title: str) -> Path:
     work.mkdir(parents=True, exist_ok=True)
     for side, m in (("original script (docker-bootstrap.sh)", script), ("agent (cosmicac-bootstrap)", agent)):
         rows = m["phases"] + m["dockerd_rows"]
-        total = m.get("cold_unit_to_running_s")
-        sub = f"{side}: unit start -> container running {total:.1f} s" if total is not None else side
+        value = m.get(total[0])
+        sub = f"{side}: {total[1]} {value:.1f} s" if value is not None else side
         marks = [(m.get("unit_start"), "unit start"), (m.get("container_running"), "container running")]
+        if from_qemu:
+            marks += [(m.get("unit_ready"), "ready")]  # QEMU's start is before the axis' 0 (the kernel's start)
         panels.append(_panel(rows, sub, work / f"{'script' if 'script' in side else 'agent'}.dat", xmax, marks))
     gp = f"""
 set terminal pngcairo size 1500,1050 font "DejaVu Sans,11" noenhanced

@@ -1,7 +1,9 @@
-"""One benchmark VM on the e2e bed: a fresh overlay and a fresh sparse data
-disk, the original script or the agent, a cold first boot and a second boot
-with the same disks. Both sides are watched the same way (a QGA poll every
-POLL_S seconds), and everything the numbers come from is saved raw."""
+"""One benchmark side on the e2e bed: a fresh overlay and a fresh sparse data
+disk, the original script or the agent; boot 1 cold, boot 2 the same VM
+again, boot 3 a re-created VM (a new overlay of the guest image as its root
+disk) with the same data disk, as a fleet re-creates a VM whose PVC is kept.
+Both sides are watched the same way (a QGA poll every POLL_S seconds), and
+everything the numbers come from is saved raw."""
 
 from __future__ import annotations
 
@@ -19,8 +21,8 @@ CONTAINER = "inference"
 TAG = "v1"
 ENVS = "MODEL_NAME=tiny-llm;MAX_BATCH=8"
 UNITS = {"script": "docker-bootstrap.service", "agent": "cosmicac-bootstrap.service"}
-JOURNAL_UNITS = ["docker-bootstrap.service", "cosmicac-bootstrap.service", "docker.service",
-                 "containerd.service"]
+JOURNAL_UNITS = ["docker-bootstrap.service", "cosmicac-bootstrap.service", "cosmicac-bootstrap-disk.service",
+                 "docker.service", "containerd.service"]
 JOURNAL_FIELDS = "MESSAGE,MESSAGE_ID,UNIT,_SYSTEMD_UNIT,_TRANSPORT,JOB_TYPE,JOB_RESULT,STEP,REASON,_PID"
 
 
@@ -68,6 +70,17 @@ def agent_unit() -> Path:
     return unit if unit.exists() else FALLBACK_AGENT_UNIT
 
 
+def agent_store_units() -> tuple[list[Path], dict]:
+    """What `cosmicac-bootstrap install` adds to the main unit (issue 17): the
+    disk unit, ordered before docker.service, and docker's drop-in. Absent in
+    an older checkout: then the agent runs as it did (store on the root disk)."""
+    disk = REPO_DIR / "units" / "cosmicac-bootstrap-disk.service"
+    dropin = REPO_DIR / "units" / "docker.service.d" / "cosmicac-data-disk.conf"
+    if not disk.exists() or not dropin.exists():
+        return [], {}
+    return [disk], {"etc/systemd/system/docker.service.d/cosmicac-data-disk.conf": (0o644, dropin.read_bytes())}
+
+
 def journal_argv() -> list[str]:
     argv = ["journalctl", "-b", "-o", "json", f"--output-fields={JOURNAL_FIELDS}"]
     argv += [f"UNIT={u}" for u in JOURNAL_UNITS + ["multi-user.target"]]
@@ -99,16 +112,22 @@ class SideRun:
         self.registry = registry
         work.mkdir(parents=True, exist_ok=True)
         config = Ctx.config(MNT="/data", IMG=Ctx.image_ref(TAG), NAME=CONTAINER, ENVS=ENVS)
-        kw = dict(data_disk=make_data_disk(work / "data.raw", 120), data_serial="pvc-data",
-                  cred_iso=cred_iso, config=config, registry_port=registry.port, time_limit=2400)
+        self.kw = dict(data_disk=make_data_disk(work / "data.raw", 120), data_serial="pvc-data",
+                       cred_iso=cred_iso, config=config, registry_port=registry.port, time_limit=2400)
         if side == "agent":
-            kw.update(agent_binary=agent, units=[agent_unit()])
+            units, files = agent_store_units()
+            self.kw.update(agent_binary=agent, units=[agent_unit()] + units, files=files)
         else:
-            kw.update(baseline_script=REFERENCE_DIR / "docker-bootstrap.sh")
-        self.vm = VM(work, image, name=side, **kw)
-        self.vm.files["usr/local/sbin/bench-rss-sampler"] = (0o755, RSS_SAMPLER.encode())
-        self.vm.add_unit("bench-rss-sampler.service", rss_unit(side))
+            self.kw.update(baseline_script=REFERENCE_DIR / "docker-bootstrap.sh")
+        self.image = image
+        self.vm = self._new_vm(side)
         self.boot_id: str | None = None
+
+    def _new_vm(self, name: str) -> VM:
+        vm = VM(self.work, self.image, name=name, **self.kw)
+        vm.files["usr/local/sbin/bench-rss-sampler"] = (0o755, RSS_SAMPLER.encode())
+        vm.add_unit("bench-rss-sampler.service", rss_unit(self.side))
+        return vm
 
     # ---- one boot ----------------------------------------------------------------
     def boot(self, n: int) -> dict:
@@ -119,10 +138,18 @@ class SideRun:
         if n == 1:
             qemu_start_ns = time.time_ns()
             vm.boot()
-        else:
+        elif n == 2:
             vm.shutdown()
             qemu_start_ns = time.time_ns()
             vm.boot(inject=False)  # same disks; the files are on the root already
+        else:  # re-created: the old VM is gone, a new root disk, the same data disk
+            vm.shutdown()
+            vm.kill()
+            vm = self.vm = self._new_vm(f"{self.side}-re")
+            reg_pos = reg_log.stat().st_size if reg_log.exists() else 0
+            serial_pos = 0
+            qemu_start_ns = time.time_ns()
+            vm.boot()
         raw: dict = {"side": self.side, "boot": n, "unit": self.unit, "container": CONTAINER,
                      "repo": REPO, "tag": TAG, "qemu_start_host_ns": qemu_start_ns}
         raw["multi_user_host_s"] = round(vm.wait_booted(600), 2)

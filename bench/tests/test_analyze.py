@@ -111,6 +111,49 @@ class AnalyzeTest(unittest.TestCase):
         for a, b in zip(m["phases"], m["phases"][1:]):
             self.assertEqual(a["end"], b["start"])
 
+    def test_recreated_vm(self):
+        """Boot 3 (a new root disk, the kept data disk): the agent's disk unit ran
+        before dockerd, the container was restarted by dockerd from the data disk's
+        store before the unit started, and the registry saw nothing of the image."""
+        raw = self.raw()
+        raw["boot"] = 3
+        unit = raw["unit"]
+        raw["journal"] = "\n".join([
+            jentry(30.0, UNIT=analyze.DISK_UNIT, MESSAGE_ID=analyze.MSG_UNIT_STARTING),
+            jentry(31.5, UNIT=analyze.DISK_UNIT, MESSAGE_ID=analyze.MSG_UNIT_STARTED),
+            jentry(40.0, UNIT="docker.service", MESSAGE_ID=analyze.MSG_UNIT_STARTING),
+            jentry(50.0, UNIT="docker.service", MESSAGE_ID=analyze.MSG_UNIT_STARTED),
+            jentry(51.0, UNIT=unit, MESSAGE_ID=analyze.MSG_UNIT_STARTING),
+            jentry(52.0, UNIT=unit, MESSAGE_ID=analyze.MSG_UNIT_STARTED)])
+        raw["events"] = json.dumps({"Type": "container", "Action": "start",
+                                    "Actor": {"Attributes": {"name": "inference"}}, "timeNano": g_ns(49.5)})
+        raw["registry_log"] = ""
+        m = analyze.boot_metrics(raw, "agent")
+        self.assertAlmostEqual(m["qemu_to_ready_s"], 55.0, places=3)  # QEMU at -3.0, ready at 52.0
+        self.assertAlmostEqual(m["unit_start_to_ready_s"], 1.0, places=3)
+        self.assertEqual(m["image_requests"], 0)
+        self.assertNotIn("cold_unit_to_running_s", m)
+        disk = [r for r in m["dockerd_rows"] if r["label"].startswith("disk unit")]
+        self.assertEqual(len(disk), 1)
+        self.assertAlmostEqual(disk[0]["end"] - disk[0]["start"], 1.5, places=3)
+
+    def test_recreate_over_cold_is_per_pair(self):
+        from benchlib import summary
+        ms = [{"side": "agent", "boot": 1, "pair": 1, "qemu_to_ready_s": 100.0},
+              {"side": "agent", "boot": 3, "pair": 1, "qemu_to_ready_s": 40.0},
+              {"side": "agent", "boot": 1, "pair": 2, "qemu_to_ready_s": 200.0},
+              {"side": "agent", "boot": 3, "pair": 2, "qemu_to_ready_s": 60.0},
+              {"side": "agent", "boot": 3, "pair": 3, "qemu_to_ready_s": 10.0},  # its cold boot was left out
+              {"side": "script", "boot": 1, "pair": 1, "qemu_to_ready_s": 300.0, "image_requests": 5},
+              {"side": "script", "boot": 3, "pair": 1, "qemu_to_ready_s": 270.0, "image_requests": 4}]
+        out = summary.collect(ms)
+        self.assertEqual(out["recreate_over_cold"]["agent"]["n"], 2)
+        self.assertAlmostEqual(out["recreate_over_cold"]["agent"]["median"], (0.4 + 0.3) / 2)
+        self.assertAlmostEqual(out["recreate_over_cold"]["script"]["median"], 0.9)
+        self.assertEqual(out["recreate_qemu_to_ready_s"]["agent"]["n"], 3)
+        self.assertEqual(out["recreate_image_requests"]["script"]["median"], 4)
+        self.assertIn("re-created ÷ cold", summary.table({"summary": out}))
+
     def test_go_durations(self):
         self.assertEqual(analyze.go_duration_ns("64.25ms"), 64_250_000)
         self.assertEqual(analyze.go_duration_ns("1m2.5s"), 62_500_000_000)
