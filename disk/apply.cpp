@@ -158,9 +158,26 @@ Result<DiskOutcome> apply(DiskPlan const& plan, DiskWanted const& wanted, Progre
   DiskOutcome out{.disk = chosen.dev_path, .mount_point = plan.mount_point};
   auto const part_wait = std::chrono::duration_cast<std::chrono::milliseconds>(wanted.partition_wait);
 
+  Classification const& was = chosen.classification;
+  // Our filesystem, already mounted where it belongs (every boot after the
+  // first): nothing will be written to the disk, so there is nothing to look
+  // at again. The re-probe, the partition wait and the superblock probe cost
+  // a second or more under emulation on the second boot's critical path
+  // (issue 17 §2); the plan's probe, a moment ago, is what the kernel mounted.
+  if (was.kind == ContentKind::Ours && !was.fs_type.empty() && !was.fs_uuid.empty() && chosen.already_mounted &&
+      !chosen.device.empty()) {
+    out.device = chosen.device;
+    out.fs_type = was.fs_type;
+    out.uuid = was.fs_uuid;
+    if (auto st = place_filesystem(chosen.device, plan.mount_point, wanted, options, progress, out); !st)
+      return st.error();
+    say(progress, "data disk ready: " + chosen.device + " (" + out.fs_type + ", UUID " + out.uuid + ") at " +
+                      plan.mount_point + ", as mounted");
+    return out;
+  }
+
   // Look again right before writing: the plan may be stale.
   Classification cls = classify(probe_content(chosen.dev_path));
-  Classification const& was = chosen.classification;
   if (cls.kind != was.kind || cls.partition != was.partition || cls.fs_uuid != was.fs_uuid)
     return changed(chosen.dev_path, was, cls);
 

@@ -118,13 +118,20 @@ TEST_CASE("apply on a blank 120 GiB loop device: partition, format, mount, fstab
   REQUIRE_FALSE(again.refusal);
   CHECK(again.chosen->classification.kind == ContentKind::Ours);
   CHECK(again.chosen->already_mounted);
-  auto out2 = apply(again, wanted);
+  std::vector<std::string> progress2;
+  auto out2 = apply(again, wanted, [&](std::string_view msg) { progress2.emplace_back(msg); });
   REQUIRE(out2);
   CHECK_FALSE(out2->partitioned);
   CHECK_FALSE(out2->formatted);
   CHECK(out2->already_mounted);
   CHECK_FALSE(out2->fstab_changed);
   CHECK(out2->uuid == out->uuid);
+  CHECK(out2->device == out->device);
+  CHECK(out2->fs_type == "ext4");
+  // Mounted and ours: no second look at the disk, no wait for the partition (issue 17 §2).
+  REQUIRE_FALSE(progress2.empty());
+  CHECK(progress2.back().find(", as mounted") != std::string::npos);
+  for (auto const& msg : progress2) CHECK(msg.find("waiting for partition") == std::string::npos);
 }
 
 // What the delivery-cloudinit VM hit: the disk unit read the new partition's
