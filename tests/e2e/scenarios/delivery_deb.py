@@ -22,6 +22,8 @@ UNIT_FILE = "/lib/systemd/system/cosmicac-bootstrap.service"
 DISK_UNIT = "cosmicac-bootstrap-disk.service"
 DISK_UNIT_FILE = f"/lib/systemd/system/{DISK_UNIT}"
 DROPIN_FILE = "/lib/systemd/system/docker.service.d/cosmicac-data-disk.conf"
+# systemd names the drop-in by the path it found it at: /usr/lib on a merged-/usr guest.
+DROPIN_SEEN = {DROPIN_FILE, "/usr" + DROPIN_FILE}
 DATA_SERIAL = "pvc-data"
 CONFIG = "/etc/default/docker-bootstrap"
 PROBE = ["cosmicac-bootstrap", "status"]  # host/manifests.cpp's readinessProbe.exec.command
@@ -87,7 +89,7 @@ def delivery_deb(t):
     active = q.exec(["systemctl", "show", "-P", "ActiveState", DISK_UNIT]).out.strip()
     t.expect(active == "inactive", f"{DISK_UNIT} is {active!r} right after install: dpkg -i started it")
     dropins = q.exec(["systemctl", "show", "-P", "DropInPaths", "docker.service"]).out.split()
-    t.expect(DROPIN_FILE in dropins, f"docker.service does not load {DROPIN_FILE}: {dropins}")
+    t.expect(DROPIN_SEEN & set(dropins), f"docker.service does not load {DROPIN_FILE}: {dropins}")
     after = q.exec(["systemctl", "show", "-p", "After", "docker.service"]).out
     t.expect(DISK_UNIT in after.split("=", 1)[-1].split(),
              f"docker.service is not ordered after the disk unit: {after.strip()}")
@@ -139,7 +141,7 @@ def delivery_deb(t):
     for path in (UNIT_FILE, DISK_UNIT_FILE, DROPIN_FILE):
         t.expect(q.exec(["test", "-e", path]).exitcode != 0, f"{path} still there after dpkg -r")
     dropins = q.exec(["systemctl", "show", "-P", "DropInPaths", "docker.service"]).out.split()
-    t.expect(DROPIN_FILE not in dropins, f"docker.service still loads {DROPIN_FILE} after dpkg -r")
+    t.expect(not DROPIN_SEEN & set(dropins), f"docker.service still loads {DROPIN_FILE} after dpkg -r: {dropins}")
     disk_show = dict(l.split("=", 1) for l in q.exec(
         ["systemctl", "show", "-p", "LoadState,ActiveState", DISK_UNIT]).out.split())
     t.expect(disk_show.get("ActiveState") == "inactive" and disk_show.get("LoadState") in ("not-found", "masked"),
