@@ -26,6 +26,20 @@ def data_disk_mounted(t: Ctx, vm: VM, mnt: str, disk_serial: str) -> str:
     return src[0]
 
 
+def docker_store_on_data_disk(t: Ctx, vm: VM, label: str) -> None:
+    """/var/lib/docker is the data disk's docker/, /data its mnt/; the container sees no store."""
+    src = vm.qga.exec(["findmnt", "-n", "-o", "SOURCE", "/var/lib/docker"]).out.strip()
+    t.expect(src.endswith("[/docker]"), f"{label}: /var/lib/docker is {src!r}, not the data disk's docker/")
+    data = vm.qga.exec(["findmnt", "-n", "-o", "SOURCE", "/data"]).out.strip()
+    t.expect(data.endswith("[/mnt]"), f"{label}: /data is {data!r}, not the data disk's mnt/")
+    t.expect(src.split("[")[0] == data.split("[")[0], f"{label}: store {src} and /data {data} differ")
+    root = vm.qga.exec(["docker", "info", "-f", "{{.DockerRootDir}}"]).out.strip()
+    t.expect(root == "/var/lib/docker", f"{label}: docker's root dir is {root!r}")
+    seen = vm.qga.exec(["docker", "exec", "inference", "/bin/ls", "-a", "/data"]).out.split()
+    t.expect("docker" not in seen and "image" not in seen and "overlay2" not in seen,
+             f"{label}: the container sees docker's store under /data: {seen}")
+
+
 def inference_container(t: Ctx, vm: VM, name: str, image_tag: str, env: list[str],
                         mnt: str | None = "/data", gpu: bool = True, tun: bool = False) -> dict:
     """The container runs the expected image with the script's docker-run semantics."""

@@ -14,20 +14,6 @@ DISK_UNIT = REPO_DIR / "units" / "cosmicac-bootstrap-disk.service"
 DROPIN = REPO_DIR / "units" / "docker.service.d" / "cosmicac-data-disk.conf"
 
 
-def store_checks(t, vm, label: str) -> None:
-    """/var/lib/docker is the data disk's docker/, /data its mnt/; the container sees no store."""
-    src = vm.qga.exec(["findmnt", "-n", "-o", "SOURCE", "/var/lib/docker"]).out.strip()
-    t.expect(src.endswith("[/docker]"), f"{label}: /var/lib/docker is {src!r}, not the data disk's docker/")
-    data = vm.qga.exec(["findmnt", "-n", "-o", "SOURCE", "/data"]).out.strip()
-    t.expect(data.endswith("[/mnt]"), f"{label}: /data is {data!r}, not the data disk's mnt/")
-    t.expect(src.split("[")[0] == data.split("[")[0], f"{label}: store {src} and /data {data} differ")
-    root = vm.qga.exec(["docker", "info", "-f", "{{.DockerRootDir}}"]).out.strip()
-    t.expect(root == "/var/lib/docker", f"{label}: docker's root dir is {root!r}")
-    seen = vm.qga.exec(["docker", "exec", "inference", "/bin/ls", "-a", "/data"]).out.split()
-    t.expect("docker" not in seen and "image" not in seen and "overlay2" not in seen,
-             f"{label}: the container sees docker's store under /data: {seen}")
-
-
 @scenario("agent-recreate", timeout=2400)
 def agent_recreate(t):
     agent = t.agent
@@ -51,7 +37,7 @@ def agent_recreate(t):
              f"boot 1: dockerd had started on the root store, the disk step did not restart it: {disk_msgs}")
     events.expect_order(t, run1, [("disk", "done"), ("docker", "started")])
     checks.data_disk_mounted(t, vm, "/data", "pvc-data")
-    store_checks(t, vm, "boot 1")
+    checks.docker_store_on_data_disk(t, vm, "boot 1")
     digest = final["container"]["image_digest"]
     vm.qga.exec(["/bin/sh", "-c", "echo kept > /data/marker && sync"], check=True)
     t.step(f"boot 1: ready, pulled {digest[:19]}…, store on the data disk")
@@ -82,7 +68,7 @@ def agent_recreate(t):
     after = vm2.qga.exec(["systemctl", "show", "-p", "After", "docker.service"]).out
     t.expect("cosmicac-bootstrap-disk.service" in after, f"docker.service is not ordered after the disk unit: {after}")
     checks.data_disk_mounted(t, vm2, "/data", "pvc-data")
-    store_checks(t, vm2, "re-created VM")
+    checks.docker_store_on_data_disk(t, vm2, "re-created VM")
     marker = vm2.qga.exec(["cat", "/data/marker"]).out.strip()
     t.expect(marker == "kept", f"/data/marker on the re-created VM: {marker!r}")
     t.step(f"re-created VM: ready in {final2.get('duration_ms')} ms, same digest, registry steps skipped")

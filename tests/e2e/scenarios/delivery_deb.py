@@ -1,20 +1,30 @@
 """The .deb delivery path: a guest without the agent, an older package's
 0644 conffile edited by the admin, then `dpkg -i` of
-dist/cosmicac-bootstrap_*.deb (an upgrade), a reboot -> the enabled unit runs
-and the VM becomes ready; then `dpkg -r` removes binary and unit cleanly (the
-container, owned by dockerd, may keep running). The package enables the unit
-but does not start it on install (it formats disks), hence one reboot. The
-readiness probe cosmicac-vmi renders runs the bare name `cosmicac-bootstrap`,
-which qemu-ga must resolve to /usr/sbin here."""
+dist/cosmicac-bootstrap_*.deb (an upgrade), a reboot -> the enabled units run
+and the VM becomes ready; then `dpkg -r` removes binary, units and drop-in
+cleanly (the container, owned by dockerd, may keep running). The package
+enables the units but does not start them on install (they format disks),
+hence one reboot. A blank data disk and MNT: the .deb's disk unit and docker's
+drop-in bind the data disk's docker/ over /var/lib/docker before dockerd
+starts at that reboot (issue 17), so the main unit's disk step finds the store
+bound and never restarts dockerd. The readiness probe cosmicac-vmi renders runs
+the bare name `cosmicac-bootstrap`, which qemu-ga must resolve to /usr/sbin here."""
 
 import hashlib
 import subprocess
 
+from bed import checks, events
 from bed.catalog import scenario
 from bed.scenario import REPO_DIR
 
 BIN = "/usr/sbin/cosmicac-bootstrap"
 UNIT_FILE = "/lib/systemd/system/cosmicac-bootstrap.service"
+DISK_UNIT = "cosmicac-bootstrap-disk.service"
+DISK_UNIT_FILE = f"/lib/systemd/system/{DISK_UNIT}"
+DROPIN_FILE = "/lib/systemd/system/docker.service.d/cosmicac-data-disk.conf"
+# systemd names the drop-in by the path it found it at: /usr/lib on a merged-/usr guest.
+DROPIN_SEEN = {DROPIN_FILE, "/usr" + DROPIN_FILE}
+DATA_SERIAL = "pvc-data"
 CONFIG = "/etc/default/docker-bootstrap"
 PROBE = ["cosmicac-bootstrap", "status"]  # host/manifests.cpp's readinessProbe.exec.command
 
@@ -43,8 +53,8 @@ def delivery_deb(t):
     debs = sorted((REPO_DIR / "dist").glob("cosmicac-bootstrap_*_amd64.deb"))
     t.expect(len(debs) == 1, f"expected one dist/cosmicac-bootstrap_*_amd64.deb, found {debs}: run packaging/build-release")
     reg = t.registry(tags=("v1",))
-    config = t.config(IMG=t.image_ref("v1"), NAME="inference", ENVS="MODEL_NAME=tiny-llm")
-    vm = t.vm(cred_iso=t.cred_iso(reg),
+    config = t.config(MNT="/data", IMG=t.image_ref("v1"), NAME="inference", ENVS="MODEL_NAME=tiny-llm")
+    vm = t.vm(cred_iso=t.cred_iso(reg), data_disk=t.data_disk(120), data_serial=DATA_SERIAL,
               files={"root/cosmicac-bootstrap.deb": (0o644, debs[0].read_bytes()),
                      "root/cosmicac-bootstrap-old.deb": (0o644, old_package(t)),
                      "root/docker-bootstrap": (0o644, config.encode())})
@@ -69,6 +79,20 @@ def delivery_deb(t):
     t.expect(q.exec(["test", "-x", BIN]).exitcode == 0, f"{BIN} missing or not executable")
     frag = q.exec(["systemctl", "show", "-P", "FragmentPath", "cosmicac-bootstrap"]).out.strip()
     t.expect(frag == UNIT_FILE, f"systemd loads the unit from {frag!r}, expected {UNIT_FILE}")
+    # The disk unit and docker's drop-in, as `install` writes them: enabled, not
+    # started (dockerd keeps the root disk's store until the reboot), and loaded
+    # (postinst's daemon-reload): docker.service is now ordered after the disk unit.
+    en = q.exec(["systemctl", "is-enabled", DISK_UNIT]).out.strip()
+    t.expect(en == "enabled", f"{DISK_UNIT} is {en!r} after install, expected enabled")
+    frag = q.exec(["systemctl", "show", "-P", "FragmentPath", DISK_UNIT]).out.strip()
+    t.expect(frag == DISK_UNIT_FILE, f"systemd loads the disk unit from {frag!r}, expected {DISK_UNIT_FILE}")
+    active = q.exec(["systemctl", "show", "-P", "ActiveState", DISK_UNIT]).out.strip()
+    t.expect(active == "inactive", f"{DISK_UNIT} is {active!r} right after install: dpkg -i started it")
+    dropins = q.exec(["systemctl", "show", "-P", "DropInPaths", "docker.service"]).out.split()
+    t.expect(DROPIN_SEEN & set(dropins), f"docker.service does not load {DROPIN_FILE}: {dropins}")
+    after = q.exec(["systemctl", "show", "-p", "After", "docker.service"]).out
+    t.expect(DISK_UNIT in after.split("=", 1)[-1].split(),
+             f"docker.service is not ordered after the disk unit: {after.strip()}")
     # ENVS may hold keys: the upgrade made the admin's 0644 file root-only, content untouched.
     mode = q.exec(["stat", "-c", "%a %U:%G", CONFIG]).out.strip()
     t.expect(mode == "600 root:root", f"{CONFIG} is {mode!r} after the upgrade, expected '600 root:root'")
@@ -89,6 +113,21 @@ def delivery_deb(t):
     info = t.docker_inspect(vm, "inference")
     t.expect(info is not None and info["State"]["Running"], "container inference not running")
     t.expect("MODEL_NAME=tiny-llm" in info["Config"]["Env"], "container env lacks MODEL_NAME")
+    # The .deb's disk unit ran before dockerd and bound the store: the main unit's
+    # disk step found it bound (no dockerd restart, which is what happens without them).
+    state = q.exec(["systemctl", "show", "-p", "ActiveState,Result", DISK_UNIT]).out
+    t.expect("ActiveState=active" in state and "Result=success" in state, f"{DISK_UNIT}: {state.split()}")
+    after = q.exec(["systemctl", "show", "-p", "After", "docker.service"]).out
+    t.expect(DISK_UNIT in after.split("=", 1)[-1].split(),
+             f"docker.service is not ordered after the disk unit: {after.strip()}")
+    run = events.this_boot(vm, since)
+    t.expect(events.statuses(run, "disk") and "done" in events.statuses(run, "disk"),
+             f"the main unit's disk step did not finish: {events.summary(run)}")
+    disk_msgs = [e.get("message", "") for e in run if e.get("step") == "disk"]
+    t.expect(not any("restarted" in m for m in disk_msgs),
+             f"dockerd started before the .deb's disk unit bound its store: {disk_msgs}")
+    checks.data_disk_mounted(t, vm, "/data", DATA_SERIAL)
+    checks.docker_store_on_data_disk(t, vm, "after the reboot")
     # The rendered VMI's readiness probe: a bare name, resolved by qemu-ga through its PATH.
     probe = q.exec(PROBE)
     t.expect(probe.exitcode == 0, f"probe {PROBE} through qemu-ga exited {probe.exitcode}: "
@@ -99,7 +138,14 @@ def delivery_deb(t):
     r = q.exec(["dpkg", "-r", "cosmicac-bootstrap"], timeout=180)
     t.expect(r.exitcode == 0, f"dpkg -r exited {r.exitcode}: {r.err.strip()[-1500:]}")
     t.expect(q.exec(["test", "-e", BIN]).exitcode != 0, f"{BIN} still there after dpkg -r")
-    t.expect(q.exec(["test", "-e", UNIT_FILE]).exitcode != 0, f"{UNIT_FILE} still there after dpkg -r")
+    for path in (UNIT_FILE, DISK_UNIT_FILE, DROPIN_FILE):
+        t.expect(q.exec(["test", "-e", path]).exitcode != 0, f"{path} still there after dpkg -r")
+    dropins = q.exec(["systemctl", "show", "-P", "DropInPaths", "docker.service"]).out.split()
+    t.expect(not DROPIN_SEEN & set(dropins), f"docker.service still loads {DROPIN_FILE} after dpkg -r: {dropins}")
+    disk_show = dict(l.split("=", 1) for l in q.exec(
+        ["systemctl", "show", "-p", "LoadState,ActiveState", DISK_UNIT]).out.split())
+    t.expect(disk_show.get("ActiveState") == "inactive" and disk_show.get("LoadState") in ("not-found", "masked"),
+             f"{DISK_UNIT} after dpkg -r: {disk_show}")
     show = dict(l.split("=", 1) for l in q.exec(
         ["systemctl", "show", "-p", "LoadState,ActiveState,UnitFileState", "cosmicac-bootstrap"]).out.split())
     t.expect(show.get("ActiveState") == "inactive", f"unit still {show.get('ActiveState')} after removal")

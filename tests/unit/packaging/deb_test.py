@@ -9,8 +9,14 @@ import tarfile
 import tempfile
 import unittest
 
+from release_test import exec_starts, systemd_root, verify
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 BUILD_DEB = os.path.join(ROOT, "packaging", "build-deb")
+# What `cosmicac-bootstrap install` writes (agent/install.cpp), where the package puts it.
+MAIN_UNIT = "lib/systemd/system/cosmicac-bootstrap.service"
+DISK_UNIT = "lib/systemd/system/cosmicac-bootstrap-disk.service"
+DROPIN = "lib/systemd/system/docker.service.d/cosmicac-data-disk.conf"
 
 
 class Deb(unittest.TestCase):
@@ -73,6 +79,48 @@ class Deb(unittest.TestCase):
         self.assertEqual(unit, source.replace("ExecStart=/usr/local/bin/cosmicac-bootstrap run",
                                               "ExecStart=/usr/sbin/cosmicac-bootstrap run"))
 
+    def test_disk_unit_and_dockers_dropin_ship_0644_root_root(self):
+        for path in (DISK_UNIT, DROPIN):
+            m = self.member(path)
+            self.assertEqual(m.mode & 0o7777, 0o644, f"{path}: {oct(m.mode)}")
+            self.assertEqual((m.uid, m.gid, m.uname, m.gname), (0, 0, "root", "root"), path)
+        self.assertTrue(self.member("lib/systemd/system/docker.service.d").isdir())
+
+    def test_disk_unit_runs_the_packaged_binarys_disk_step(self):
+        unit = self.content(DISK_UNIT).decode()
+        self.assertEqual(exec_starts(unit), ["ExecStart=/usr/sbin/cosmicac-bootstrap run --step=disk"])
+        with open(os.path.join(ROOT, "units", "cosmicac-bootstrap-disk.service")) as f:
+            source = f.read()
+        self.assertEqual(unit, source.replace("ExecStart=/usr/local/bin/cosmicac-bootstrap run --step=disk",
+                                              "ExecStart=/usr/sbin/cosmicac-bootstrap run --step=disk"))
+
+    def test_dockers_dropin_is_the_one_install_writes(self):
+        with open(os.path.join(ROOT, "units", "docker.service.d", "cosmicac-data-disk.conf"), "rb") as f:
+            self.assertEqual(self.content(DROPIN), f.read())
+
+    def test_units_and_dropin_verify_where_the_package_puts_them(self):
+        # The stand-in binary is executable: verify's ExecStart check passes on it.
+        tmp = tempfile.mkdtemp(prefix="verify.", dir=self.tmp)
+        os.chmod(tmp, 0o755)
+        root = systemd_root(tmp)
+        subprocess.run(["dpkg-deb", "-x", self.deb, root], check=True)
+        for unit in (MAIN_UNIT, DISK_UNIT):
+            self.assertEqual(verify(root, "/" + unit), (0, []), unit)
+        # docker.service (another package's) with the drop-in in the vendor directory:
+        # verify loads the drop-in from there and finds nothing to say about it.
+        docker = os.path.join(root, "etc/systemd/system/docker.service")
+        os.makedirs(os.path.dirname(docker))
+        with open(docker, "w") as f:
+            f.write("[Unit]\nDescription=stand-in dockerd\n[Service]\nExecStart=/usr/sbin/cosmicac-bootstrap\n")
+        rc, lines = verify(root, "/etc/systemd/system/docker.service")
+        self.assertEqual((rc, [l for l in lines if "cosmicac" in l]), (0, []))
+        # ... and would: the same place with a key systemd does not know is reported.
+        with open(os.path.join(root, DROPIN), "a") as f:
+            f.write("NoSuchKey=1\n")
+        r = subprocess.run(["systemd-analyze", "verify", f"--root={root}", "/etc/systemd/system/docker.service"],
+                           capture_output=True, text=True)
+        self.assertIn("cosmicac-data-disk.conf", r.stdout + r.stderr)
+
     def test_changelog_is_gzip_9n_of_the_debian_changelog(self):
         raw = self.content("usr/share/doc/cosmicac-bootstrap/changelog.Debian.gz")
         self.assertEqual(raw[:2], b"\x1f\x8b")
@@ -127,17 +175,28 @@ class Deb(unittest.TestCase):
             subprocess.run(["sh", "-n", "-c", scripts[name]], check=True)
             self.assertIn("# Automatically added by dh_installsystemd/", scripts[name])
             self.assertNotIn("#DEBHELPER#", scripts[name])
-        self.assertIn("deb-systemd-helper enable 'cosmicac-bootstrap.service'", scripts["postinst"])
+        for unit in ("cosmicac-bootstrap-disk.service", "cosmicac-bootstrap.service"):
+            for verb in ("unmask", "enable", "update-state"):
+                self.assertIn(f"\tdeb-systemd-helper {verb} '{unit}' >/dev/null || true\n", scripts["postinst"])
+            self.assertIn(f"deb-systemd-helper --quiet was-enabled '{unit}'; then\n", scripts["postinst"])
         # --no-start: enabled for the next boot, never started on install.
         self.assertNotIn("deb-systemd-invoke start", scripts["postinst"])
-        self.assertIn("deb-systemd-invoke stop 'cosmicac-bootstrap.service'", scripts["prerm"])
-        self.assertIn("deb-systemd-helper purge 'cosmicac-bootstrap.service'", scripts["postrm"])
+        # One command for both units, as dh_installsystemd writes it (sorted names).
+        both = "'cosmicac-bootstrap-disk.service' 'cosmicac-bootstrap.service' >/dev/null || true\n"
+        self.assertIn("\t\t\tdeb-systemd-invoke try-restart " + both, scripts["postinst"])
+        self.assertIn("\tdeb-systemd-invoke stop " + both, scripts["prerm"])
+        self.assertIn("\t\tdeb-systemd-helper purge " + both, scripts["postrm"])
+        for name, text in scripts.items():
+            for line in text.splitlines():
+                if line.lstrip().startswith("deb-systemd-"):
+                    self.assertRegex(line, r"'cosmicac-bootstrap(-disk)?\.service' >/dev/null", f"{name}: {line}")
 
     def test_md5sums_cover_every_file(self):
         out = subprocess.run(["dpkg-deb", "--info", self.deb, "md5sums"], check=True, capture_output=True, text=True)
         listed = sorted(l.split("  ", 1)[1] for l in out.stdout.splitlines())
         files = sorted(n[2:] for n, m in self.members.items() if m.isfile())
         self.assertEqual(listed, files)
+        self.assertLessEqual({MAIN_UNIT, DISK_UNIT, DROPIN}, set(listed))
 
     def test_lintian_overrides_each_carry_a_reason(self):
         text = self.content("usr/share/lintian/overrides/cosmicac-bootstrap").decode()

@@ -152,14 +152,16 @@ class _DistDeb(unittest.TestCase):
 
 
 class Deb(_DistDeb):
-    def test_unit_verifies_where_the_package_puts_it(self):
+    def test_units_verify_where_the_package_puts_them(self):
         root = systemd_root(self.tmp)
         subprocess.run(["dpkg-deb", "-x", self.deb, root], check=True)
-        unit = os.path.join(root, "lib/systemd/system/cosmicac-bootstrap.service")
-        with open(unit) as f:
-            self.assertEqual(exec_starts(f.read()), ["ExecStart=/usr/sbin/cosmicac-bootstrap run"])
         self.assertTrue(os.stat(os.path.join(root, "usr/sbin/cosmicac-bootstrap")).st_mode & stat.S_IXUSR)
-        self.assertEqual(verify(root, "/lib/systemd/system/cosmicac-bootstrap.service"), (0, []))
+        for name, exec_start in (("cosmicac-bootstrap.service", "ExecStart=/usr/sbin/cosmicac-bootstrap run"),
+                                 ("cosmicac-bootstrap-disk.service",
+                                  "ExecStart=/usr/sbin/cosmicac-bootstrap run --step=disk")):
+            with open(os.path.join(root, "lib/systemd/system", name)) as f:
+                self.assertEqual(exec_starts(f.read()), [exec_start])
+            self.assertEqual(verify(root, "/lib/systemd/system/" + name), (0, []), name)
 
 
 class Lintian(_DistDeb):
