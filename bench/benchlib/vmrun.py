@@ -27,7 +27,8 @@ JOURNAL_FIELDS = "MESSAGE,MESSAGE_ID,UNIT,_SYSTEMD_UNIT,_TRANSPORT,JOB_TYPE,JOB_
 
 
 # Peak RSS sampler, injected on both sides alike: the unit's main process is
-# found by its comm and its VmHWM (and the unit cgroup's memory.peak) read every
+# found by its comm and its cgroup (the agent's disk unit runs the same binary
+# earlier in the boot, in its own unit's cgroup), and its VmHWM (and the unit cgroup's memory.peak) read every
 # 0.1 s with bash builtins only (no fork per sample), the maximum kept in /run.
 # Needed because the agent is done before the host can poll (it finishes
 # before multi-user), and its cgroup is pruned when it exits.
@@ -37,7 +38,8 @@ pid= hwm=0 cg=0
 exec {nap}<> <(:)   # a pipe we also write to: `read -t` on it sleeps without a fork
 while [ -z "$pid" ]; do
   for d in /proc/[0-9]*; do
-    read -r c 2>/dev/null < "$d/comm" && [ "$c" = "$comm" ] && { pid=${d#/proc/}; break; }
+    read -r c 2>/dev/null < "$d/comm" && [ "$c" = "$comm" ] && read -r g 2>/dev/null < "$d/cgroup" \
+      && [ "${g##*/}" = "$unit" ] && { pid=${d#/proc/}; break; }
   done
   [ -z "$pid" ] && read -rt 0.2 -u "$nap"
 done
