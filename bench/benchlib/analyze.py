@@ -232,7 +232,11 @@ def boot_metrics(raw: dict, side: str) -> dict:
     inspect = json.loads(raw["inspect"])[0] if raw.get("inspect") else None
     created = started_at = None
     if inspect:
-        created = g_real_ns_to_mono(rfc3339_to_ns(inspect["Created"]))
+        # Created only counts when dockerd created the container in this boot: on a
+        # second boot, or a re-created VM whose store is on the kept data disk, the
+        # container is an earlier boot's (dockerd restarted it: no create event).
+        if c_create is not None:
+            created = g_real_ns_to_mono(rfc3339_to_ns(inspect["Created"]))
         started_at = g_real_ns_to_mono(rfc3339_to_ns(inspect["State"]["StartedAt"]))
     reqs = parse_registry_log(raw.get("registry_log", ""))
     pw = pull_window_host_ns(reqs, raw["repo"], raw["tag"])

@@ -128,11 +128,16 @@ class AnalyzeTest(unittest.TestCase):
         raw["events"] = json.dumps({"Type": "container", "Action": "start",
                                     "Actor": {"Attributes": {"name": "inference"}}, "timeNano": g_ns(49.5)})
         raw["registry_log"] = ""
+        raw["inspect"] = json.dumps([{"Created": rfc(g_ns(-600.0)), "State": {"Running": True,
+                                                                           "StartedAt": rfc(g_ns(49.5))}}])
         m = analyze.boot_metrics(raw, "agent")
         self.assertAlmostEqual(m["qemu_to_ready_s"], 55.0, places=3)  # QEMU at -3.0, ready at 52.0
         self.assertAlmostEqual(m["unit_start_to_ready_s"], 1.0, places=3)
         self.assertEqual(m["image_requests"], 0)
         self.assertNotIn("cold_unit_to_running_s", m)
+        # the container is boot 1's (inspect's Created is from then): no create+start drawn for this boot
+        self.assertIsNone(m["container_created"])
+        self.assertEqual([r for r in m["dockerd_rows"] if "create" in r["label"]], [])
         disk = [r for r in m["dockerd_rows"] if r["label"].startswith("disk unit")]
         self.assertEqual(len(disk), 1)
         self.assertAlmostEqual(disk[0]["end"] - disk[0]["start"], 1.5, places=3)
