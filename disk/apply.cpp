@@ -148,34 +148,13 @@ Status place_filesystem(std::string const& node, std::string const& mount_point,
   return ok();
 }
 
-}  // namespace
-
-Result<DiskOutcome> apply(DiskPlan const& plan, DiskWanted const& wanted, ProgressFn const& progress,
-                          ProbeOptions const& options) {
-  if (plan.refusal) return *plan.refusal;
-  if (!plan.chosen) return make_error(Reason::Internal, "disk plan has neither a chosen disk nor a refusal");
-  ChosenDisk const& chosen = *plan.chosen;
-  DiskOutcome out{.disk = chosen.dev_path, .mount_point = plan.mount_point};
-  auto const part_wait = std::chrono::duration_cast<std::chrono::milliseconds>(wanted.partition_wait);
-
+// The writes the plan calls for, on a fresh look at the disk: partition if
+// blank, format our empty partition, then read the filesystem's type and UUID
+// from its node. The new partition's node stays open in `partition_fd` (see
+// hold_partition) until the caller has mounted it.
+Status prepare_filesystem(ChosenDisk const& chosen, DiskWanted const& wanted, ProgressFn const& progress,
+                          ProbeOptions const& options, DiskOutcome& out, UniqueFd& partition_fd) {
   Classification const& was = chosen.classification;
-  // Our filesystem, already mounted where it belongs (every boot after the
-  // first): nothing will be written to the disk, so there is nothing to look
-  // at again. The re-probe, the partition wait and the superblock probe cost
-  // a second or more under emulation on the second boot's critical path
-  // (issue 17 §2); the plan's probe, a moment ago, is what the kernel mounted.
-  if (was.kind == ContentKind::Ours && !was.fs_type.empty() && !was.fs_uuid.empty() && chosen.already_mounted &&
-      !chosen.device.empty()) {
-    out.device = chosen.device;
-    out.fs_type = was.fs_type;
-    out.uuid = was.fs_uuid;
-    if (auto st = place_filesystem(chosen.device, plan.mount_point, wanted, options, progress, out); !st)
-      return st.error();
-    say(progress, "data disk ready: " + chosen.device + " (" + out.fs_type + ", UUID " + out.uuid + ") at " +
-                      plan.mount_point + ", as mounted");
-    return out;
-  }
-
   // Look again right before writing: the plan may be stale.
   Classification cls = classify(probe_content(chosen.dev_path));
   if (cls.kind != was.kind || cls.partition != was.partition || cls.fs_uuid != was.fs_uuid)
@@ -192,9 +171,9 @@ Result<DiskOutcome> apply(DiskPlan const& plan, DiskWanted const& wanted, Progre
   }
 
   std::string node = chosen.dev_path;
-  UniqueFd partition_fd;  // see hold_partition: open until apply returns
   if (cls.partition != 0) {
     say(progress, "waiting for partition " + std::to_string(cls.partition) + " of " + chosen.name);
+    auto const part_wait = std::chrono::duration_cast<std::chrono::milliseconds>(wanted.partition_wait);
     auto held = hold_partition(options, chosen.name, cls.partition, part_wait);
     if (!held) return held.error();
     node = held->first;
@@ -221,9 +200,39 @@ Result<DiskOutcome> apply(DiskPlan const& plan, DiskWanted const& wanted, Progre
     return make_error(Reason::DiskError, node + " changed: UUID " + fs.signature.uuid + " instead of " + cls.fs_uuid);
   out.fs_type = fs.signature.type;
   out.uuid = fs.signature.uuid;
+  return ok();
+}
 
-  if (auto st = place_filesystem(node, plan.mount_point, wanted, options, progress, out); !st) return st.error();
-  say(progress, "data disk ready: " + node + " (" + out.fs_type + ", UUID " + out.uuid + ") at " + plan.mount_point);
+}  // namespace
+
+Result<DiskOutcome> apply(DiskPlan const& plan, DiskWanted const& wanted, ProgressFn const& progress,
+                          ProbeOptions const& options) {
+  if (plan.refusal) return *plan.refusal;
+  if (!plan.chosen) return make_error(Reason::Internal, "disk plan has neither a chosen disk nor a refusal");
+  ChosenDisk const& chosen = *plan.chosen;
+  Classification const& was = chosen.classification;
+  DiskOutcome out{.disk = chosen.dev_path, .mount_point = plan.mount_point};
+
+  // Our filesystem, already mounted where it belongs (every boot after the
+  // first): nothing will be written to the disk, so there is nothing to look
+  // at again. The re-probe, the partition wait and the superblock probe cost
+  // a second or more under emulation on the second boot's critical path
+  // (issue 17 §2); the plan's probe, a moment ago, is what the kernel mounted.
+  bool const as_mounted = was.kind == ContentKind::Ours && !was.fs_type.empty() && !was.fs_uuid.empty() &&
+                          chosen.already_mounted && !chosen.device.empty();
+  UniqueFd partition_fd;  // see hold_partition: open until apply returns
+  if (as_mounted) {
+    out.device = chosen.device;
+    out.fs_type = was.fs_type;
+    out.uuid = was.fs_uuid;
+  } else if (auto st = prepare_filesystem(chosen, wanted, progress, options, out, partition_fd); !st) {
+    return st.error();
+  }
+
+  if (auto st = place_filesystem(out.device, plan.mount_point, wanted, options, progress, out); !st)
+    return st.error();
+  say(progress, "data disk ready: " + out.device + " (" + out.fs_type + ", UUID " + out.uuid + ") at " +
+                    plan.mount_point + (as_mounted ? ", as mounted" : ""));
   return out;
 }
 

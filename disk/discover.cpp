@@ -2,9 +2,9 @@
 
 #include "common/file_io.hpp"
 #include "common/libmount_ptr.hpp"
+#include "disk/probe.hpp"
 
 #include <libmount/libmount.h>
-#include "disk/probe.hpp"
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
