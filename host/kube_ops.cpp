@@ -176,14 +176,24 @@ std::vector<std::string> rendered_differences(Json const& rendered, Json const& 
 // --- Deleting and waiting until gone --------------------------------------------
 namespace {
 
-constexpr const char* kForeground = R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground"})";
-constexpr const char* kBackground = R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})";
+constexpr const char* kForeground = "Foreground";
+constexpr const char* kBackground = "Background";
+
+// The DeleteOptions body. A server dry run goes in the body, not the query:
+// kube-apiserver decodes DeleteOptions from the body whenever there is one and
+// then ignores the query string, so `?dryRun=All` beside a body deleted for
+// real (as client-go does, `dryRun` is a field of the body).
+std::string delete_options(const char* propagation, bool dry_run_server) {
+  nlohmann::json body{{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"propagationPolicy", propagation}};
+  if (dry_run_server) body["dryRun"] = nlohmann::json::array({"All"});
+  return body.dump();
+}
 
 // DELETE, by default with foreground propagation (the dependents go first).
 // True when the object is gone or going, false when it was absent.
 Result<bool> delete_one(KubeClient& client, std::string const& object, std::string const& path, bool dry_run_server,
-                        const char* options = kForeground) {
-  auto resp = client.request("DELETE", path + (dry_run_server ? "?dryRun=All" : ""), options);
+                        const char* propagation = kForeground) {
+  auto resp = client.request("DELETE", path, delete_options(propagation, dry_run_server));
   if (!resp) return resp.error();
   if (resp->status == 404) return false;
   if (!is_success(resp->status)) return api_error("deleting " + object, *resp);
@@ -206,7 +216,7 @@ Status wait_gone(KubeClient& client, std::vector<Pending> pending, std::chrono::
     std::vector<Pending> left;
     holding.clear();
     for (auto const& p : pending) {
-      auto resp = p.unreadable ? client.request("DELETE", p.path, kForeground) : client.request("GET", p.path);
+      auto resp = p.unreadable ? client.request("DELETE", p.path, delete_options(kForeground, false)) : client.request("GET", p.path);
       if (!resp) return resp.error();
       if (resp->status == 404) {
         say(p.object + " is gone");

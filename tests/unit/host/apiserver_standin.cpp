@@ -738,13 +738,20 @@ std::string ApiServerStandIn::remove(std::string const& target, std::string cons
   auto it = objects_.find(path);
   if (it == objects_.end()) return http_response(404, not_found_body(path).dump());
   std::string policy = "Background";
+  // As kube-apiserver: DeleteOptions come from the body when there is one, and
+  // the query string is then ignored (dryRun included); from the query otherwise.
+  bool dry = query_param(target, "dryRun") == "All";
   try {
-    if (!body.empty()) policy = json::parse(body).value("propagationPolicy", policy);
+    if (!body.empty()) {
+      json const options = json::parse(body);
+      policy = options.value("propagationPolicy", policy);
+      dry = options.contains("dryRun") && options["dryRun"] == json::array({"All"});
+    }
   } catch (...) {
     return http_response(400, failure(400, "BadRequest", "DeleteOptions is not JSON").dump());
   }
   json obj = it->second;
-  if (query_param(target, "dryRun") == "All" || obj["metadata"].contains("deletionTimestamp"))
+  if (dry || obj["metadata"].contains("deletionTimestamp"))
     return http_response(200, obj.dump());
   auto& meta = it->second["metadata"];
   if (policy == "Foreground") {

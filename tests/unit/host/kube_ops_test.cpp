@@ -366,6 +366,28 @@ TEST_CASE("kube_ops: delete is foreground and waits until every object is 404; -
   CHECK_FALSE(stuck.has(vmi));
 }
 
+TEST_CASE("kube_ops: delete --dry-run=server deletes nothing, --delete-data included (dryRun in the DeleteOptions body)") {
+  // kube-apiserver reads DeleteOptions from the body when there is one and then
+  // ignores the query: a `?dryRun=All` beside a body deleted for real.
+  auto spec = example();
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  DeleteOptions dry = fast_delete();
+  dry.dry_run_server = true;
+  REQUIRE(execute_delete(client, plan_delete(spec, true), dry, quiet));
+  CHECK(server.has(std::string(kVmiPath) + "/llama-70b-0"));
+  CHECK(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
+  CHECK(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
+  CHECK(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));
+  CHECK_FALSE(server.get(std::string(kVmiPath) + "/llama-70b-0")["metadata"].contains("deletionTimestamp"));
+
+  // The stand-in decodes DeleteOptions as kube-apiserver does: a body wins over the query.
+  std::string const pvc = std::string(kPvcPath) + "/llama-70b-0-data";
+  REQUIRE(client.request("DELETE", pvc + "?dryRun=All", R"({"kind":"DeleteOptions","apiVersion":"v1"})")->status == 200);
+  CHECK_FALSE(server.has(pvc));
+}
+
 TEST_CASE("stand-in: like kube-apiserver — AlreadyExists while terminating, Status details, Strict validation") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
