@@ -510,11 +510,28 @@ class Suite:
         r = self.run("get", "vm", "-n", ns, kubeconfig=kc, expect=1)
 
 
+    def case_admission_refusal_not_blamed_on_rbac(self, ns):
+        """A 403 from admission (a ValidatingAdmissionPolicy, a terminating namespace) is not a
+        missing RBAC grant: the error must not send the operator to host/rbac/role.yaml."""
+        kc = self.tester_kubeconfig(ns)
+        self._refuse_vmis("realapi-refuse-vmis")
+        self.cp.admin.merge_patch(path_of("Namespace", ns), {"metadata": {"labels": {"realapi-refuse-vmis": "true"}}})
+        self.until("the admission policy in force", lambda: self._policy_in_force(ns), 30)
+        r = self.run("apply", "-f", self.spec("vm", ns), kubeconfig=kc, expect=1)
+        check("realapi: VMIs are refused" in r.err, f"the policy's message is not shown:\n{r.show()}")
+        check("lacks this permission" not in r.err,
+              f"an admission policy's refusal is reported as a missing permission:\n{r.show()}")
+
+
 CASES = [n[len("case_"):] for n in vars(Suite) if n.startswith("case_")]
 # Cases that fail on the code this suite was written against, because of a product bug that
 # is reported and fixed separately: run only with --include-known-failures (ctest label
 # realapi-known-failures), never presented as passes.
-KNOWN_FAILURES = {}
+KNOWN_FAILURES = {
+    "admission_refusal_not_blamed_on_rbac":
+        "host/kube_ops.cpp and host/follow.cpp add '(the identity lacks this permission; see "
+        "host/rbac/role.yaml)' to every 403, also to admission refusals",
+}
 
 
 def main():
