@@ -4,9 +4,10 @@ kube-controller-manager (garbage collector, namespace and service-account contro
 a stand-in kubelet: an HTTPS endpoint that serves `containerLogs` to the API server's real
 `pods/log` proxy, and force-deletes terminating pods as a kubelet would after their containers
 stopped. Every process runs in its own process group and is killed on stop(), at exit and on
-SIGTERM/SIGINT, whatever failed."""
+SIGTERM/SIGINT/SIGHUP, whatever failed, and by the kernel if the suite itself is SIGKILLed."""
 
 import atexit
+import ctypes
 import http.client
 import json
 import os
@@ -250,7 +251,10 @@ class ControlPlane:
         self.crd_dir = crd_dir
         self.log = log
         base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None   # etcd's fsyncs on tmpfs
+        self._remove_orphans(base or tempfile.gettempdir())
         self.dir = tempfile.mkdtemp(prefix="cosmicac-realapi-", dir=base)
+        with open(self.f("owner.pid"), "w") as fh:
+            fh.write(str(os.getpid()))
         self.procs = []
         self.kubelet = None
         self._reaper_stop = threading.Event()
@@ -258,6 +262,21 @@ class ControlPlane:
         atexit.register(self.stop)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
+
+    @staticmethod
+    def _remove_orphans(base):
+        """Temp dirs of earlier runs that were SIGKILLed (their processes died with them)."""
+        for d in os.listdir(base):
+            path = os.path.join(base, d)
+            if not d.startswith("cosmicac-realapi-"):
+                continue
+            try:
+                with open(os.path.join(path, "owner.pid")) as fh:
+                    os.kill(int(fh.read()), 0)
+            except ProcessLookupError:
+                shutil.rmtree(path, ignore_errors=True)
+            except (OSError, ValueError):
+                pass
 
     def _on_signal(self, signum, _frame):
         self.stop()
@@ -328,10 +347,16 @@ class ControlPlane:
         return path
 
     # --- processes --------------------------------------------------------------------------
+    @staticmethod
+    def _die_with_parent():
+        # PR_SET_PDEATHSIG: SIGKILL when the suite dies without running stop() (ctest's timeout
+        # kills it with SIGKILL; atexit and signal handlers do not run then).
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+
     def _spawn(self, name, argv):
         logf = open(self.f(name + ".log"), "wb")
         p = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             start_new_session=True, cwd=self.dir)
+                             start_new_session=True, cwd=self.dir, preexec_fn=self._die_with_parent)
         logf.close()
         self.procs.append((name, p))
         return p
