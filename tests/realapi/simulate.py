@@ -1,0 +1,114 @@
+"""What KubeVirt's virt-controller and virt-handler, CDI and a kubelet would write, written
+through the real API as the admin: VMI phase and conditions (the VMI CRD has no status
+subresource: status goes with the object), DataVolume phase (its status subresource), the
+virt-launcher pod (KubeVirt's labels and controller ownerReference, `pods/status`), and the
+guest-console-log container's lines (served by the stand-in kubelet behind `pods/log`)."""
+
+import json
+import os
+import time
+
+from cluster import NODE_NAME, ApiError, path_of, rfc3339_nano
+
+LAUNCHER_IMAGE = "quay.io/kubevirt/virt-launcher:v1.7.0"
+CONSOLE = "guest-console-log"
+
+
+def _now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def vmi_status(cp, ns, name, phase, ready, reason="", message=""):
+    cond = {"type": "Ready", "status": "True" if ready else "False", "lastProbeTime": None,
+            "lastTransitionTime": _now()}
+    if reason:
+        cond["reason"] = reason
+    if message:
+        cond["message"] = message
+    cp.admin.merge_patch(path_of("VirtualMachineInstance", name, ns),
+                         {"status": {"phase": phase, "nodeName": NODE_NAME, "conditions": [cond]}})
+
+
+def datavolume_status(cp, ns, name, phase, progress):
+    cp.admin.merge_patch(path_of("DataVolume", name, ns, "status"),
+                         {"status": {"phase": phase, "progress": progress}})
+
+
+class Launcher:
+    """The virt-launcher pod of one VMI, on the stand-in node."""
+
+    def __init__(self, cp, ns, vmi, console=True):
+        self.cp, self.ns = cp, ns
+        md = vmi["metadata"]
+        self.name = f"virt-launcher-{md['name']}-{os.urandom(3).hex()[:5]}"
+        containers = [{"name": "compute", "image": LAUNCHER_IMAGE}]
+        if console:
+            containers.append({"name": CONSOLE, "image": LAUNCHER_IMAGE})
+        pod = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": self.name, "namespace": ns,
+                            "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": md["uid"],
+                                       "vm.kubevirt.io/name": md["name"]},
+                            "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+                                                 "name": md["name"], "uid": md["uid"], "controller": True,
+                                                 "blockOwnerDeletion": True}]},
+               "spec": {"nodeName": NODE_NAME, "automountServiceAccountToken": False, "containers": containers}}
+        # The ServiceAccount admission wants the namespace's `default` ServiceAccount, which the
+        # controller manager creates moments after the namespace.
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                cp.admin.create(pod)
+                break
+            except ApiError as e:
+                if time.monotonic() > deadline or "serviceaccount" not in json.dumps(e.body):
+                    raise
+                time.sleep(0.2)
+        if console:
+            cp.kubelet.add_container(ns, self.name, CONSOLE)
+        now = _now()
+        cp.admin.merge_patch(path_of("Pod", self.name, ns, "status"), {"status": {
+            "phase": "Running", "hostIP": "127.0.0.1", "podIP": "10.244.0.10", "startTime": now,
+            "conditions": [{"type": t, "status": "True", "lastTransitionTime": now}
+                           for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")],
+            "containerStatuses": [{"name": c["name"], "image": LAUNCHER_IMAGE, "imageID": "", "ready": True,
+                                   "restartCount": 0, "started": True, "state": {"running": {"startedAt": now}}}
+                                  for c in containers]}})
+
+
+class Agent:
+    """The agent's readiness events as it mirrors them on the serial console (protocol v1)."""
+
+    def __init__(self, cp, ns, pod):
+        self.cp, self.ns, self.pod = cp, ns, pod
+        self.seq = 0
+        self.boot_id = os.urandom(16).hex()
+        self.t0 = time.monotonic()
+
+    def event(self, phase, step, status=None, **extra):
+        self.seq += 1
+        ev = {"v": 1, "seq": self.seq, "boot_id": self.boot_id, "ts": rfc3339_nano()[:23] + "Z",
+              "mono_ms": int((time.monotonic() - self.t0) * 1000), "phase": phase, "step": step}
+        if status:
+            ev["status"] = status
+        ev.update(extra)
+        self.cp.kubelet.write(self.ns, self.pod, CONSOLE,
+                              "cosmicac-bootstrap v1 " + json.dumps(ev, separators=(",", ":")))
+
+    def noise(self, text):
+        self.cp.kubelet.write(self.ns, self.pod, CONSOLE, text)
+
+    def boot_to_ready(self):
+        for step in ("config", "disk", "docker", "credentials", "login", "pull", "container"):
+            self.event("running", step, "started")
+            self.event("running", step, "done", duration_ms=5)
+        self.event("ready", "ready", "done", duration_ms=40,
+                   container={"name": "cosmicac-container", "id": "0123456789abcdef0123",
+                              "image": "ghcr.io/tetherto/cosmicac-wrk-agent-inference:latest",
+                              "image_digest": "sha256:" + "9f" * 32})
+
+    def fail_login(self):
+        self.event("running", "config", "started")
+        self.event("running", "config", "done", duration_ms=3)
+        self.event("running", "login", "started")
+        self.event("failed", "login", "failed", reason="auth", message="401 Unauthorized from ghcr.io",
+                   duration_ms=812)

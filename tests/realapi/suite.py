@@ -1,0 +1,623 @@
+#!/usr/bin/python3
+"""`cosmicac-vmi` against a real kube-apiserver (tests/realapi/README.md).
+
+One control plane for the whole run; every case gets its own namespace with host/rbac/role.yaml
+applied and bound to a plain user (client certificate CN=cosmicac-tester), and every
+`cosmicac-vmi` command runs as that user (doctor: as the role's ServiceAccount, by a bound
+token). Prints `PASS case` / `FAIL case: why` per case and closes with `N passed, N failed`.
+Exit: 0 all passed, 1 a case failed or the control plane did not come up, 77 NOT RUN (no
+binaries; only outside CI: with CI=true their absence is a failure)."""
+
+import argparse
+import copy
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import yaml  # noqa: E402
+
+import cluster  # noqa: E402
+import kube_bin  # noqa: E402
+import simulate  # noqa: E402
+from cluster import TESTER_USER, path_of  # noqa: E402
+
+SKIP = 77
+GPU_TYPE = "GH100_H100_SXM5_80GB"
+
+
+class Failure(AssertionError):
+    pass
+
+
+def check(cond, why):
+    if not cond:
+        raise Failure(why)
+
+
+class Run:
+    """One cosmicac-vmi invocation's result."""
+
+    def __init__(self, argv, rc, out, err):
+        self.argv, self.rc, self.out, self.err = argv, rc, out, err
+
+    def text(self):
+        return self.out + self.err
+
+    def show(self):
+        return (f"$ cosmicac-vmi {' '.join(self.argv)}\n(exit {self.rc})\n--- stdout\n{self.out}--- stderr\n{self.err}")
+
+
+class Suite:
+    def __init__(self, cp, vmi, workdir):
+        self.cp, self.vmi, self.work = cp, vmi, workdir
+        self.role_docs = self._docs("host/rbac/role.yaml")
+        self.doctor_docs = self._docs("host/rbac/clusterrole-doctor.yaml")
+        self.transcript = []
+
+    @staticmethod
+    def _docs(rel):
+        with open(os.path.join(REPO, rel)) as fh:
+            return [d for d in yaml.safe_load_all(fh) if d]
+
+    # --- namespaces, identities, specs -----------------------------------------------------
+    @staticmethod
+    def _in_namespace(doc, ns):
+        doc = copy.deepcopy(doc)
+        if "namespace" in doc["metadata"]:
+            doc["metadata"]["namespace"] = ns
+        for s in doc.get("subjects", []):
+            if "namespace" in s:
+                s["namespace"] = ns
+        return doc
+
+    def namespace(self, case, labels=None):
+        """A fresh namespace with host/rbac/role.yaml in it (its ServiceAccount, Role and
+        RoleBinding) and a second RoleBinding of the same Role to the plain user."""
+        ns = "rt-" + case.replace("_", "-")
+        self.cp.admin.apply({"apiVersion": "v1", "kind": "Namespace",
+                             "metadata": {"name": ns, "labels": labels or {}}})
+        for d in self.role_docs:
+            self.cp.admin.apply(self._in_namespace(d, ns))
+        self.cp.admin.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                             "metadata": {"name": "cosmicac-vmi-tester", "namespace": ns},
+                             "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io",
+                                           "name": TESTER_USER}],
+                             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                         "name": "cosmicac-vmi"}})
+        # RBAC is in force once the authorizer's cache has the binding: wait for the user's
+        # first allowed request rather than racing it.
+        self.until(f"RBAC for {TESTER_USER} in {ns}", lambda: self.cp.tester.request(
+            "GET", path_of("VirtualMachineInstance", None, ns), ok=None)[0] == 200, 20)
+        return ns
+
+    def tester_kubeconfig(self, ns):
+        return self.cp.kubeconfig("tester", ns, cert=self.cp.tester_client)
+
+    def spec(self, name, ns, **fields):
+        """A tenant's job spec: none of the operator's fields (image, secrets, ConfigMap,
+        storage class, network), so the defaults apply."""
+        doc = {"name": name, "namespace": ns, "cpu": 4, "memory": "16Gi",
+               "gpu": {"type": GPU_TYPE, "count": 1},
+               "dataDisk": {"size": "100Gi", "mountPoint": "/data"},
+               "container": {"env": {"MODEL_ID": "tiny", "API_KEY": "s3cr3t-realapi-value"}}}
+        doc.update(fields)
+        path = os.path.join(self.work, f"{ns}-{name}-{len(os.listdir(self.work))}.json")
+        with open(path, "w") as fh:
+            json.dump(doc, fh)
+        return path
+
+    def run(self, *args, kubeconfig, timeout=180, expect=None):
+        argv = list(args) + ["--kubeconfig", kubeconfig]
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LANG", "LC_ALL")}
+        env["HOME"] = self.work
+        p = subprocess.run([self.vmi] + argv, capture_output=True, text=True, errors="replace",
+                           timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+        r = Run(argv, p.returncode, p.stdout, p.stderr)
+        self.transcript.append(r.show())
+        if expect is not None:
+            check(r.rc == expect, f"exit {r.rc}, expected {expect}:\n{r.show()}")
+        return r
+
+    def start(self, *args, kubeconfig):
+        argv = list(args) + ["--kubeconfig", kubeconfig]
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LANG", "LC_ALL")}
+        env["HOME"] = self.work
+        p = subprocess.Popen([self.vmi] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             errors="replace", env=env, stdin=subprocess.DEVNULL)
+        p.argv = argv
+        return p
+
+    def finish(self, p, timeout=120):
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            r = Run(p.argv, "killed", out, err)
+            raise Failure(f"did not finish within {timeout} s:\n{r.show()}")
+        r = Run(p.argv, p.returncode, out, err)
+        self.transcript.append(r.show())
+        return r
+
+    def until(self, what, fn, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            v = fn()
+            if v:
+                return v
+            if time.monotonic() > deadline:
+                raise Failure(f"timed out after {timeout} s waiting for {what}")
+            time.sleep(0.2)
+
+    # --- reading the cluster as the admin --------------------------------------------------
+    def obj(self, kind, name, ns):
+        return self.cp.admin.exists(path_of(kind, name, ns))
+
+    def objects(self, name, ns):
+        """The four objects of one VM, None where absent."""
+        return {"vmi": self.obj("VirtualMachineInstance", name, ns),
+                "dv": self.obj("DataVolume", name + "-root", ns),
+                "pvc": self.obj("PersistentVolumeClaim", name + "-data", ns),
+                "secret": self.obj("Secret", name + "-userdata", ns)}
+
+    def gone(self, kind, name, ns, timeout=30):
+        self.until(f"{kind} {ns}/{name} to be gone", lambda: self.obj(kind, name, ns) is None, timeout)
+
+    def uids(self, objs):
+        return {k: (v["metadata"]["uid"] if v else None) for k, v in objs.items()}
+
+    def apply_ok(self, name, ns, kc, **fields):
+        self.run("apply", "-f", self.spec(name, ns, **fields), kubeconfig=kc, expect=0)
+        objs = self.objects(name, ns)
+        check(all(objs.values()), f"after apply, missing: {[k for k, v in objs.items() if not v]}")
+        return objs
+
+    # --- cases ------------------------------------------------------------------------------
+    def case_apply_creates(self, ns):
+        """First apply: all four objects, written by the restricted user's cosmicac-vmi, owned
+        by the VMI where the README says so; the user cannot read Secrets."""
+        kc = self.tester_kubeconfig(ns)
+        status, _ = self.cp.tester.request("GET", path_of("Secret", "x-userdata", ns), ok=None)
+        check(status == 403, f"the restricted user can read Secrets (GET answered {status})")
+        objs = self.apply_ok("vm", ns, kc)
+        vmi_uid = objs["vmi"]["metadata"]["uid"]
+        for k in ("dv", "secret"):
+            refs = objs[k]["metadata"].get("ownerReferences", [])
+            check(any(r.get("uid") == vmi_uid and r.get("kind") == "VirtualMachineInstance"
+                      and r.get("apiVersion") == "kubevirt.io/v1" for r in refs),
+                  f"{k} is not owned by the VMI: {refs}")
+        check(not objs["pvc"]["metadata"].get("ownerReferences"), "the data PVC has an owner")
+        for k, o in objs.items():
+            managers = {m.get("manager") for m in o["metadata"].get("managedFields", [])}
+            check("cosmicac-vmi" in managers, f"{k}: field managers {managers}, no cosmicac-vmi")
+        check(objs["vmi"]["spec"]["domain"]["cpu"]["cores"] == 4, "VMI cores")
+        check(objs["secret"]["data"].get("userdata"), "the user-data Secret has no userdata")
+
+    def case_apply_unchanged(self, ns):
+        kc = self.tester_kubeconfig(ns)
+        before = self.uids(self.apply_ok("vm", ns, kc))
+        r = self.run("apply", "-f", self.spec("vm", ns), kubeconfig=kc, expect=0)
+        after = self.uids(self.objects("vm", ns))
+        check(before["vmi"] == after["vmi"] and before["dv"] == after["dv"] and before["pvc"] == after["pvc"],
+              f"an unchanged re-apply replaced objects: {before} -> {after}\n{r.show()}")
+        check("differs" not in r.text(), f"an unchanged re-apply reports a difference:\n{r.show()}")
+
+    def case_apply_differs(self, ns):
+        kc = self.tester_kubeconfig(ns)
+        before = self.uids(self.apply_ok("vm", ns, kc))
+        r = self.run("apply", "-f", self.spec("vm", ns, cpu=8, memory="32Gi"), kubeconfig=kc, expect=1)
+        for field in ("spec.domain.cpu.cores", "spec.domain.resources.requests.memory"):
+            check(f"differs: VirtualMachineInstance {ns}/vm {field}" in r.text(),
+                  f"the difference in {field} is not listed:\n{r.show()}")
+        after = self.objects("vm", ns)
+        check(self.uids(after) == before, "a differing apply changed objects")
+        check(after["vmi"]["spec"]["domain"]["cpu"]["cores"] == 4, "the VMI changed")
+
+    def case_apply_recreate(self, ns):
+        kc = self.tester_kubeconfig(ns)
+        objs = self.apply_ok("vm", ns, kc)
+        simulate.Launcher(self.cp, ns, objs["vmi"])   # a running VM: its pod goes with the VMI
+        before = self.uids(objs)
+        self.run("apply", "--recreate", "-f", self.spec("vm", ns, cpu=8), kubeconfig=kc, expect=0)
+        after = self.objects("vm", ns)
+        check(all(after.values()), f"after --recreate, missing: {[k for k, v in after.items() if not v]}")
+        check(after["vmi"]["metadata"]["uid"] != before["vmi"], "--recreate kept the old VMI")
+        check(after["vmi"]["spec"]["domain"]["cpu"]["cores"] == 8, "the new VMI has the old spec")
+        check(after["pvc"]["metadata"]["uid"] == before["pvc"], "--recreate replaced the data PVC")
+        check(after["dv"]["metadata"]["uid"] != before["dv"], "--recreate kept the old root DataVolume")
+        for k in ("dv", "secret"):
+            check(after[k]["metadata"]["ownerReferences"][0]["uid"] == after["vmi"]["metadata"]["uid"],
+                  f"{k} is not owned by the new VMI")
+
+    def _refuse_vmis(self, ns_label):
+        """An admission policy (CEL, in the API server) refusing VMI creation in namespaces
+        labelled `ns_label`: a later object of apply fails after the PVC was created."""
+        a = self.cp.admin
+        a.apply({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+                 "metadata": {"name": "realapi-refuse-vmis"},
+                 "spec": {"failurePolicy": "Fail",
+                          "matchConstraints": {"resourceRules": [{"apiGroups": ["kubevirt.io"], "apiVersions": ["*"],
+                                                                  "operations": ["CREATE"],
+                                                                  "resources": ["virtualmachineinstances"]}]},
+                          "validations": [{"expression": "false", "reason": "Forbidden",
+                                           "message": "realapi: VMIs are refused in this namespace"}]}})
+        a.apply({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+                 "metadata": {"name": "realapi-refuse-vmis"},
+                 "spec": {"policyName": "realapi-refuse-vmis", "validationActions": ["Deny"],
+                          "matchResources": {"namespaceSelector": {"matchLabels": {ns_label: "true"}}}}})
+
+    def _policy_in_force(self, ns):
+        probe = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+                 "metadata": {"name": "probe", "namespace": ns}, "spec": {"domain": {"devices": {}}}}
+        status, body = self.cp.admin.request("POST", path_of("VirtualMachineInstance", None, ns), body=probe,
+                                             query={"dryRun": "All"}, ok=None)
+        return status == 403 and "realapi: VMIs are refused" in json.dumps(body)
+
+    def case_rollback(self, ns):
+        """The VMI is refused after the PVC was created: the PVC this run created is deleted,
+        the error names what was rolled back and the API's reason."""
+        kc = self.tester_kubeconfig(ns)
+        self._refuse_vmis("realapi-refuse-vmis")
+        self.cp.admin.merge_patch(path_of("Namespace", ns), {"metadata": {"labels": {"realapi-refuse-vmis": "true"}}})
+        self.until("the admission policy in force", lambda: self._policy_in_force(ns), 30)
+        r = self.run("apply", "-f", self.spec("vm", ns), kubeconfig=kc, expect=1)
+        check("realapi: VMIs are refused" in r.text(), f"the API's reason is not shown:\n{r.show()}")
+        check("vm-data" in r.err, f"the rolled-back PVC is not named:\n{r.show()}")
+        self.gone("PersistentVolumeClaim", "vm-data", ns)
+        objs = self.objects("vm", ns)
+        check(not any(objs.values()), f"left behind after the roll-back: {[k for k, v in objs.items() if v]}")
+
+    def case_rollback_keeps_existing(self, ns):
+        """--recreate whose new VMI is refused: the data PVC, which existed before this run,
+        stays."""
+        kc = self.tester_kubeconfig(ns)
+        pvc_uid = self.apply_ok("vm", ns, kc)["pvc"]["metadata"]["uid"]
+        self._refuse_vmis("realapi-refuse-vmis")
+        self.cp.admin.merge_patch(path_of("Namespace", ns), {"metadata": {"labels": {"realapi-refuse-vmis": "true"}}})
+        self.until("the admission policy in force", lambda: self._policy_in_force(ns), 30)
+        r = self.run("apply", "--recreate", "-f", self.spec("vm", ns, cpu=8), kubeconfig=kc, expect=1)
+        check("realapi: VMIs are refused" in r.text(), f"the API's reason is not shown:\n{r.show()}")
+        time.sleep(2)   # a wrongful delete of the PVC would be visible by now
+        pvc = self.obj("PersistentVolumeClaim", "vm-data", ns)
+        check(pvc and pvc["metadata"]["uid"] == pvc_uid and not pvc["metadata"].get("deletionTimestamp"),
+              f"the pre-existing data PVC did not survive the roll-back:\n{r.show()}")
+
+    def case_delete(self, ns):
+        kc = self.tester_kubeconfig(ns)
+        objs = self.apply_ok("vm", ns, kc)
+        pod = simulate.Launcher(self.cp, ns, objs["vmi"])
+        pvc_uid = objs["pvc"]["metadata"]["uid"]
+        self.run("delete", "-f", self.spec("vm", ns), kubeconfig=kc, expect=0)
+        after = self.objects("vm", ns)
+        left = [k for k in ("vmi", "dv", "secret") if after[k]]
+        check(not left, f"delete returned with {left} still there")
+        check(self.obj("Pod", pod.name, ns) is None, "delete returned with the launcher pod still there")
+        check(after["pvc"] and after["pvc"]["metadata"]["uid"] == pvc_uid
+              and not after["pvc"]["metadata"].get("deletionTimestamp"), "delete without --delete-data took the PVC")
+
+    def case_delete_data(self, ns):
+        kc = self.tester_kubeconfig(ns)
+        self.apply_ok("vm", ns, kc)
+        self.run("delete", "--delete-data", "-f", self.spec("vm", ns), kubeconfig=kc, expect=0)
+        after = self.objects("vm", ns)
+        check(not any(after.values()), f"delete --delete-data left {[k for k, v in after.items() if v]}")
+
+    def case_garbage_collector(self, ns):
+        """The ownerReferences apply wrote are ones the real garbage collector follows: deleting
+        the VMI alone (as kubectl would, background) takes the DataVolume and the Secret."""
+        kc = self.tester_kubeconfig(ns)
+        self.apply_ok("vm", ns, kc)
+        self.cp.admin.delete(path_of("VirtualMachineInstance", "vm", ns),
+                             body={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"})
+        self.gone("DataVolume", "vm-root", ns, 60)
+        self.gone("Secret", "vm-userdata", ns, 60)
+        check(self.obj("PersistentVolumeClaim", "vm-data", ns), "the garbage collector took the unowned PVC")
+
+    def _unchanged(self, before, r, what):
+        time.sleep(1)   # a DELETE the server did perform would show by now (no finalizers here)
+        after = self.objects("vm", ns=r.ns)
+        deleting = [k for k, o in after.items() if o and o["metadata"].get("deletionTimestamp")]
+        check(self.uids(after) == before and not deleting,
+              f"{what} deleted: {before} -> {self.uids(after)}, terminating: {deleting}\n{r.show()}")
+        check(after["vmi"]["spec"]["domain"]["cpu"]["cores"] == 4, f"{what} changed the VMI")
+        check(r.rc == 0, f"{what} failed:\n{r.show()}")
+
+    def case_dry_run_server_delete(self, ns):
+        """delete --delete-data --dry-run=server leaves every object as it was."""
+        kc = self.tester_kubeconfig(ns)
+        before = self.uids(self.apply_ok("vm", ns, kc))
+        r = self.run("delete", "--delete-data", "--dry-run=server", "-f", self.spec("vm", ns), kubeconfig=kc)
+        r.ns = ns
+        self._unchanged(before, r, "delete --dry-run=server")
+
+    def case_dry_run_server_recreate(self, ns):
+        """apply --recreate --dry-run=server of a differing spec leaves every object as it was."""
+        kc = self.tester_kubeconfig(ns)
+        before = self.uids(self.apply_ok("vm", ns, kc))
+        r = self.run("apply", "--recreate", "--dry-run=server", "-f", self.spec("vm", ns, cpu=8), kubeconfig=kc)
+        r.ns = ns
+        self._unchanged(before, r, "apply --recreate --dry-run=server")
+
+    def _boot(self, ns, name, console=True, agent="ready"):
+        """The cluster's side of a boot, in a thread: scheduled, root disk imported, launcher
+        pod running, the agent's lines on the console, then the VMI Ready."""
+        errors = []
+
+        def go():
+            try:
+                vmi = self.obj("VirtualMachineInstance", name, ns)
+                simulate.vmi_status(self.cp, ns, name, "Scheduling", False, "GuestNotRunning", "Guest VM is not reported as running")
+                simulate.datavolume_status(self.cp, ns, name + "-root", "ImportInProgress", "45.20%")
+                pod = simulate.Launcher(self.cp, ns, vmi, console=console)
+                time.sleep(1)
+                simulate.datavolume_status(self.cp, ns, name + "-root", "Succeeded", "100.0%")
+                simulate.vmi_status(self.cp, ns, name, "Running", False, "ContainersNotReady",
+                                    "containers with unready status: [compute]")
+                time.sleep(1.5)
+                if console:
+                    a = simulate.Agent(self.cp, ns, pod.name)
+                    a.noise("[    2.104] systemd[1]: Started getty@ttyS0.service.")
+                    if agent == "ready":
+                        a.boot_to_ready()
+                    else:
+                        a.fail_login()
+                        return
+                time.sleep(1)
+                simulate.vmi_status(self.cp, ns, name, "Running", True)
+            except Exception as e:   # reported by the case
+                errors.append(e)
+        t = threading.Thread(target=go, daemon=True)
+        t.start()
+        return t, errors
+
+    def case_wait_console_ready(self, ns):
+        kc = self.tester_kubeconfig(ns)
+        self.apply_ok("vm", ns, kc)
+        before = len(self.cp.kubelet.requests)
+        p = self.start("wait", "vm", "-n", ns, "--interval", "1s", "--timeout", "90s", kubeconfig=kc)
+        t, errors = self._boot(ns, "vm")
+        r = self.finish(p, 120)
+        t.join(10)
+        check(not errors, f"the simulator failed: {errors}")
+        check(r.rc == 0, f"wait did not succeed:\n{r.show()}")
+        check("agent [8/8] ready" in r.text(), f"the agent's ready event did not come through the log:\n{r.show()}")
+        check("(agent ready, VMI Ready)" in r.text(), f"no agent+VMI ready summary:\n{r.show()}")
+        check("ImportInProgress" in r.text() or "Succeeded" in r.text(), f"no DataVolume line:\n{r.show()}")
+        served = self.cp.kubelet.requests[before:]
+        check(any(f"/containerLogs/{ns}/" in s and "guest-console-log" in s for s in served),
+              f"the kubelet endpoint was not asked for the console log (served: {served})")
+
+    def case_wait_agent_failed(self, ns):
+        kc = self.tester_kubeconfig(ns)
+        self.apply_ok("vm", ns, kc)
+        p = self.start("wait", "vm", "-n", ns, "--interval", "1s", "--timeout", "90s", kubeconfig=kc)
+        t, errors = self._boot(ns, "vm", agent="failed")
+        r = self.finish(p, 120)
+        t.join(10)
+        check(not errors, f"the simulator failed: {errors}")
+        check(r.rc == 1, f"wait did not fail:\n{r.show()}")
+        check("reason=auth step=login" in r.err, f"the agent's failure is not named:\n{r.show()}")
+
+    def case_wait_ready_fallback(self, ns):
+        """No guest-console-log container: wait says so and ends on the VMI's Ready."""
+        kc = self.tester_kubeconfig(ns)
+        self.apply_ok("vm", ns, kc)
+        p = self.start("wait", "vm", "-n", ns, "--interval", "1s", "--timeout", "90s", kubeconfig=kc)
+        t, errors = self._boot(ns, "vm", console=False)
+        r = self.finish(p, 120)
+        t.join(10)
+        check(not errors, f"the simulator failed: {errors}")
+        check(r.rc == 0, f"wait did not succeed:\n{r.show()}")
+        check("has no guest-console-log container" in r.text(), f"the fallback is not explained:\n{r.show()}")
+        check("(Ready condition only)" in r.text(), f"no Ready-only summary:\n{r.show()}")
+
+    def case_list_get(self, ns):
+        kc = self.tester_kubeconfig(ns)
+        self.apply_ok("vm-a", ns, kc)
+        self.apply_ok("vm-b", ns, kc, cpu=2, gpu={"type": GPU_TYPE, "count": 2})
+        simulate.vmi_status(self.cp, ns, "vm-a", "Running", True)
+        r = self.run("list", "-n", ns, kubeconfig=kc, expect=0)
+        lines = r.out.splitlines()
+        check(lines and lines[0].split()[:3] == ["NAME", "PHASE", "READY"], f"no header:\n{r.show()}")
+        rows = {ln.split()[0]: ln.split() for ln in lines[1:] if ln.strip()}
+        check(set(rows) == {"vm-a", "vm-b"}, f"list shows {sorted(rows)}:\n{r.show()}")
+        check(rows["vm-a"][1] == "Running" and rows["vm-a"][2] == "True", f"vm-a's row:\n{r.show()}")
+        r = self.run("list", "-n", ns, "-o", "json", kubeconfig=kc, expect=0)
+        names = sorted(i["metadata"]["name"] for i in json.loads(r.out)["items"])
+        check(names == ["vm-a", "vm-b"], f"list -o json: {names}")
+        r = self.run("get", "vm-b", "-n", ns, "-o", "json", kubeconfig=kc, expect=0)
+        vmi = json.loads(r.out)
+        check(len(vmi["spec"]["domain"]["devices"]["gpus"]) == 2, "get -o json: not vm-b's spec")
+        r = self.run("get", "no-such-vm", "-n", ns, kubeconfig=kc, expect=1)
+        check("no-such-vm" in r.err, f"get of a missing VMI does not name it:\n{r.show()}")
+
+    def case_doctor(self, ns):
+        """doctor as the role's ServiceAccount (a bound token) with clusterrole-doctor.yaml,
+        in a cluster whose KubeVirt, CDI, StorageClass, Secret and ConfigMap are as they should
+        be: every check passes, the RBAC ones through real SelfSubjectAccessReviews."""
+        a = self.cp.admin
+        for d in self.doctor_docs:
+            a.apply(self._in_namespace(d, ns))
+        a.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubevirt"}})
+        a.apply({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+                      "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+                      "spec": {"configuration": {
+                          "developerConfiguration": {"featureGates": ["HostDevices"]},
+                          "permittedHostDevices": {"pciHostDevices": [
+                              {"pciVendorSelector": "10DE:2330", "resourceName": cluster.GPU_RESOURCE}]}}}})
+        a.merge_patch(path_of("KubeVirt", "kubevirt", "kubevirt", "status"), {"status": {
+            "phase": "Deployed", "observedKubeVirtVersion": "v1.7.0",
+            "conditions": [{"type": "Available", "status": "True", "reason": "AllComponentsReady",
+                            "message": "All components are ready."}]}})
+        a.apply({"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "CDI", "metadata": {"name": "cdi"}, "spec": {}})
+        a.merge_patch(path_of("CDI", "cdi"), {"status": {
+            "phase": "Deployed", "observedVersion": "v1.62.0",
+            "conditions": [{"type": "Available", "status": "True", "reason": "", "message": ""}]}})
+        a.apply({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "local-path"},
+                 "provisioner": "rancher.io/local-path", "volumeBindingMode": "WaitForFirstConsumer"})
+        a.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "ghcr-pull-cred", "namespace": ns},
+                 "stringData": {k: "x" for k in ("accessKeyId", "secretKey", "DOCKER_REGISTRY", "DOCKER_USERNAME",
+                                                  "DOCKER_TOKEN")}})
+        version = subprocess.run([self.vmi, "--version"], capture_output=True, text=True).stdout.split()[-1]
+        a.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bootstrap-cm", "namespace": ns},
+                 "data": {"agent-version": version}, "binaryData": {"docker-bootstrap.sh": "f0VMRg=="}})
+        token = a.request("POST", path_of("ServiceAccount", "cosmicac-vmi", ns, "token"),
+                          body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                "spec": {"expirationSeconds": 3600}})[1]["status"]["token"]
+        kc = self.cp.kubeconfig("sa", ns, token=token)
+        self.until("RBAC for the ServiceAccount", lambda: cluster.Api(self.cp.port, self.cp.ca, token=token).request(
+            "GET", "/apis/storage.k8s.io/v1/storageclasses/local-path", ok=None)[0] == 200, 20)
+        r = self.run("doctor", "-f", self.spec("vm", ns), "--json", kubeconfig=kc)
+        doc = json.loads(r.out)
+        bad = [(c["name"], c["state"], c.get("detail")) for c in doc["checks"] if c["state"] != "pass"]
+        check(r.rc == 0 and doc["ok"] and not bad, f"doctor: not every check passed: {bad}\n{r.show()}")
+        names = {c["name"] for c in doc["checks"]}
+        for n in ("nodes", "capacity", "kubevirt", "cdi", "storageclass"):
+            check(n in names, f"doctor has no {n} check: {sorted(names)}")
+        check(any(n.startswith("rbac ") for n in names), f"doctor has no rbac checks: {sorted(names)}")
+        # The same doctor as the plain user, without the doctor grants: what it cannot read is
+        # "!" (unknown), not a failure.
+        r = self.run("doctor", "-f", self.spec("vm", ns), "--json", kubeconfig=self.tester_kubeconfig(ns))
+        doc = json.loads(r.out)
+        states = {c["name"]: c["state"] for c in doc["checks"]}
+        check(states.get("kubevirt") == "unknown" and states.get("nodes") == "unknown",
+              f"doctor without the doctor grants: {states}\n{r.show()}")
+        check(all(s == "pass" for n, s in states.items() if n.startswith("rbac ")),
+              f"the role's own grants are not all confirmed: {states}")
+
+    def case_namespace_deletion(self, ns):
+        """Deleting the namespace of a running VM: the namespace controller takes the VMI (and
+        its launcher pod, DataVolume, Secret, PVC); apply into the terminating namespace is
+        refused; the namespace goes; get afterwards fails."""
+        kc = self.tester_kubeconfig(ns)
+        objs = self.apply_ok("vm", ns, kc)
+        simulate.Launcher(self.cp, ns, objs["vmi"])
+        self.cp.admin.delete(path_of("Namespace", ns))
+        r = self.run("apply", "-f", self.spec("vm2", ns), kubeconfig=kc)
+        # The namespace may be gone already (then the user's RBAC went with it: 403 or 404).
+        check(r.rc == 1, f"apply into a terminating namespace did not fail:\n{r.show()}")
+        check(not any(self.objects("vm2", ns).values()), "apply into a terminating namespace left objects")
+        self.until(f"namespace {ns} to be gone", lambda: self.cp.admin.exists(path_of("Namespace", ns)) is None, 90)
+        self.run("get", "vm", "-n", ns, kubeconfig=kc, expect=1)
+
+
+    def case_admission_refusal_not_blamed_on_rbac(self, ns):
+        """A 403 from admission (a ValidatingAdmissionPolicy, a terminating namespace) is not a
+        missing RBAC grant: the error must not send the operator to host/rbac/role.yaml."""
+        kc = self.tester_kubeconfig(ns)
+        self._refuse_vmis("realapi-refuse-vmis")
+        self.cp.admin.merge_patch(path_of("Namespace", ns), {"metadata": {"labels": {"realapi-refuse-vmis": "true"}}})
+        self.until("the admission policy in force", lambda: self._policy_in_force(ns), 30)
+        r = self.run("apply", "-f", self.spec("vm", ns), kubeconfig=kc, expect=1)
+        check("realapi: VMIs are refused" in r.err, f"the policy's message is not shown:\n{r.show()}")
+        check("lacks this permission" not in r.err,
+              f"an admission policy's refusal is reported as a missing permission:\n{r.show()}")
+
+
+CASES = [n[len("case_"):] for n in vars(Suite) if n.startswith("case_")]
+# Cases that fail on the code this suite was written against, because of a product bug that
+# is reported and fixed separately: run only with --include-known-failures (ctest label
+# realapi-known-failures), never presented as passes.
+KNOWN_FAILURES = {
+    "admission_refusal_not_blamed_on_rbac":
+        "host/kube_ops.cpp and host/follow.cpp add '(the identity lacks this permission; see "
+        "host/rbac/role.yaml)' to every 403, also to admission refusals",
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--vmi", help="the cosmicac-vmi to test")
+    ap.add_argument("--kube-bin", default=os.environ.get(kube_bin.ENV_VAR) or os.path.join(REPO, "..", "shared", "kube-bin"))
+    ap.add_argument("--crds", default=os.environ.get("COSMICAC_KUBE_CRDS"))
+    ap.add_argument("--case", action="append", default=[], help="run only this case (repeatable)")
+    ap.add_argument("--known-failures", action="store_true", help="run only the known failures")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--verbose", action="store_true", help="print every cosmicac-vmi run of every case")
+    ap.add_argument("--check", action="store_true",
+                    help="only find, unpack and verify the binaries (tests/run does it first): exit 0, 77 or 1")
+    args = ap.parse_args()
+    if args.list:
+        for c in CASES:
+            print(c + ("  (known failure: " + KNOWN_FAILURES[c] + ")" if c in KNOWN_FAILURES else ""))
+        return 0
+    if not args.check and (not args.vmi or not os.access(args.vmi, os.X_OK)):
+        print(f"realapi: FAIL: no executable cosmicac-vmi at {args.vmi}", file=sys.stderr)
+        return 1
+    crds = args.crds or os.path.join(os.path.dirname(os.path.abspath(args.kube_bin)), "kube-crds")
+    try:
+        bins = kube_bin.locate(args.kube_bin)
+        if not os.path.isdir(crds):
+            raise kube_bin.Unavailable(f"no CRD directory at {crds}")
+    except kube_bin.Unavailable as e:
+        how = (f"to enable it: {kube_bin.ENV_VAR}=/path/to/kube-bin (kube-apiserver.xz, kube-controller-manager.xz, "
+               f"SHA256SUMS; ../shared/kube-bin by default) and COSMICAC_KUBE_CRDS=/path/to/kube-crds "
+               f"(default: kube-crds beside kube-bin)")
+        if os.environ.get("CI") == "true":
+            print(f"realapi: FAIL (CI=true): the real-API suite cannot run: {e}; {how}")
+            return 1
+        print(f"realapi: NOT RUN: {e}; {how}")
+        return SKIP
+    if args.check:
+        print(f"realapi: control-plane binaries verified: {', '.join(sorted(bins.values()))}")
+        return 0
+
+    if args.case:
+        unknown = [c for c in args.case if c not in CASES]
+        if unknown:
+            print(f"realapi: no such case {unknown} (--list)", file=sys.stderr)
+            return 2
+        selected = args.case
+    elif args.known_failures:
+        selected = [c for c in CASES if c in KNOWN_FAILURES]
+    else:
+        selected = [c for c in CASES if c not in KNOWN_FAILURES]
+
+    t0 = time.monotonic()
+    cp = cluster.ControlPlane(bins, crds)
+    results = []
+    try:
+        try:
+            cp.start()
+        except Exception as e:
+            print(f"realapi: FAIL: the control plane did not come up: {e}")
+            for name in ("etcd", "kube-apiserver", "kube-controller-manager"):
+                print(f"--- {name} log (tail)\n{cp.tail(name)}")
+            return 1
+        work = os.path.join(cp.dir, "work")
+        os.makedirs(work)
+        suite = Suite(cp, os.path.abspath(args.vmi), work)
+        for case in selected:
+            start = time.monotonic()
+            suite.transcript = []
+            try:
+                ns = suite.namespace(case)
+                getattr(suite, "case_" + case)(ns)
+                results.append((case, None))
+                print(f"PASS {case} ({time.monotonic() - start:.1f} s)", flush=True)
+                if args.verbose:
+                    print("\n".join(suite.transcript), flush=True)
+            except Exception as e:
+                why = str(e) if isinstance(e, Failure) else "".join(traceback.format_exception(e))
+                results.append((case, why))
+                print(f"FAIL {case} ({time.monotonic() - start:.1f} s): {why}", flush=True)
+                if not isinstance(e, Failure):
+                    print("--- this case's cosmicac-vmi runs:\n" + "\n".join(suite.transcript), flush=True)
+    finally:
+        cp.stop()
+    failed = [c for c, why in results if why]
+    print(f"realapi: {len(results) - len(failed)} passed, {len(failed)} failed"
+          + (f" ({', '.join(failed)})" if failed else "") + f" in {time.monotonic() - t0:.0f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
