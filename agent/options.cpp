@@ -50,6 +50,7 @@ ModuleOptions module_options(config::Settings const& s, Environment const& env) 
   o.converge.dev_root = env.dev_root;
   o.converge.settle = ms(s.settle);
   o.converge.health_timeout = ms(s.health_timeout);
+  o.converge.failure_log_lines = s.failure_log_lines;
   return o;
 }
 
