@@ -1,5 +1,6 @@
 #include "registry/cred_iso.hpp"
 
+#include "common/file_io.hpp"
 #include "common/libmount_ptr.hpp"
 
 #include <blkid/blkid.h>
@@ -16,8 +17,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <set>
+#include <string_view>
 #include <thread>
 
 namespace cosmicac::registry {
@@ -182,10 +183,11 @@ bool is_cdrom(std::string const& device, std::string const& sysfs_root) {
   if (::stat(device.c_str(), &st) != 0 || !S_ISBLK(st.st_mode)) return false;
   std::string const type_path = sysfs_root + "/dev/block/" + std::to_string(major(st.st_rdev)) + ":" +
                                 std::to_string(minor(st.st_rdev)) + "/device/type";
-  std::ifstream in(type_path);
-  std::string type;
-  in >> type;
-  return type == "5";  // TYPE_ROM (scsi_proto.h)
+  auto type = read_file(type_path, 64);  // "5\n"
+  if (!type) return false;
+  std::string_view t = *type;
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.remove_suffix(1);
+  return t == "5";  // TYPE_ROM (scsi_proto.h)
 }
 
 std::vector<IsoCandidate> find_iso_candidates(CredIsoOptions const& options) {
