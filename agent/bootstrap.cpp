@@ -18,6 +18,7 @@
 #include "common/systemd_manager.hpp"
 #include "container/converge.hpp"
 #include "disk/disk.hpp"
+#include "disk/mount_path.hpp"
 #include "engine/client.hpp"
 #include "engine/daemon.hpp"
 #include "readiness/event.hpp"
@@ -59,6 +60,9 @@ auto step(readiness::Reporter& reporter, Step s, F&& body) -> decltype(body()) {
 Status prepare_disk(ModuleOptions const& o, engine::Client& docker, readiness::Reporter& reporter) {
   auto const& wanted = o.disk;
   auto const& probe = o.probe;
+  // Before waiting for the disk: a mount point reached through a symlink is
+  // refused whatever disk comes.
+  if (auto st = disk::check_mount_point_path(wanted.mount_point); !st) return st;
   auto plan = disk::plan(wanted, probe);
   if (!plan) return plan.error();
   spdlog::info("data disk plan:\n{}", disk::describe(*plan));

@@ -36,6 +36,7 @@ ModuleOptions module_options(config::Settings const& s, Environment const& env) 
   o.pull_policy = s.pull_policy == config::PullPolicy::Always ? registry::PullPolicy::Always : registry::PullPolicy::Missing;
   o.cred_iso.label = s.cred_iso_label;
   o.cred_iso.wait = ms(s.cred_iso_wait);
+  o.cred_iso.sysfs_root = env.sysfs_root;
   o.retry.budget = ms(s.retry_budget);
 
   o.container.name = s.container_name;
@@ -50,6 +51,7 @@ ModuleOptions module_options(config::Settings const& s, Environment const& env) 
   o.converge.dev_root = env.dev_root;
   o.converge.settle = ms(s.settle);
   o.converge.health_timeout = ms(s.health_timeout);
+  o.converge.failure_log_lines = s.failure_log_lines;
   return o;
 }
 

@@ -4,7 +4,9 @@
 
 #include "common/error.hpp"
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cosmicac::systemd {
@@ -20,8 +22,21 @@ Status stop_unit(std::string const& name);
 // ActiveState of a unit ("active", "inactive", "failed", …); "" when unknown.
 std::string active_state(std::string const& name);
 
-// sd_notify wrappers: no-ops when not run by systemd (NOTIFY_SOCKET unset).
-void notify_status(std::string const& status);
-void notify_ready(std::string const& status);
+// The one encoder for an sd_notify field. systemd splits a notification into
+// assignments at every '\n' and '\r', and ignores a STATUS= that is not UTF-8,
+// so a value carrying another program's text (a container's output, a
+// registry's error) could otherwise add MAINPID=, READY=1, … of its own.
+// Returns "KEY=value" with the value on one line: TAB, LF and CR become a
+// space, every other control character (C0, DEL, C1) and every byte that is
+// not valid UTF-8 becomes '?', and a value longer than kNotifyValueMax bytes
+// is cut at a character boundary and ends in "…". `key` is the caller's
+// constant (upper-case letters, digits, '_').
+inline constexpr std::size_t kNotifyValueMax = 1024;
+std::string notify_field(std::string_view key, std::string_view value);
+
+// sd_notify wrappers, every field through notify_field: no-ops when not run by
+// systemd (NOTIFY_SOCKET unset).
+void notify_status(std::string_view status);
+void notify_ready(std::string_view status);
 
 }  // namespace cosmicac::systemd

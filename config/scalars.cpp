@@ -2,13 +2,19 @@
 
 #include "config/fixed_text.hpp"
 
+#include <algorithm>
 #include <array>
 #include <limits>
+#include <vector>
 
 namespace cosmicac::config {
 namespace {
 
 constexpr std::size_t kMaxContainerName = 128;
+
+constexpr FixedText kMountPointRule =
+    "must be /data, /models or /scratch, or one name below them or below /mnt or /srv "
+    "(letters, digits, '.', '_', '-'; at most 64 characters)";
 
 // Problems are fixed texts: a value never reaches its own error message.
 Error bad(FixedText what) { return make_error(Reason::ConfigInvalid, std::string(what.view())); }
@@ -79,6 +85,27 @@ Result<bool> parse_bool(std::string_view text) {
   return bad("expected yes/no, true/false or 1/0");
 }
 
+namespace {
+
+// The places a data disk may go. An allow-list, not a list of system
+// directories: the container gets MNT read-write, so any value inside a tree
+// the system runs or trusts (/usr/local/bin, /etc/cron.d, /root/.ssh,
+// /var/lib/docker, …) would make it root. These are outside every such tree.
+constexpr std::array<std::string_view, 3> kDataTops{"data", "models", "scratch"};  // alone or with one name below
+constexpr std::array<std::string_view, 2> kNamedTops{"mnt", "srv"};                // only with one name below
+constexpr std::size_t kMaxMountName = 64;
+
+// Names below /mnt and /srv that something else on the guest mounts: the
+// reference script's credential mount and the legacy delivery's ISO mount,
+// and every cosmicac* name, kept for the agent's own use.
+bool reserved_mount_name(std::string_view name) noexcept {
+  constexpr std::string_view kOurs = "cosmicac";
+  return iequals(name, "registrycred") || iequals(name, "bootstrap") ||
+         (name.size() >= kOurs.size() && iequals(name.substr(0, kOurs.size()), kOurs));
+}
+
+}  // namespace
+
 Result<std::string> normalise_mount_point(std::string_view text) {
   if (text.empty() || text.front() != '/') return bad("must be an absolute path");
   for (char c : text) {
@@ -86,28 +113,34 @@ Result<std::string> normalise_mount_point(std::string_view text) {
     // fstab separates fields with whitespace; control characters are never intended.
     if (u <= 0x20 || u == 0x7F) return bad("must not contain whitespace or control characters");
   }
-  std::string out;
+  std::vector<std::string_view> comps;
   std::size_t b = 0;
   while (b < text.size()) {
     std::size_t e = text.find('/', b);
     if (e == std::string_view::npos) e = text.size();
     std::string_view const comp = text.substr(b, e - b);
     if (comp == "..") return bad("must not contain '..'");
-    if (!comp.empty() && comp != ".") {
-      out += '/';
-      out += comp;
-    }
+    if (!comp.empty() && comp != ".") comps.push_back(comp);
     b = e + 1;
   }
-  if (out.empty()) return bad("must not be /");
-  constexpr std::array<std::string_view, 14> kSystem{"/etc",  "/usr", "/var", "/boot",  "/proc",  "/sys",  "/dev",
-                                                     "/run",  "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
-  std::string_view const top = std::string_view(out).substr(0, out.find('/', 1));
-  for (auto d : kSystem)
-    if (out == d) return bad("must not be a system directory");
-  // Pseudo and runtime filesystems: nothing there survives a reboot.
-  for (auto d : {"/proc", "/sys", "/dev", "/run"})
-    if (top == d) return bad("must not be inside /proc, /sys, /dev or /run");
+  if (comps.empty()) return bad("must not be /");
+  auto const in = [](auto const& tops, std::string_view top) {
+    return std::find(tops.begin(), tops.end(), top) != tops.end();
+  };
+  bool const data_top = in(kDataTops, comps.front());
+  bool const named_top = in(kNamedTops, comps.front());
+  if (!data_top && !named_top) return bad(kMountPointRule);
+  if (comps.size() > 2 || (named_top && comps.size() != 2)) return bad(kMountPointRule);
+  if (comps.size() == 2) {
+    // One name, in a conservative charset (never "." or ".."): a container name's.
+    if (comps[1].size() > kMaxMountName || !valid_container_name(comps[1])) return bad(kMountPointRule);
+    if (named_top && reserved_mount_name(comps[1])) return bad("names a directory the guest mounts for itself");
+  }
+  std::string out;
+  for (auto c : comps) {
+    out += '/';
+    out += c;
+  }
   return out;
 }
 

@@ -22,8 +22,11 @@ Result<std::chrono::seconds> parse_duration(std::string_view text);
 // yes/no/true/false/1/0 (case-insensitive).
 Result<bool> parse_bool(std::string_view text);
 
-// An absolute mount point, lexically normalised ("//data/./x/" → "/data/x").
-// Refuses "..", whitespace/control characters, "/" and system directories.
+// The data disk's mount point (MNT, dataDisk.mountPoint), lexically normalised
+// ("//data/./x/" → "/data/x"). An allow-list: /data, /models, /scratch, or one
+// name ([a-zA-Z0-9][a-zA-Z0-9_.-]*, at most 64) below them or below /mnt or
+// /srv, except the names the guest mounts itself (/mnt/registrycred,
+// /mnt/bootstrap, cosmicac*). Refuses "..", whitespace and control characters.
 Result<std::string> normalise_mount_point(std::string_view text);
 
 // A Docker container name: [a-zA-Z0-9][a-zA-Z0-9_.-]*, at most 128 characters.

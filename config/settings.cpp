@@ -54,7 +54,7 @@ struct Key {
 
 Status set_duration(std::chrono::seconds& out, std::string_view v) { return assign(parse_duration(v), out); }
 
-constexpr std::array<Key, 22> kKeys{{
+constexpr std::array<Key, 23> kKeys{{
     {"MNT", [](Settings& s, std::string_view v) { return assign(normalise_mount_point(v), s.mount_point); }},
     {"IMG", [](Settings& s, std::string_view v) { return assign(parse_image_ref(v), s.image); }},
     {"NAME",
@@ -123,6 +123,18 @@ constexpr std::array<Key, 22> kKeys{{
     {"GPU_WAIT", [](Settings& s, std::string_view v) { return set_duration(s.gpu_wait, v); }},
     {"SETTLE_SECONDS", [](Settings& s, std::string_view v) { return set_duration(s.settle, v); }},
     {"HEALTH_TIMEOUT", [](Settings& s, std::string_view v) { return set_duration(s.health_timeout, v); }},
+    {"FAILURE_LOG_LINES",
+     [](Settings& s, std::string_view v) {
+       // The container's output may hold secrets: copying it is the operator's choice.
+       unsigned n = 0;
+       for (char c : v) {
+         if (c < '0' || c > '9' || v.size() > 2) return problem("must be a number of lines from 0 to 20");
+         n = n * 10 + static_cast<unsigned>(c - '0');
+       }
+       if (n > kMaxFailureLogLines) return problem("must be a number of lines from 0 to 20");
+       s.failure_log_lines = n;
+       return ok();
+     }},
     {"READINESS_PORT",
      [](Settings& s, std::string_view v) {
        // A file name under /dev/virtio-ports.

@@ -17,6 +17,8 @@ inline constexpr const char* kDefaultImage = "ghcr.io/tetherto/cosmicac-wrk-agen
 inline constexpr const char* kDefaultContainerName = "cosmicac-container";
 // The one JOB_TYPE value (empty/unset is the other): NET_ADMIN + /dev/net/tun.
 inline constexpr const char* kJobTypeGpuContainer = "GPU_CONTAINER";
+// FAILURE_LOG_LINES' largest value.
+inline constexpr unsigned kMaxFailureLogLines = 20;
 
 enum class GpuMode { All, None, Auto };
 enum class PullPolicy { Missing, Always };
@@ -50,6 +52,7 @@ struct Settings {
   std::chrono::seconds gpu_wait{60};            // GPU_WAIT: wait for NVIDIA device nodes
   std::chrono::seconds settle{5};               // SETTLE_SECONDS: must stay running this long
   std::chrono::seconds health_timeout{300};     // HEALTH_TIMEOUT: wait for a HEALTHCHECK to pass
+  unsigned failure_log_lines = 0;               // FAILURE_LOG_LINES: the container's last lines copied into a failure
 
   // Readiness.
   std::string readiness_port = "org.cosmicac.bootstrap.0";  // READINESS_PORT (name under /dev/virtio-ports)

@@ -33,9 +33,11 @@ Status preflight(engine::Client& c, ContainerSpec const& spec, ConvergeOptions c
 }
 
 Error exited(engine::Client& c, std::string const& name, std::string const& id, engine::ContainerState const& state,
-             std::string const& why) {
-  auto lines = engine::container_log_tail(c, id, 20);
-  std::string msg = "container " + name + " " + why + " (exit code " + std::to_string(state.exit_code) + ")";
+             std::string const& why, ConvergeOptions const& o) {
+  std::string msg = "container " + name + " " + why + " (exit code " + std::to_string(state.exit_code) +
+                    "); its output: docker logs " + name;
+  if (o.failure_log_lines == 0) return make_error(Reason::ContainerExited, std::move(msg));
+  auto lines = engine::container_log_tail(c, id, o.failure_log_lines);
   if (lines && !lines->empty()) {
     msg += "; last log lines:";
     for (auto const& l : *lines) msg += "\n  " + l;
@@ -64,8 +66,8 @@ Status verify_running(engine::Client& c, std::string const& name, std::string co
     if (!details) return details.error();
     if (!*details) return make_error(Reason::ContainerError, "inspecting container " + name + ": it is gone");
     engine::ContainerState const& state = (*details)->state;
-    if (state.restarting) return exited(c, name, id, state, "is restarting");
-    if (!state.running) return exited(c, name, id, state, "stopped (" + state.status + ")");
+    if (state.restarting) return exited(c, name, id, state, "is restarting", o);
+    if (!state.running) return exited(c, name, id, state, "stopped (" + state.status + ")", o);
     if (!settle_end) {
       auto const up = running_for(state);
       auto const left = up ? std::max(Clock::duration::zero(), Clock::duration(o.settle) - *up) : Clock::duration(o.settle);
@@ -77,7 +79,7 @@ Status verify_running(engine::Client& c, std::string const& name, std::string co
       if (!state.health) return ok();
       std::string const& health = *state.health;
       if (health == "healthy") return ok();
-      if (health == "unhealthy") return exited(c, name, id, state, "is unhealthy");
+      if (health == "unhealthy") return exited(c, name, id, state, "is unhealthy", o);
       if (Clock::now() >= *health_end)
         return make_error(Reason::ContainerExited, "container " + name + " did not become healthy within " +
                                                        std::to_string(o.health_timeout.count() / 1000) + " s (health: " + health + ")");

@@ -9,6 +9,7 @@
 #include "engine/client.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,11 @@ struct ConvergeOptions {
   std::chrono::milliseconds health_timeout{std::chrono::seconds(300)};
   std::chrono::milliseconds poll_interval{std::chrono::milliseconds(500)};
   int stop_timeout_seconds = 30;
+  // How many of the container's last output lines a failure's message copies
+  // (FAILURE_LOG_LINES). The message goes to systemd's STATUS=, the state file
+  // and the serial console, which others can read, and the output may hold
+  // secrets: 0 (the default) names the exit code and `docker logs` instead.
+  std::size_t failure_log_lines = 0;
 };
 
 struct ContainerInfo {

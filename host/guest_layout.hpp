@@ -7,10 +7,21 @@
 namespace cosmicac::host {
 
 // Volume labels of the two CD-ROMs. Distinct, so that the guest finds each by
-// /dev/disk/by-label/<label> and never by position (sr0/sr1 order is not
-// stable). KubeVirt's default label is "cfgdata" for both, hence explicit.
+// label and never by position (sr0/sr1 order is not stable). KubeVirt's
+// default label is "cfgdata" for both, hence explicit. A label is content,
+// though: a disk the tenant filled (a reused data PVC) can carry it too, so the
+// guest takes only a CD-ROM drive with the label (the agent checks the device
+// type; the install unit goes through kBootCdromLink).
 inline constexpr const char* kCredVolumeLabel = "cosmicac-cred";
 inline constexpr const char* kBootVolumeLabel = "cosmicac-boot";
+
+// The udev rule the user-data writes gives the bootstrap CD-ROM, and nothing
+// else, the symlink /dev/<kBootCdromLink>: only a CD-ROM drive (KERNEL sr*)
+// with an iso9660 filesystem labelled kBootVolumeLabel matches.
+// /dev/disk/by-label/<label> would name whichever device with the label udev
+// saw last, a disk included. After 60-persistent-storage.rules (ID_FS_*).
+inline constexpr const char* kBootCdromLink = "cosmicac-boot-cdrom";
+inline constexpr const char* kBootCdromRule = "/etc/udev/rules.d/61-cosmicac-boot-cdrom.rules";
 
 // Default virtio serial of the data disk: the guest finds it as
 // /dev/disk/by-id/virtio-<serial>. virtio-blk keeps at most 20 bytes.

@@ -44,13 +44,23 @@ std::string systemd_escape_path(std::string_view path) {
   return out;
 }
 
+std::string boot_cdrom_rule_text() {
+  std::string t;
+  t += "# Written by cosmicac-vmi (cloud-init): /dev/" + std::string(kBootCdromLink) + " for the bootstrap CD-ROM\n";
+  t += "# (label " + std::string(kBootVolumeLabel) + ") only: a disk with that label never gets it.\n";
+  t += "ACTION!=\"remove\", SUBSYSTEM==\"block\", KERNEL==\"sr[0-9]*\", ENV{ID_FS_TYPE}==\"iso9660\", "
+       "ENV{ID_FS_LABEL_ENC}==\"" + std::string(kBootVolumeLabel) + "\", SYMLINK+=\"" + kBootCdromLink + "\"\n";
+  return t;
+}
+
 std::string install_unit_text() {
-  std::string dev = std::string("/dev/disk/by-label/") + kBootVolumeLabel;
+  std::string dev = std::string("/dev/") + kBootCdromLink;
   std::string dev_unit = systemd_escape_path(dev) + ".device";
   std::string mnt = kIsoMountPoint;
   std::string t;
   t += "# Written by cosmicac-vmi (cloud-init): installs cosmicac-bootstrap from the\n";
-  t += "# bootstrap CD-ROM (ConfigMap volume, label " + std::string(kBootVolumeLabel) + ") on every boot, so that\n";
+  t += "# bootstrap CD-ROM (ConfigMap volume, label " + std::string(kBootVolumeLabel) + ", through the udev rule\n";
+  t += "# " + std::string(kBootCdromRule) + ") on every boot, so that\n";
   t += "# the ConfigMap stays the source of the agent binary. Idempotent.\n";
   t += "[Unit]\n";
   t += "Description=Install cosmicac-bootstrap from the bootstrap CD-ROM\n";
@@ -79,6 +89,10 @@ std::string render_userdata(JobSpec const& spec) {
                        {"owner", "root:root"},
                        {"permissions", "0600"},  // ENVS may carry API keys
                        {"content", config::encode_config_file(guest_config_entries(spec), header)}});
+  files.push_back(Json{{"path", kBootCdromRule},
+                       {"owner", "root:root"},
+                       {"permissions", "0644"},
+                       {"content", boot_cdrom_rule_text()}});
   files.push_back(Json{{"path", std::string("/etc/systemd/system/") + kInstallUnit},
                        {"owner", "root:root"},
                        {"permissions", "0644"},
@@ -91,7 +105,12 @@ std::string render_userdata(JobSpec const& spec) {
   // ConfigMap may carry a newer agent); `--now --no-block` starts it without
   // cloud-final waiting on it. cloud-init runs this argv list through /bin/sh
   // with every word quoted; the words are constants, no spec data reaches it.
-  doc["runcmd"] = Json::array({Json::array({"systemctl", "enable", "--now", "--no-block", kInstallUnit})});
+  // The udev rule arrives after udev has seen the CD-ROMs at boot: a change
+  // event (and waiting for it) makes the link before the unit looks for it.
+  // Later boots have the rule from the start.
+  doc["runcmd"] = Json::array({Json::array({"udevadm", "trigger", "--settle", "--action=change", "--subsystem-match=block",
+                                            "--sysname-match=sr*"}),
+                               Json::array({"systemctl", "enable", "--now", "--no-block", kInstallUnit})});
   return "#cloud-config\n" + to_yaml(doc);
 }
 

@@ -15,8 +15,12 @@ namespace cosmicac::host {
 // The KEY=VALUE entries of the guest config file, in file order.
 std::vector<std::pair<std::string, std::string>> guest_config_entries(JobSpec const& spec);
 
-// The systemd unit that mounts the bootstrap ISO, copies the agent out and
-// runs `cosmicac-bootstrap install`.
+// The udev rule that links /dev/<kBootCdromLink> to the bootstrap CD-ROM
+// drive only (host/guest_layout.hpp).
+std::string boot_cdrom_rule_text();
+
+// The systemd unit that mounts the bootstrap ISO (through that link), copies
+// the agent out and runs `cosmicac-bootstrap install`.
 std::string install_unit_text();
 
 // systemd's path escaping ("/dev/disk/by-label/a-b" → "dev-disk-by\x2dlabel-a\x2db"),

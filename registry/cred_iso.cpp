@@ -1,5 +1,6 @@
 #include "registry/cred_iso.hpp"
 
+#include "common/file_io.hpp"
 #include "common/libmount_ptr.hpp"
 
 #include <blkid/blkid.h>
@@ -10,12 +11,14 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <string_view>
 #include <thread>
 
 namespace cosmicac::registry {
@@ -175,16 +178,27 @@ std::vector<IsoCandidate> order_candidates(std::vector<IsoCandidate> probed, Cre
   return probed;
 }
 
+bool is_cdrom(std::string const& device, std::string const& sysfs_root) {
+  struct stat st {};
+  if (::stat(device.c_str(), &st) != 0 || !S_ISBLK(st.st_mode)) return false;
+  std::string const type_path = sysfs_root + "/dev/block/" + std::to_string(major(st.st_rdev)) + ":" +
+                                std::to_string(minor(st.st_rdev)) + "/device/type";
+  auto type = read_file(type_path, 64);  // "5\n"
+  if (!type) return false;
+  std::string_view t = *type;
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.remove_suffix(1);
+  return t == "5";  // TYPE_ROM (scsi_proto.h)
+}
+
 std::vector<IsoCandidate> find_iso_candidates(CredIsoOptions const& options) {
   std::vector<IsoCandidate> probed;
-  if (!options.device.empty()) {
+  std::set<std::string> devices;
+  if (!options.device.empty()) devices.insert(options.device);
+  else devices = block_devices();
+  for (auto const& dev : devices) {
+    if (!is_cdrom(dev, options.sysfs_root)) continue;  // not even probed: its content is not ours to read
     IsoCandidate c;
-    if (probe(options.device, c)) probed.push_back(c);
-  } else {
-    for (auto const& dev : block_devices()) {
-      IsoCandidate c;
-      if (probe(dev, c)) probed.push_back(c);
-    }
+    if (probe(dev, c)) probed.push_back(c);
   }
   return order_candidates(std::move(probed), options);
 }
@@ -215,8 +229,8 @@ Result<Credentials> load_credentials(CredIsoOptions const& options) {
     if (std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(options.poll_interval);
   }
-  std::string msg = "no credential ISO (label '" + options.label + "' or any iso9660 device holding " + kKeyRegistry +
-                    ") appeared within " + std::to_string(options.wait.count() / 1000) + " s";
+  std::string msg = "no credential ISO (a CD-ROM labelled '" + options.label + "' or any iso9660 CD-ROM holding " +
+                    kKeyRegistry + ") appeared within " + std::to_string(options.wait.count() / 1000) + " s";
   if (!last.empty()) msg += "; last candidate: " + last;
   return make_error(Reason::CredIsoMissing, std::move(msg));
 }

@@ -5,6 +5,8 @@
 // KubeVirt labels every ConfigMap/Secret disk `cfgdata` by default, so several
 // ISOs may carry the label: candidates are those with the label first, then
 // every other iso9660 device, and the first one holding the three key files wins.
+// Only CD-ROMs are candidates: a label and a filesystem type are the content's,
+// and a disk the tenant filled (a reused data PVC) can carry both.
 #pragma once
 
 #include "common/error.hpp"
@@ -24,6 +26,7 @@ struct CredIsoOptions {
   std::chrono::milliseconds poll_interval{std::chrono::milliseconds(500)};
   std::string mount_root = "/run/cosmicac-bootstrap";  // private mount points are made here (0700)
   std::vector<std::string> fs_types{"iso9660"};        // what a candidate's TYPE may be
+  std::string sysfs_root = "/sys";                     // where is_cdrom looks (tests: a fake tree)
   // Tests: called with the mount point while the device is mounted (on the
   // reader's thread, inside its private mount namespace).
   std::function<void(std::string const& mount_point)> while_mounted;
@@ -35,8 +38,15 @@ struct IsoCandidate {
   std::string label;
 };
 
-// Probes block devices (libblkid: every device it knows plus /dev/sr*) and
-// returns those whose TYPE is one of fs_types: label matches first, in name order.
+// Whether `device` is a CD-ROM drive: a block device whose SCSI peripheral type
+// (<sysfs_root>/dev/block/<major>:<minor>/device/type) is 5, TYPE_ROM, the
+// kernel's sr devices (virtio-scsi, SATA/ATAPI and USB drives alike; sd takes
+// no type 5). A virtio-blk or NVMe disk, a partition, a loop device: false.
+bool is_cdrom(std::string const& device, std::string const& sysfs_root);
+
+// Probes the CD-ROM block devices (libblkid: every device it knows plus
+// /dev/sr*; `device` alone when set) and returns those whose TYPE is one of
+// fs_types: label matches first, in name order.
 std::vector<IsoCandidate> find_iso_candidates(CredIsoOptions const& options);
 
 // Pure: orders probed devices as find_iso_candidates does.

@@ -101,10 +101,10 @@ TEST_CASE("settings: every key is read and typed") {
 }
 
 TEST_CASE("settings: empty values keep defaults; unknown and repeated keys warn") {
-  auto const loaded = load("IMG=\nNAME=\n# c\nFOO=1\nMNT=/a\nMNT=/b\n");
+  auto const loaded = load("IMG=\nNAME=\n# c\nFOO=1\nMNT=/mnt/a\nMNT=/mnt/b\n");
   CHECK(loaded.settings.image.str() == kDefaultImage);
   CHECK(loaded.settings.container_name == kDefaultContainerName);
-  CHECK(loaded.settings.mount_point == "/b");
+  CHECK(loaded.settings.mount_point == "/mnt/b");
   CHECK(loaded.warnings == std::vector<std::string>{
                                "/etc/default/docker-bootstrap line 4: unknown key FOO (ignored)",
                                "/etc/default/docker-bootstrap line 6: MNT is set 2 times (first on line 5); the last one counts"});
@@ -114,10 +114,10 @@ TEST_CASE("settings: empty values keep defaults; unknown and repeated keys warn"
 // (4000 repeats: 8 million warnings, 878 MB). Now one per repeated key.
 TEST_CASE("settings: 5000 repeats of a key are one warning with the count") {
   std::string text;
-  for (int k = 0; k < 5000; ++k) text += "MNT=/d" + std::to_string(k) + "\nGPU_MODE=none\n";
+  for (int k = 0; k < 5000; ++k) text += "MNT=/mnt/d" + std::to_string(k) + "\nGPU_MODE=none\n";
   auto const loaded = parse_settings(text, "cfg");
   REQUIRE(loaded);
-  CHECK(loaded->settings.mount_point == "/d4999");
+  CHECK(loaded->settings.mount_point == "/mnt/d4999");
   CHECK(loaded->warnings == std::vector<std::string>{
                                 "cfg line 9999: MNT is set 5000 times (first on line 1); the last one counts",
                                 "cfg line 10000: GPU_MODE is set 5000 times (first on line 2); the last one counts"});
@@ -156,7 +156,8 @@ TEST_CASE("settings: CONSOLE_DEVICE must be a device path under /dev") {
 
 TEST_CASE("settings: invalid values are errors naming key and line, not the value") {
   CHECK(error_of("\nMNT=relative/path") == "cfg line 2: MNT: must be an absolute path");
-  CHECK(error_of("MNT=/etc") == "cfg line 1: MNT: must not be a system directory");
+  CHECK(error_of("MNT=/etc") == "cfg line 1: MNT: must be /data, /models or /scratch, or one name below them or below "
+                               "/mnt or /srv (letters, digits, '.', '_', '-'; at most 64 characters)");
   CHECK(error_of("A=1\nIMG=Bad/Name") == "cfg line 2: IMG: invalid image reference: repository name must be lowercase");
   CHECK(error_of("NAME=-x") ==
         "cfg line 1: NAME: not a valid container name ([a-zA-Z0-9][a-zA-Z0-9_.-]*, at most 128 characters)");
@@ -187,8 +188,11 @@ TEST_CASE("settings: JOB_TYPE is GPU_CONTAINER or unset; anything else names the
 
 TEST_CASE("settings: check_setting applies exactly the rule parse_settings applies") {
   CHECK(check_setting("MNT", "/data"));
-  CHECK(check_setting("MNT", "/etc").error().message == "must not be a system directory");
-  CHECK(check_setting("MNT", "/run/x").error().message == "must not be inside /proc, /sys, /dev or /run");
+  CHECK(check_setting("MNT", "/mnt/models"));
+  for (auto sys : {"/etc", "/run/x", "/usr/local/bin", "/root/.ssh"})
+    CHECK(check_setting("MNT", sys).error().message ==
+          "must be /data, /models or /scratch, or one name below them or below /mnt or /srv "
+          "(letters, digits, '.', '_', '-'; at most 64 characters)");
   CHECK_FALSE(check_setting("MNT", "/d\x1b"));
   CHECK(check_setting("JOB_TYPE", "GPU_CONTAINER"));
   CHECK_FALSE(check_setting("JOB_TYPE", "gpu_container"));
@@ -197,7 +201,7 @@ TEST_CASE("settings: check_setting applies exactly the rule parse_settings appli
   CHECK_FALSE(check_setting("DATA_DISK_SERIAL", "a\tb"));
   CHECK(check_setting("NOPE", "1").error().message == "NOPE is not a configuration key");
   // The same verdicts as parse_settings, key by key.
-  for (std::string const line : {"MNT=/srv/x", "MNT=/proc", "IMG=Bad/Name", "NAME=ok", "GPU_MODE=some", "HEARTBEAT_SECONDS=0"}) {
+  for (std::string const line : {"MNT=/srv/x", "MNT=/proc", "MNT=/etc/cron.d", "IMG=Bad/Name", "NAME=ok", "GPU_MODE=some", "HEARTBEAT_SECONDS=0"}) {
     auto const eq = line.find('=');
     CHECK(static_cast<bool>(check_setting(line.substr(0, eq), line.substr(eq + 1))) ==
           static_cast<bool>(parse_settings(line, "cfg")));

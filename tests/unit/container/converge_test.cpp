@@ -156,7 +156,24 @@ TEST_CASE("a create refused by dockerd is ContainerError naming the status") {
   CHECK(r.error().message.find("HTTP 400: invalid mount config") != std::string::npos);
 }
 
-TEST_CASE("exiting during the settle period: ContainerExited with the exit code and the last log lines") {
+TEST_CASE("exiting during the settle period: ContainerExited with the exit code and where to read its output") {
+  FakeDockerd d;
+  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
+  d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"dies"})"}});
+  d.script("POST", "/containers/dies/start", {FakeResponse{.status = 204}});
+  d.script("GET", "/containers/dies/json", {FakeResponse{.body = inspect("dies", true, json::object())},
+                                            FakeResponse{.body = inspect("dies", false, json::object())}});
+  d.script("GET", "/containers/dies/logs", {FakeResponse{.body = std::string("\x02\0\0\0\0\0\0\x0btoken=abc1\n", 19)}});
+  auto c = client(d);
+  auto r = converge_container(c, spec(), fast());
+  REQUIRE_FALSE(r);
+  CHECK(r.error().reason == Reason::ContainerExited);
+  CHECK(r.error().message ==
+        "container cosmicac-container stopped (exited) (exit code 3); its output: docker logs cosmicac-container");
+  CHECK(d.count("GET", "/containers/dies/logs") == 0);  // the output is not even read
+}
+
+TEST_CASE("FAILURE_LOG_LINES: ContainerExited with the exit code and that many last log lines") {
   FakeDockerd d;
   d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
   d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"dies"})"}});
@@ -173,7 +190,9 @@ TEST_CASE("exiting during the settle period: ContainerExited with the exit code 
   }
   d.script("GET", "/containers/dies/logs", {FakeResponse{.body = logs}});
   auto c = client(d);
-  auto r = converge_container(c, spec(), fast());
+  ConvergeOptions o = fast();
+  o.failure_log_lines = 20;
+  auto r = converge_container(c, spec(), o);
   REQUIRE_FALSE(r);
   CHECK(r.error().reason == Reason::ContainerExited);
   CHECK(r.error().message.find("exit code 3") != std::string::npos);

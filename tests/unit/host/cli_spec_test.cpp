@@ -29,8 +29,8 @@ TEST_CASE("cli spec: what the agent would refuse at boot exits 2 naming the fiel
     std::string spec, message;
   };
   std::vector<Case> const cases = {
-      {kBase + "dataDisk: {size: 100Gi, mountPoint: /etc}\n", "<stdin>: dataDisk.mountPoint: must not be a system directory"},
-      {kBase + "dataDisk: {size: 100Gi, mountPoint: /run/x}\n", "<stdin>: dataDisk.mountPoint: must not be inside /proc, /sys, /dev or /run"},
+      {kBase + "dataDisk: {size: 100Gi, mountPoint: /etc}\n", "<stdin>: dataDisk.mountPoint: must be /data, /models or /scratch, or one name below them or below /mnt or /srv (letters, digits, '.', '_', '-'; at most 64 characters)"},
+      {kBase + "dataDisk: {size: 100Gi, mountPoint: /usr/local/bin}\n", "<stdin>: dataDisk.mountPoint: must be /data, /models or /scratch, or one name below them or below /mnt or /srv (letters, digits, '.', '_', '-'; at most 64 characters)"},
       {kBase + "dataDisk: {size: 100Gi, mountPoint: \"/d\\e\"}\n", "<stdin>: dataDisk.mountPoint: must not contain whitespace or control characters"},
       {kBase + "container: {jobType: gpu_container}\n", "<stdin>: container.jobType: must be GPU_CONTAINER or omitted"},
       {kBase + "container: {jobType: CPU}\n", "<stdin>: container.jobType: must be GPU_CONTAINER or omitted"},

@@ -91,7 +91,7 @@ TEST_CASE("job_spec: errors name the field") {
         "spec.yaml: dataDisk.mountPoint: must be an absolute path");
   CHECK(spec_error(kBase + "dataDisk: {size: 200Gi, mountPoint: /a/../b}\n") ==
         "spec.yaml: dataDisk.mountPoint: must not contain '..'");
-  CHECK(spec_error(kBase + "dataDisk: {size: 200Gi, mountPoint: /d, serial: this-serial-is-far-too-long}\n") ==
+  CHECK(spec_error(kBase + "dataDisk: {size: 200Gi, mountPoint: /data, serial: this-serial-is-far-too-long}\n") ==
         "spec.yaml: dataDisk.serial: must be at most 20 characters (virtio-blk limit)");
   CHECK(spec_error(kBase + "gpu: {type: A100, count: 0}\n") == "spec.yaml: gpu.count: must be between 1 and 16 (got 0)");
   CHECK(spec_error(kBase + "gpu: {count: 1}\n") == "spec.yaml: gpu.type: is required");

@@ -377,7 +377,7 @@ TEST_CASE("manifests: the user-data, small or large, goes only into the Secret, 
 
 TEST_CASE("manifests: an env value is in the Secret only, in render -o json and -o yaml (issue 14, item 2)") {
   std::string const marker = "MARKER-7f3a9c-secret-api-key";
-  auto spec = parse_job_spec("name: a\nnamespace: b\ncpu: 1\nmemory: 1Gi\ndataDisk: {size: 100Gi, mountPoint: /d}\n"
+  auto spec = parse_job_spec("name: a\nnamespace: b\ncpu: 1\nmemory: 1Gi\ndataDisk: {size: 100Gi, mountPoint: /data}\n"
                              "container: {env: {API_KEY: " + marker + "}}\n",
                              "t")
                   .value();

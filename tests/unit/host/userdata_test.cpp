@@ -6,6 +6,7 @@
 #include "config/settings.hpp"
 #include "host/guest_layout.hpp"
 #include "host/yaml_json.hpp"
+#include "tests/unit/host/test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -25,15 +26,18 @@ Json file_entry(Json const& doc, std::string const& path) {
 
 }  // namespace
 
-TEST_CASE("userdata: a #cloud-config document with the two files and an argv runcmd") {
+TEST_CASE("userdata: a #cloud-config document with the three files and argv runcmds") {
   std::string ud = render_userdata(example());
   REQUIRE(ud.rfind("#cloud-config\n", 0) == 0);
   auto doc = parse_yaml_or_json(ud, "user-data").value();
-  REQUIRE(doc["write_files"].size() == 2);
+  REQUIRE(doc["write_files"].size() == 3);
   CHECK(file_entry(doc, "/etc/default/docker-bootstrap")["permissions"] == "0600");
+  CHECK(file_entry(doc, "/etc/udev/rules.d/61-cosmicac-boot-cdrom.rules")["permissions"] == "0644");
   CHECK(file_entry(doc, "/etc/systemd/system/cosmicac-install.service")["permissions"] == "0644");
-  REQUIRE(doc["runcmd"].size() == 1);
-  CHECK(doc["runcmd"][0] == Json::array({"systemctl", "enable", "--now", "--no-block", "cosmicac-install.service"}));
+  REQUIRE(doc["runcmd"].size() == 2);
+  CHECK(doc["runcmd"][0] == Json::array({"udevadm", "trigger", "--settle", "--action=change", "--subsystem-match=block",
+                                         "--sysname-match=sr*"}));
+  CHECK(doc["runcmd"][1] == Json::array({"systemctl", "enable", "--now", "--no-block", "cosmicac-install.service"}));
 }
 
 TEST_CASE("userdata: the guest config reads back, through the agent's own parsers, to the spec") {
@@ -67,15 +71,16 @@ TEST_CASE("userdata: no data disk → no MNT, no DATA_DISK_SERIAL") {
   }
 }
 
-TEST_CASE("userdata: the install unit mounts the boot ISO by label, copies with mode 0755, runs install") {
+TEST_CASE("userdata: the install unit mounts the boot CD-ROM's link, copies with mode 0755, runs install") {
   std::string unit = install_unit_text();
-  CHECK(unit.find("ExecStartPre=/bin/mount -t iso9660 -o ro,nosuid,nodev,noexec /dev/disk/by-label/cosmicac-boot "
+  CHECK(unit.find("ExecStartPre=/bin/mount -t iso9660 -o ro,nosuid,nodev,noexec /dev/cosmicac-boot-cdrom "
                   "/run/cosmicac-cd\n") != std::string::npos);
   CHECK(unit.find("ExecStartPre=/usr/bin/install -m 0755 /run/cosmicac-cd/docker-bootstrap.sh "
                   "/usr/local/bin/cosmicac-bootstrap\n") != std::string::npos);
   CHECK(unit.find("ExecStart=/usr/local/bin/cosmicac-bootstrap install\n") != std::string::npos);
   CHECK(unit.find("ExecStopPost=-/bin/umount /run/cosmicac-cd\n") != std::string::npos);
-  CHECK(unit.find("After=dev-disk-by\\x2dlabel-cosmicac\\x2dboot.device\n") != std::string::npos);
+  CHECK(unit.find("Requires=dev-cosmicac\\x2dboot\\x2dcdrom.device\n") != std::string::npos);
+  CHECK(unit.find("After=dev-cosmicac\\x2dboot\\x2dcdrom.device\n") != std::string::npos);
   CHECK(unit.find("Type=oneshot\n") != std::string::npos);
 }
 
@@ -89,4 +94,46 @@ TEST_CASE("userdata: systemd_escape_path agrees with the real systemd-escape") {
     std::string expected = r.out.substr(0, r.out.find('\n'));
     CHECK(systemd_escape_path(p) == expected);
   }
+}
+
+// The attack: a disk (a reused data PVC the tenant filled) labelled
+// cosmicac-boot. /dev/disk/by-label/cosmicac-boot may name it, and the unit
+// would install and run its "agent" as root. The unit mounts only the link
+// that the rule gives a CD-ROM drive (KERNEL sr*) with the label.
+TEST_CASE("userdata: the install unit takes the boot label from a CD-ROM drive only, never by-label") {
+  std::string const unit = install_unit_text();
+  CHECK(unit.find("by-label") == std::string::npos);
+  auto doc = parse_yaml_or_json(render_userdata(example()), "user-data").value();
+  std::string const rule = file_entry(doc, "/etc/udev/rules.d/61-cosmicac-boot-cdrom.rules")["content"].get<std::string>();
+  CHECK(rule == boot_cdrom_rule_text());
+  // One rule line: every match a udev key of ours, the link its only action.
+  std::vector<std::string> rules;
+  for (std::size_t b = 0, e; b < rule.size(); b = e + 1) {
+    e = rule.find('\n', b);
+    REQUIRE(e != std::string::npos);
+    std::string const line = rule.substr(b, e - b);
+    if (!line.empty() && line.front() != '#') rules.push_back(line);
+  }
+  REQUIRE(rules.size() == 1);
+  CHECK(rules[0] ==
+        R"(ACTION!="remove", SUBSYSTEM=="block", KERNEL=="sr[0-9]*", ENV{ID_FS_TYPE}=="iso9660", )"
+        R"(ENV{ID_FS_LABEL_ENC}=="cosmicac-boot", SYMLINK+="cosmicac-boot-cdrom")");
+  CHECK(unit.find("/dev/cosmicac-boot-cdrom ") != std::string::npos);
+}
+
+TEST_CASE("userdata: the install unit passes systemd-analyze verify") {
+  std::string const tool = tool_path("systemd-analyze");
+  REQUIRE_FALSE(tool.empty());  // systemd is a build dependency (packaging/install-deps)
+  test::TempDir t;
+  // verify insists that every Exec binary exists: the agent is not installed
+  // here, so its path is swapped for one that is (as tests/unit/units does).
+  std::string unit = install_unit_text();
+  std::string const agent = kAgentPath;
+  for (std::size_t at; (at = unit.find(agent)) != std::string::npos;) unit.replace(at, agent.size(), "/bin/true");
+  std::string const path = t.path + "/" + kInstallUnit;
+  test::write_text(path, unit);
+  auto r = run_command({.program = tool, .args = {"verify", path}, .description = "systemd-analyze verify"}).value();
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK((r.out + r.err).find(kInstallUnit) == std::string::npos);  // verify exits 0 on some warnings
 }

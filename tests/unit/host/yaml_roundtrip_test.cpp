@@ -336,7 +336,7 @@ TEST_CASE("yaml round trip: random valid specs → the agent's parser reads back
   std::string const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   for (int i = 0; i < 300; ++i) {
     json spec = kBaseSpec;
-    std::string const mnt = "/m" + word(alnum, 10) + (gen.below(2) ? "/" + word(alnum, 0) + word(alnum + "_.-", 12) : "");
+    std::string const mnt = "/mnt/m" + word(alnum, 10) + (gen.below(2) ? word(alnum, 0) + word(alnum + "_.-", 12) : "");
     std::string const serial = word(alnum, 8) + (gen.below(2) ? "-" + word(alnum + "_.", 6) : "");
     std::string const cname = word(alnum, 5) + (gen.below(2) ? word(alnum + "_.-", 20) : "");
     std::string const image = "registry.example:5000/" + word("abcdefghij0123456789", 10) + ":" + word(alnum, 0) + word(alnum + "_.-", 10);

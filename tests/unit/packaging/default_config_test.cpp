@@ -79,6 +79,7 @@ void require_defaults(cosmicac::config::Settings const& s) {
   CHECK(s.gpu_wait == d.gpu_wait);
   CHECK(s.settle == d.settle);
   CHECK(s.health_timeout == d.health_timeout);
+  CHECK(s.failure_log_lines == d.failure_log_lines);
   CHECK(s.readiness_port == d.readiness_port);
   CHECK(s.heartbeat == d.heartbeat);
   CHECK(s.console_device == d.console_device);

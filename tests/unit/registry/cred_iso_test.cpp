@@ -7,6 +7,8 @@
 
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +58,18 @@ void key_files(fs::path const& dir, std::string const& registry = "ghcr.io\n") {
   write(dir / "DOCKER_TOKEN", "tok-abc\n");
 }
 
+// A sysfs tree in which `device` is a SCSI device of peripheral type
+// `scsi_type`: 5 is a CD-ROM drive (what sr binds), 0 a disk.
+std::string fake_sysfs(fs::path const& root, std::string const& device, std::string const& scsi_type = "5") {
+  struct stat st {};
+  REQUIRE(::stat(device.c_str(), &st) == 0);
+  fs::path const dir =
+      root / "dev" / "block" / (std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev))) / "device";
+  fs::create_directories(dir);
+  write(dir / "type", scsi_type + "\n");
+  return root.string();
+}
+
 bool mounted_under(std::string const& root) {
   std::ifstream in("/proc/self/mountinfo");
   std::string all((std::istreambuf_iterator<char>(in)), {});
@@ -88,6 +102,7 @@ TEST_CASE("libblkid finds a real ISO (xorrisofs) on a loop device by label and b
   CredIsoOptions o;
   o.label = label;
   o.device = loop.dev;
+  o.sysfs_root = fake_sysfs(t.path / "sys", loop.dev);
   auto one = find_iso_candidates(o);
   REQUIRE(one.size() == 1);
   CHECK(one[0].type == "iso9660");
@@ -113,6 +128,7 @@ TEST_CASE("mounts the credential device read-only, reads it, unmounts and remove
   o.label = label;
   o.fs_types = {"ext4"};
   o.device = loop.dev;
+  o.sysfs_root = fake_sysfs(t.path / "sys", loop.dev);
   o.mount_root = (t.path / "run").string();
   o.wait = std::chrono::milliseconds(0);
   auto c = load_credentials(o);
@@ -132,7 +148,8 @@ TEST_CASE("a bad key on the device is CredInvalid, and the device is still unmou
   run_ok("mkfs.ext4", {"-q", "-F", "-L", label, "-d", (t.path / "src").string(), (t.path / "c.img").string(), "4M"});
   Loop loop(t.path / "c.img");
   CredIsoOptions o{.label = label, .device = loop.dev, .wait = std::chrono::milliseconds(0),
-                   .mount_root = (t.path / "run").string(), .fs_types = {"ext4"}};
+                   .mount_root = (t.path / "run").string(), .fs_types = {"ext4"},
+                   .sysfs_root = fake_sysfs(t.path / "sys", loop.dev)};
   auto c = load_credentials(o);
   REQUIRE_FALSE(c);
   CHECK(c.error().reason == Reason::CredInvalid);
@@ -150,7 +167,7 @@ TEST_CASE("no device with the key files within the wait is CredIsoMissing") {
   Loop loop(t.path / "c.img");
   CredIsoOptions o{.label = label, .device = loop.dev, .wait = std::chrono::milliseconds(300),
                    .poll_interval = std::chrono::milliseconds(100), .mount_root = (t.path / "run").string(),
-                   .fs_types = {"ext4"}};
+                   .fs_types = {"ext4"}, .sysfs_root = fake_sysfs(t.path / "sys", loop.dev)};
   auto const t0 = std::chrono::steady_clock::now();
   auto c = load_credentials(o);
   REQUIRE_FALSE(c);
@@ -196,7 +213,8 @@ std::string propagation_child(fs::path const& shared_dir, fs::path const& peer_d
     cv.notify_all();
   });
   CredIsoOptions o{.label = label, .device = device, .wait = std::chrono::milliseconds(0),
-                   .mount_root = (shared_dir / "run").string(), .fs_types = {"ext4"}};
+                   .mount_root = (shared_dir / "run").string(), .fs_types = {"ext4"},
+                   .sysfs_root = (shared_dir.parent_path() / "sys").string()};
   bool saw_files = false;
   o.while_mounted = [&](std::string const& dir) {
     saw_files = fs::exists(fs::path(dir) / "DOCKER_TOKEN");
@@ -231,6 +249,7 @@ TEST_CASE("the credential mount does not propagate to a shared mount's peer whil
   Loop loop(t.path / "c.img");
   fs::create_directories(t.path / "shared");
   fs::create_directories(t.path / "peer");
+  fake_sysfs(t.path / "sys", loop.dev);
 
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
@@ -265,9 +284,52 @@ TEST_CASE("a leftover mount point of a crashed run is detached and removed befor
   fs::create_directories(root / "cred.mountd");       // one with something still mounted on it
   REQUIRE(::mount("tmpfs", (root / "cred.mountd").c_str(), "tmpfs", 0, nullptr) == 0);
   CredIsoOptions o{.label = label, .device = loop.dev, .wait = std::chrono::milliseconds(0),
-                   .mount_root = root.string(), .fs_types = {"ext4"}};
+                   .mount_root = root.string(), .fs_types = {"ext4"}, .sysfs_root = fake_sysfs(t.path / "sys", loop.dev)};
   auto c = load_credentials(o);
   REQUIRE(c);
   CHECK(fs::is_empty(root));
   CHECK_FALSE(mounted_under(root.string()));
+}
+
+// The attack: a disk that is not a CD-ROM (a reused data PVC, which the tenant
+// filled) carries the credential label and valid key files of the tenant's
+// choosing. It is never probed, mounted or read; only a CD-ROM is.
+TEST_CASE("a disk that is not a CD-ROM is not used, even with the label and valid credential files") {
+  TempDir t{"iso-test"};
+  key_files(t.path / "src", "evil.example\n");
+  std::string const label = unique_label("cfgd");
+  run_ok("mkfs.ext4", {"-q", "-F", "-L", label, "-d", (t.path / "src").string(), (t.path / "c.img").string(), "4M"});
+  Loop loop(t.path / "c.img");
+  for (std::string const type : {"0", "", "none"}) {  // a SCSI disk; no SCSI type (virtio-blk, NVMe, loop)
+    INFO("SCSI type '" << type << "'");
+    fs::remove_all(t.path / "sys");
+    std::string const sysfs = type == "none" ? (t.path / "sys").string() : fake_sysfs(t.path / "sys", loop.dev, type);
+    CHECK_FALSE(is_cdrom(loop.dev, sysfs));
+    bool mounted = false;
+    CredIsoOptions o{.label = label, .device = loop.dev, .wait = std::chrono::milliseconds(0),
+                     .mount_root = (t.path / "run").string(), .fs_types = {"ext4"}, .sysfs_root = sysfs,
+                     .while_mounted = [&](std::string const&) { mounted = true; }};
+    CHECK(find_iso_candidates(o).empty());
+    auto c = load_credentials(o);
+    REQUIRE_FALSE(c);
+    CHECK(c.error().reason == Reason::CredIsoMissing);
+    CHECK_FALSE(mounted);
+    o.device.clear();  // the full scan does not take it either
+    for (auto const& cand : find_iso_candidates(o)) CHECK(cand.device != loop.dev);
+  }
+  // The same disk marked as a CD-ROM drive is read: the device type alone decides.
+  CredIsoOptions cd{.label = label, .device = loop.dev, .wait = std::chrono::milliseconds(0),
+                    .mount_root = (t.path / "run").string(), .fs_types = {"ext4"},
+                    .sysfs_root = fake_sysfs(t.path / "sys", loop.dev, "5")};
+  auto c = load_credentials(cd);
+  REQUIRE(c);
+  CHECK(c->registry == "evil.example");
+}
+
+TEST_CASE("is_cdrom: not a block device, or no sysfs entry, is not a CD-ROM") {
+  TempDir t{"iso-test"};
+  write(t.path / "file", "x");
+  CHECK_FALSE(is_cdrom((t.path / "file").string(), (t.path / "sys").string()));
+  CHECK_FALSE(is_cdrom("/nonexistent/sr0", "/sys"));
+  CHECK_FALSE(is_cdrom("/dev/null", "/sys"));  // a character device
 }
