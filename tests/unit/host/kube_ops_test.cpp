@@ -88,8 +88,9 @@ TEST_CASE("kube_ops: apply — PVC server-side applied, VMI created, then what i
                                  "PATCH " + std::string(kPvcPath) + "/llama-70b-0-data", "POST " + std::string(kSecretPath),
                                  "POST " + std::string(kVmiPath), "PATCH " + std::string(kDvPath) + "/llama-70b-0-root",
                                  "POST " + std::string(kSecretPath)});
-  for (std::size_t i = 0; i < server.requests().size(); ++i) {
-    std::string const& r = server.requests()[i];
+  auto const requests = server.requests();
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    std::string const& r = requests[i];
     if (r.rfind("GET", 0) == 0) continue;
     CHECK(r.find("?fieldManager=cosmicac-vmi&fieldValidation=Strict") != std::string::npos);
     CHECK((r.find("dryRun") == std::string::npos) != (i == 4));  // only the probe is a dry run
@@ -323,8 +324,8 @@ TEST_CASE("kube_ops: a field another manager owns is a conflict naming it; --for
   ApplyOptions force = fast_apply();
   force.force_conflicts = true;
   REQUIRE(apply_objects(client, objs, force, quiet));
-  CHECK(server.get(std::string(kPvcPath) + "/llama-70b-0-data")["spec"]["resources"]["requests"]["storage"] ==
-        objs[1]["spec"]["resources"]["requests"]["storage"]);
+  CHECK(server.get(std::string(kPvcPath) + "/llama-70b-0-data")["spec"]["resources"]["requests"]["storage"].get<std::string>() ==
+        objs[1]["spec"]["resources"]["requests"]["storage"].get<std::string>());
   auto reqs = server.requests();
   CHECK(std::count(reqs.begin(), reqs.end(),
                    "PATCH " + std::string(kPvcPath) + "/llama-70b-0-data?fieldManager=cosmicac-vmi&fieldValidation=Strict&force=true") == 1);
@@ -461,7 +462,8 @@ TEST_CASE("kube_ops: list and get — rows from the VMIs (terminal-safe), the ma
   auto list = list_vmis(client, "cosmic-ac");
   if (!list) FAIL(list.error().message);
   REQUIRE((*list)["items"].size() == 1);
-  CHECK(server.requests().back() == "GET " + std::string(kVmiPath) + "?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dcosmicac-vmi"  // as client-go escapes it);
+  // '/' and '=' escaped in the query value, as client-go escapes them.
+  CHECK(server.requests().back() == "GET " + std::string(kVmiPath) + "?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dcosmicac-vmi");
   json item = (*list)["items"][0];
   item["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z";
   auto row = vmi_row(item, std::chrono::system_clock::from_time_t(1767225600 + 3 * 3600 + 5));
@@ -709,7 +711,7 @@ TEST_CASE("kube_ops: delete sends the uid it read as a precondition: an object r
   REQUIRE_FALSE(st);
   CHECK(st.error().message ==
         "deleting PersistentVolumeClaim cosmic-ac/llama-70b-0-data: HTTP 409 Conflict: Operation cannot be fulfilled on "
-        "PersistentVolumeClaim \"llama-70b-0-data\": the UID in the precondition (" + read_uid +
+        "PersistentVolumeClaim \\\"llama-70b-0-data\\\": the UID in the precondition (" + read_uid +
         ") does not match the UID in record (uid-created-again). The object might have been deleted and then recreated "
         "(it was deleted and created again since cosmicac-vmi read it: the new one is not this job's and was not deleted)");
   REQUIRE(server.has(pvc));
