@@ -16,6 +16,13 @@ if(COSMICAC_SANITIZE)
   target_compile_options(cosmicac_flags INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
   target_link_options(cosmicac_flags INTERFACE -fsanitize=address,undefined)
 endif()
+if(COSMICAC_TSAN)
+  if(COSMICAC_SANITIZE)
+    message(FATAL_ERROR "COSMICAC_TSAN and COSMICAC_SANITIZE exclude each other (ThreadSanitizer cannot run with ASan)")
+  endif()
+  target_compile_options(cosmicac_flags INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(cosmicac_flags INTERFACE -fsanitize=thread)
+endif()
 
 if(COSMICAC_STATIC)
   # Size matters (the packed binary must fit a ConfigMap with room to spare).

@@ -1,5 +1,6 @@
 #include "host/doctor.hpp"
 
+#include "host/api_paths.hpp"
 #include "host/guest_layout.hpp"
 #include "host/quantity.hpp"
 #include "host/rbac_role.hpp"
@@ -30,8 +31,10 @@ struct Reply {
   Json body;
 };
 
-Result<Reply> get(KubeClient& client, std::string const& path) {
-  auto r = client.request("GET", path);
+// path: from api_path (host/api_paths.hpp), which refuses an invalid name.
+Result<Reply> get(KubeClient& client, Result<std::string> const& path) {
+  if (!path) return path.error();
+  auto r = client.request("GET", *path);
   if (!r) return r.error();
   Reply out{r->status, Json()};
   if (r->status / 100 == 2) {
@@ -143,7 +146,7 @@ std::vector<std::string> shortfall(Json const& node, std::map<std::string, long 
 }
 
 void check_nodes(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
-  auto r = get(client, "/api/v1/nodes");
+  auto r = get(client, api_path(api::kNodes, {}));
   if (!r) return out.push_back(unknown("nodes", "not checked: " + r.error().message));
   if (r->status / 100 != 2) {
     out.push_back(unreadable("nodes", "nodes (cluster-scoped)", r->status));
@@ -224,7 +227,7 @@ void check_nodes(KubeClient& client, DoctorRequest const& req, std::vector<Check
 // ---- KubeVirt and CDI
 
 void check_kubevirt(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
-  auto r = get(client, "/apis/kubevirt.io/v1/kubevirts");
+  auto r = get(client, api_path(api::kKubeVirts, {}));
   if (!r) return out.push_back(unknown("kubevirt", "not checked: " + r.error().message));
   if (r->status == 404)
     return out.push_back(failed("kubevirt", "the API kubevirt.io/v1 is not served: KubeVirt is not installed",
@@ -287,7 +290,7 @@ void check_kubevirt(KubeClient& client, DoctorRequest const& req, std::vector<Ch
 }
 
 void check_cdi(KubeClient& client, std::vector<Check>& out) {
-  auto r = get(client, "/apis/cdi.kubevirt.io/v1beta1/cdis");
+  auto r = get(client, api_path(api::kCdis, {}));
   if (!r) return out.push_back(unknown("cdi", "not checked: " + r.error().message));
   if (r->status == 404)
     return out.push_back(failed("cdi", "the API cdi.kubevirt.io/v1beta1 is not served: CDI is not installed",
@@ -308,7 +311,7 @@ void check_cdi(KubeClient& client, std::vector<Check>& out) {
 }
 
 void check_storage_class(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
-  auto r = get(client, "/apis/storage.k8s.io/v1/storageclasses/" + req.storage_class);
+  auto r = get(client, api_path(api::kStorageClasses, {}, req.storage_class));
   if (!r) return out.push_back(unknown("storageclass", "not checked: " + r.error().message));
   if (r->status == 404)
     return out.push_back(failed("storageclass", req.storage_class + " does not exist",
@@ -335,7 +338,9 @@ void check_secret(KubeClient& client, DoctorRequest const& req, std::string cons
   std::string const label = "secret " + name;
   std::set<std::string> keys;
   {
-    auto r = client.request("GET", "/api/v1/namespaces/" + req.ns + "/secrets/" + name);
+    auto path = api_path(api::kSecrets, req.ns, name);
+    if (!path) return out.push_back(unknown(label, "not checked: " + path.error().message));
+    auto r = client.request("GET", *path);
     if (!r) return out.push_back(unknown(label, "not checked: " + r.error().message));
     if (r->status == 404)
       return out.push_back(failed(label, "does not exist in namespace " + req.ns,
@@ -361,7 +366,7 @@ void check_secret(KubeClient& client, DoctorRequest const& req, std::string cons
 
 void check_bootstrap_cm(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
   std::string const label = "configmap " + req.bootstrap_configmap;
-  auto r = get(client, "/api/v1/namespaces/" + req.ns + "/configmaps/" + req.bootstrap_configmap);
+  auto r = get(client, api_path(api::kConfigMaps, req.ns, req.bootstrap_configmap));
   if (!r) return out.push_back(unknown(label, "not checked: " + r.error().message));
   std::string const fix = "kubectl -n " + req.ns + " apply -f dist/bootstrap-cm.yaml (of this release, agent " +
                           req.agent_version + ")";
@@ -393,7 +398,9 @@ void check_rbac(KubeClient& client, DoctorRequest const& req, std::vector<Check>
     Json review{{"apiVersion", "authorization.k8s.io/v1"},
                 {"kind", "SelfSubjectAccessReview"},
                 {"spec", Json{{"resourceAttributes", attrs}}}};
-    auto r = client.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review.dump());
+    auto path = api_path(api::kSelfSubjectAccessReviews, {});
+    if (!path) return out.push_back(unknown("rbac", "not checked: " + path.error().message));
+    auto r = client.request("POST", *path, review.dump());
     if (!r) return out.push_back(unknown("rbac", "not checked: " + r.error().message));
     if (r->status / 100 != 2) return out.push_back(unreadable("rbac", "selfsubjectaccessreviews (create)", r->status));
     bool allowed = false;

@@ -178,8 +178,9 @@ ExecCredentialSource::ExecCredentialSource(ExecPluginConfig cfg, ClusterAccess c
   exec_info_[1] = exec_info_json(cfg_, true, cluster);
 }
 
-Result<ExecCredential const*> ExecCredentialSource::get(bool refresh) {
-  if (cached_ && !refresh && (!cached_->expires || world_.now() < *cached_->expires)) return &*cached_;
+Result<std::shared_ptr<ExecCredential const>> ExecCredentialSource::get(bool refresh) {
+  std::lock_guard l(mu_);
+  if (cached_ && !refresh && (!cached_->expires || world_.now() < *cached_->expires)) return cached_;
   std::string const who = "credential plugin " + cfg_.command + " (" + cfg_.origin + ")";
   auto interactive = exec_interactive(cfg_, world_.stdin_is_terminal());
   if (!interactive) return interactive.error();
@@ -212,8 +213,8 @@ Result<ExecCredential const*> ExecCredentialSource::get(bool refresh) {
   auto cred = parse_exec_credential(res->out, cfg_.api_version);
   wipe(res->out);
   if (!cred) return make_error(Reason::Auth, who + ": " + cred.error().message);
-  cached_ = std::move(*cred);
-  return &*cached_;
+  cached_ = std::make_shared<ExecCredential const>(std::move(*cred));
+  return cached_;
 }
 
 }  // namespace cosmicac::host

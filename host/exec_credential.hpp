@@ -11,6 +11,8 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,21 +48,29 @@ struct ExecEnvironment {
   std::function<bool()> stdin_is_terminal;                      // default: isatty(0)
 };
 
-// Runs the plugin and caches its credential.
+// Runs the plugin and caches its credential. Safe to share between threads
+// (`wait` follows the console log in a thread of its own on the same client):
+// one caller at a time runs the plugin, the others wait for its credential.
 class ExecCredentialSource {
  public:
   ExecCredentialSource(ExecPluginConfig cfg, ClusterAccess const& cluster, ExecEnvironment world = {});
 
   // The cached credential, or a fresh one when none is cached, it has
-  // expired, or `refresh` (after a 401).
-  Result<ExecCredential const*> get(bool refresh = false);
-  int runs() const { return runs_; }
+  // expired, or `refresh` (after a 401). Shared, not borrowed: a request in
+  // flight keeps using its credential while another thread replaces the
+  // cached one.
+  Result<std::shared_ptr<ExecCredential const>> get(bool refresh = false);
+  int runs() const {
+    std::lock_guard l(mu_);
+    return runs_;
+  }
 
  private:
   ExecPluginConfig cfg_;
   std::string exec_info_[2];  // KUBERNETES_EXEC_INFO, [interactive]
   ExecEnvironment world_;
-  std::optional<ExecCredential> cached_;
+  mutable std::mutex mu_;  // cached_, runs_, and one plugin run at a time
+  std::shared_ptr<ExecCredential const> cached_;
   int runs_ = 0;
 };
 

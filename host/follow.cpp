@@ -1,13 +1,15 @@
 #include "host/follow.hpp"
 
+#include "host/api_paths.hpp"
+#include "host/exec_credential.hpp"
 #include "host/kube_ops.hpp"
 #include "readiness/console_line.hpp"
 #include "readiness/terminal_text.hpp"
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <condition_variable>
+#include <ctime>
 #include <deque>
 #include <functional>
 #include <map>
@@ -49,22 +51,6 @@ std::string detail(Json const& c) {
   return " (" + terminal_safe(reason) + (reason.empty() || message.empty() ? "" : ": ") + terminal_safe(message) + ")";
 }
 
-std::string query_escape(std::string_view s) {
-  static char const hex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    }
-  }
-  return out;
-}
-
 std::string seconds_text(std::chrono::milliseconds d) {
   auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
   if (s % 60 == 0 && s >= 60) return std::to_string(s / 60) + "m";
@@ -88,6 +74,10 @@ std::string status_text(HttpResponse const& r) {
   if (!message.empty()) out += ": " + terminal_safe(message);
   return out;
 }
+
+// "2025-03-01T12:00:00.123456789+01:00": RFC 3339 with nanoseconds and an offset.
+constexpr std::size_t kMaxStampBytes = 35;
+constexpr std::size_t kMaxStampedLineBytes = readiness::kMaxLineBytes + kMaxStampBytes + 1;
 
 // Follows the guest-console-log container's log in a thread of its own: the
 // one streaming GET. Reconnects after a drop with sinceTime (the kubelet's
@@ -123,19 +113,33 @@ class ConsoleFollower {
     std::string since;
     auto refused_since = clock::time_point{};
     while (!stop_) {
-      std::string path = "/api/v1/namespaces/" + ns_ + "/pods/" + pod_ + "/log?container=" +
-                         std::string(kConsoleLogContainer) + "&follow=true&timestamps=true";
-      if (!since.empty()) path += "&sinceTime=" + query_escape(since);
+      Query query{{"container", std::string(kConsoleLogContainer)}, {"follow", "true"}, {"timestamps", "true"}};
+      if (!since.empty()) query.emplace_back("sinceTime", since);
+      auto path = api_path(api::kPods, ns_, pod_, "log", query);
+      if (!path) {  // follow_vmi checked the pod's name: not reached
+        give_up(path.error().message);
+        return;
+      }
+      // Line framing holds across an overlong line: its bytes up to the next
+      // newline are dropped, never read as the start of a line (the guest
+      // writes them: a timestamp among them is not the kubelet's).
       std::string partial;
+      bool overlong = false;
       auto resp = client_.stream_get(
-          path,
+          *path,
           [&](std::string_view chunk) {
             partial.append(chunk);
             std::size_t start = 0;
-            for (std::size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1)
-              line(std::string_view(partial).substr(start, nl - start), since);
+            for (std::size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+              if (!overlong) line(std::string_view(partial).substr(start, nl - start), since);
+              overlong = false;
+            }
             partial.erase(0, start);
-            if (partial.size() > readiness::kMaxLineBytes) partial.clear();  // garbage by definition
+            if (partial.size() > kMaxStampedLineBytes) {  // not an agent line: garbage by definition
+              if (!overlong) take_stamp(partial, since);  // the kubelet's, at this line's start
+              partial.clear();
+              overlong = true;
+            }
             return true;
           },
           stop_);
@@ -163,13 +167,25 @@ class ConsoleFollower {
     }
   }
 
-  void line(std::string_view l, std::string& since) {
-    // timestamps=true: "2025-03-01T12:00:00.123456789Z <the line>".
+  // timestamps=true: the kubelet prefixes each line with "2025-03-01T12:00:00.123456789Z ".
+  // Called only at a line's start. The stamp's length, or 0 when there is none.
+  static std::size_t take_stamp(std::string_view l, std::string& since) {
     auto sp = l.find(' ');
-    if (sp != std::string_view::npos && sp >= 20 && l[4] == '-' && l[10] == 'T') {
-      since = std::string(l.substr(0, 19)) + "Z";  // sinceTime has second precision: overlap, then dedupe
-      l.remove_prefix(sp + 1);
-    }
+    if (sp > kMaxStampBytes) return 0;  // npos (no space) included
+    auto t = parse_rfc3339(l.substr(0, sp));
+    if (!t) return 0;
+    // sinceTime has second precision (overlap, then dedupe), in UTC.
+    std::time_t const secs = std::chrono::system_clock::to_time_t(*t);
+    std::tm tm{};
+    ::gmtime_r(&secs, &tm);
+    char buf[32];
+    if (std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) return 0;
+    since = buf;
+    return sp + 1;
+  }
+
+  void line(std::string_view l, std::string& since) {
+    l.remove_prefix(take_stamp(l, since));
     auto e = readiness::parse_console_line(l);
     if (!e) return;  // not ours, or malformed (skipped)
     auto key = std::make_tuple(e->boot_id, e->seq, e->time_ms);
@@ -359,7 +375,9 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
     bool vmi_ready = false;
     std::string uid;
     std::vector<std::string> dvs;
-    auto resp = client.request("GET", vmi_path(ns, name));
+    auto vmi_at = vmi_path(ns, name);
+    if (!vmi_at) return vmi_at.error();
+    auto resp = client.request("GET", *vmi_at);
     if (!resp) {
       // Configuration, DNS, certificate and TLS errors do not heal by waiting.
       if (!resp.error().transient) return resp.error();
@@ -392,8 +410,12 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
 
     // 2. Its DataVolumes: import progress and failure.
     for (auto const& dv : dvs) {
+      // A name from the API's answer goes into a path: checked, naming where it came from.
+      if (auto st = check_name(dv, "spec.volumes[].dataVolume.name of " + who); !st) return st.error();
+      auto dv_at = api_path(api::kDataVolumes, ns, dv);
+      if (!dv_at) return dv_at.error();
       std::string what = "DataVolume " + ns + "/" + dv;
-      auto r = client.request("GET", "/apis/cdi.kubevirt.io/v1beta1/namespaces/" + ns + "/datavolumes/" + dv);
+      auto r = client.request("GET", *dv_at);
       if (!r) continue;  // the VMI poll reports an unreachable server
       if (r->status == 200) {
         auto j = parse_json(*r);
@@ -410,8 +432,12 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
 
     // 3. The virt-launcher pod: scheduling, image problems, the console log.
     if (!uid.empty()) {
-      auto r = client.request("GET", "/api/v1/namespaces/" + ns + "/pods?labelSelector=" +
-                                         query_escape("kubevirt.io=virt-launcher,kubevirt.io/created-by=" + uid));
+      // The uid goes into a label selector: a value with ',' or '=' would add terms.
+      if (auto st = check_label_value(uid, "metadata.uid of " + who); !st) return st.error();
+      auto pods_at = api_path(api::kPods, ns, {}, {},
+                              {{"labelSelector", "kubevirt.io=virt-launcher,kubevirt.io/created-by=" + uid}});
+      if (!pods_at) return pods_at.error();
+      auto r = client.request("GET", *pods_at);
       if (r && (r->status == 401 || r->status == 403)) {
         use_fallback("listing pods was refused (" + status_text(*r) + "; see host/rbac/role.yaml)");
       } else if (r && r->status == 200) {
@@ -419,6 +445,9 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
         auto pod = list ? pick_launcher_pod(*list) : std::nullopt;
         if (pod) {
           PodView p = view_pod(*pod);
+          // Its name goes into the log's path and the events' field selector.
+          if (auto st = check_name(p.name, "metadata.name of the launcher pod (pods list) of " + who); !st)
+            return st.error();
           report(Source::Pod, "pod " + ns + "/" + p.name, p.line);
           if (p.unschedulable) {
             if (!unschedulable_since) unschedulable_since = clock::now();
@@ -438,8 +467,9 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
                         std::string(kConsoleLogContainer) + ")");
           }
           if (fallback) {
-            auto ev = client.request("GET", "/api/v1/namespaces/" + ns + "/events?fieldSelector=" +
-                                                query_escape("involvedObject.name=" + p.name));
+            auto events_at = api_path(api::kEvents, ns, {}, {}, {{"fieldSelector", "involvedObject.name=" + p.name}});
+            if (!events_at) return events_at.error();
+            auto ev = client.request("GET", *events_at);
             if (ev && ev->status == 200) {
               if (auto j = parse_json(*ev))
                 if (auto probe = latest_probe_failure(*j)) report(Source::Probe, "probe", *probe);

@@ -179,11 +179,11 @@ Result<HttpResponse> KubeClient::perform_once(std::string const& method, std::st
                                               std::string const& body, std::string const& content_type, Transfer* stream,
                                               bool refresh_credentials) {
   // The plugin's credential first: its failure is the error, with no request made.
-  ExecCredential const* plugin = nullptr;
+  std::shared_ptr<ExecCredential const> plugin;
   if (exec_) {
     auto cred = exec_->get(refresh_credentials);
     if (!cred) return cred.error();
-    plugin = *cred;
+    plugin = std::move(*cred);
   }
   Easy e;
   if (!e.h) return make_error(Reason::Internal, "curl_easy_init failed");

@@ -1,5 +1,6 @@
-// A minimal Kubernetes REST client over libcurl: one request at a time, JSON
-// bodies, the authentication of a ClusterAccess. It knows HTTP, not
+// A minimal Kubernetes REST client over libcurl: one handle per request (so
+// threads may share a client: `wait` does), JSON bodies, the authentication
+// of a ClusterAccess. It knows HTTP, not
 // Kubernetes semantics (those are in kube_ops).
 #pragma once
 
@@ -68,7 +69,7 @@ class KubeClient {
   ClusterAccess access_;
   std::chrono::seconds timeout_;
   std::unique_ptr<ExecCredentialSource> exec_;
-  bool answered_before_ = false;
+  std::atomic<bool> answered_before_{false};  // `wait`'s two threads share the client
 };
 
 }  // namespace cosmicac::host

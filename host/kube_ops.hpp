@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "host/api_paths.hpp"
 #include "host/job_spec.hpp"
 #include "host/kube_client.hpp"
 #include "host/yaml_json.hpp"
@@ -24,12 +25,16 @@ using Say = std::function<void(std::string const&)>;
 inline constexpr const char* kFieldManager = "cosmicac-vmi";
 // The label every rendered object carries; `list` selects on it.
 inline constexpr const char* kManagedBySelector = "app.kubernetes.io/managed-by=cosmicac-vmi";
+// An object is this job's when it carries both labels render_manifests sets:
+// apply, delete and the roll-back act on nothing else.
+inline constexpr const char* kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr const char* kJobLabel = "cosmicac.io/job";
 
-// REST paths for the kinds cosmicac-vmi renders.
+// REST paths for the kinds cosmicac-vmi renders (host/api_paths.hpp builds
+// them: an invalid name is an error, not a path).
 Result<std::string> collection_path(Json const& object);
 Result<std::string> object_path(Json const& object);
-std::string vmi_path(std::string const& ns, std::string const& name);
-std::string vmi_collection_path(std::string const& ns);
+Result<std::string> vmi_path(std::string const& ns, std::string const& name);
 
 // A failed API call as an Error: 401/403 → Auth, 404 of a collection → a
 // missing API group, others with the server's Status message, reason and
@@ -64,13 +69,20 @@ struct ApplyResult {
 // the rendered one and any difference is an error listing the fields, unless
 // options.recreate. Objects that can change are server-side applied (PATCH
 // application/apply-patch+yaml, fieldManager cosmicac-vmi): the data PVC
-// (only its size may grow) and the root DataVolume. Order: PVC, VMI, then
-// what the VMI owns (ownerReference with its uid, garbage-collected with it):
-// the root DataVolume (KubeVirt keeps the VMI Pending until it exists) and
-// the user-data Secret — created, or replaced (delete + create) when it
-// exists: never patched or read, so no reply body of it is kept. On a
-// failure, the objects this run created are deleted again (newest first) and
-// the error says so; what existed before is never touched.
+// (only its size may grow) and the root DataVolume. First every object but
+// the Secret is read: one that exists without this job's labels (kJobLabel,
+// kManagedByLabel) is an error naming it and the label, before anything is
+// written — never applied over, never deleted. Order: PVC, VMI, then what
+// the VMI owns (ownerReference with its uid, garbage-collected with it): the
+// root DataVolume (KubeVirt keeps the VMI Pending until it exists) and the
+// user-data Secret — created, never patched, read or replaced, so no reply
+// body of it is kept. A VMI is created only once no Secret of its user-data
+// name exists (a previous VMI's goes with it; waited for up to
+// delete_timeout), so it cannot boot with someone else's Secret; an existing
+// VMI that is unchanged keeps its Secret (KubeVirt read it when the VM
+// started). On a failure, the objects this run created are deleted again
+// (newest first, each with the uid its create returned as a precondition)
+// and the error says so; what existed before is never touched.
 Result<std::vector<ApplyResult>> apply_objects(KubeClient& client, std::vector<Json> const& objects,
                                                ApplyOptions const& options, Say const& say);
 
@@ -79,7 +91,11 @@ struct DeleteStep {
   std::string object;  // "PersistentVolumeClaim cosmic-ac/job-data"
   std::string path;    // empty: kept
   std::string why;     // for the printed plan
-  bool unreadable = false;  // a Secret: waited for by DELETE until 404, never GET
+  // The user-data Secret: never read (no get on secrets), so never deleted by
+  // name either — it is owned by the VMI and the garbage collector deletes it
+  // with the VMI; its absence is seen by a server dry-run create.
+  bool unreadable = false;
+  std::string ns, name, job;  // the object's; job: the kJobLabel value it must carry
 };
 std::vector<DeleteStep> plan_delete(JobSpec const& spec, bool delete_data);
 
@@ -89,7 +105,11 @@ struct DeleteOptions {
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds poll{std::chrono::seconds(1)};
 };
-// Foreground propagation (the VMI's dependents go before it); 404 counts as
+// Look, then act: every object to delete is read first, and one without this
+// job's labels stops the delete before anything is deleted (the error names
+// it and the label). Then DELETE with foreground propagation (the VMI's
+// dependents go before it) and the uid just read as a precondition, so an
+// object deleted and created again meanwhile is not deleted; 404 counts as
 // already deleted. With wait, an Error after the timeout names what is left
 // and the finalizers holding it.
 Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, DeleteOptions const& options,

@@ -2,6 +2,7 @@
 // server (VMI, DataVolume, pod list, event list, Status bodies — any JSON)
 // and print through the terminal escaper: no input crashes the views, and the
 // escaper's output never holds a byte a terminal acts on.
+#include "host/api_paths.hpp"
 #include "host/follow.hpp"
 #include "host/kube_ops.hpp"
 #include "readiness/terminal_text.hpp"
@@ -9,7 +10,9 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
+#include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
   std::string_view text(reinterpret_cast<char const*>(data), size);
@@ -30,6 +33,15 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
       if (c < 0x20 || c == 0x7f) std::abort();
   for (unsigned char c : table)
     if ((c < 0x20 && c != '\n') || c == 0x7f) std::abort();
+  // Names from the answer go into paths: an accepted one stays one plain segment.
+  std::vector<std::string> names = vmi.datavolumes;
+  names.push_back(pod.name);
+  for (auto const& name : names) {
+    auto path = cosmicac::host::api_path(cosmicac::host::api::kPods, "ns", name, "log");
+    if (path && (path->find_first_of("?#%") != std::string::npos || name.find('/') != std::string::npos ||
+                 name == "." || name == ".."))
+      std::abort();
+  }
   // apply's comparison of a rendered spec with whatever the server holds.
   static cosmicac::host::Json const rendered = cosmicac::host::Json::parse(
       R"({"domain":{"cpu":{"cores":64},"resources":{"requests":{"memory":"512Gi"}}},"volumes":[{"name":"rootdisk"}]})");

@@ -145,13 +145,17 @@ ApiServerStandIn::~ApiServerStandIn() {
 void ApiServerStandIn::append_log(std::string const& pod, std::string const& container, std::string const& text) {
   {
     std::lock_guard l(mu_);
-    std::string key = pod + "/" + container;
-    std::string& partial = log_partial_[key];
-    partial += text;
+    auto& entries = logs_[pod + "/" + container];
     std::size_t start = 0;
-    for (std::size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1)
-      logs_[key].push_back({now_stamp(), partial.substr(start, nl - start)});
-    partial.erase(0, start);
+    while (start < text.size()) {
+      auto nl = text.find('\n', start);
+      if (nl == std::string::npos) {
+        entries.push_back({now_stamp(), text.substr(start), false});
+        break;
+      }
+      entries.push_back({now_stamp(), text.substr(start, nl - start), true});
+      start = nl + 1;
+    }
   }
   log_cv_.notify_all();
 }
@@ -363,13 +367,17 @@ void ApiServerStandIn::stream_log(int fd, std::string target) {
   l.lock();
   std::string key = pod + "/" + container;
   std::size_t next = 0;
+  bool at_line_start = true;
   std::uint64_t generation = log_generation_;
   while (alive) {
     auto const& lines = logs_[key];
     std::string out;
     for (; next < lines.size(); ++next) {
       if (!since.empty() && lines[next].stamp.substr(0, 19) < since.substr(0, 19)) continue;
-      out += (stamps ? lines[next].stamp + " " : std::string()) + lines[next].text + "\n";
+      // As the kubelet's log writer: the stamp where this stream is at a line's start.
+      out += (stamps && at_line_start ? lines[next].stamp + " " : std::string()) + lines[next].text +
+             (lines[next].ends_line ? "\n" : "");
+      at_line_start = lines[next].ends_line;
     }
     if (!out.empty()) {
       l.unlock();
@@ -741,16 +749,33 @@ std::string ApiServerStandIn::remove(std::string const& target, std::string cons
   // As kube-apiserver: DeleteOptions come from the body when there is one, and
   // the query string is then ignored (dryRun included); from the query otherwise.
   bool dry = query_param(target, "dryRun") == "All";
+  json preconditions = json::object();
   try {
     if (!body.empty()) {
       json const options = json::parse(body);
       policy = options.value("propagationPolicy", policy);
+      if (options.contains("preconditions") && options["preconditions"].is_object()) preconditions = options["preconditions"];
       dry = options.contains("dryRun") && options["dryRun"] == json::array({"All"});
     }
   } catch (...) {
     return http_response(400, failure(400, "BadRequest", "DeleteOptions is not JSON").dump());
   }
   json obj = it->second;
+  // kube-apiserver's early check of DeleteOptions.preconditions (rest.BeforeDelete):
+  // 409 Conflict, the GroupResource named by the object's kind.
+  std::string const want_uid = preconditions.value("uid", "");
+  std::string const have_uid = obj["metadata"].value("uid", "");
+  if (preconditions.contains("uid") && want_uid != have_uid) {
+    Target const t = parse_target(path);
+    std::string const kind = obj.value("kind", "");
+    return http_response(409, failure(409, "Conflict",
+                                      "Operation cannot be fulfilled on " + kind + (t.group.empty() ? "" : "." + t.group) +
+                                          " \"" + t.name + "\": the UID in the precondition (" + want_uid +
+                                          ") does not match the UID in record (" + have_uid +
+                                          "). The object might have been deleted and then recreated",
+                                      json{{"name", t.name}, {"group", t.group}, {"kind", kind}})
+                                  .dump());
+  }
   if (dry || obj["metadata"].contains("deletionTimestamp"))
     return http_response(200, obj.dump());
   auto& meta = it->second["metadata"];
@@ -792,7 +817,27 @@ std::string ApiServerStandIn::list(std::string const& target) {
                                 .dump());
 }
 
+void ApiServerStandIn::replace_after(std::string request, std::string object_path, nlohmann::json replacement) {
+  std::lock_guard l(mu_);
+  replacements_.push_back({std::move(request), std::move(object_path), std::move(replacement)});
+}
+
 std::string ApiServerStandIn::handle(std::string const& method, std::string const& target, std::string const& auth,
+                                     std::string const& content_type, std::string const& body) {
+  std::string response = answer(method, target, auth, content_type, body);
+  std::lock_guard l(mu_);
+  std::string const request = method + " " + target.substr(0, target.find('?'));
+  for (auto it = replacements_.begin(); it != replacements_.end(); ++it)
+    if (it->request == request) {
+      objects_[it->object_path] = it->object;
+      managed_.erase(it->object_path);
+      replacements_.erase(it);
+      break;
+    }
+  return response;
+}
+
+std::string ApiServerStandIn::answer(std::string const& method, std::string const& target, std::string const& auth,
                                      std::string const& content_type, std::string const& body) {
   std::lock_guard l(mu_);
   requests_.push_back(method + " " + target);

@@ -19,7 +19,9 @@
 // (Foreground: deletionTimestamp + foregroundDeletion finalizer, dependents by
 // ownerReference uid removed, then the object; Background: the object, then
 // its dependents), one garbage-collection step per request so a client sees
-// the terminating state. It is not a Kubernetes implementation: no watch, no
+// the terminating state; a DELETE whose DeleteOptions.preconditions.uid is not
+// the object's is 409 Conflict with kube-apiserver's message (rest.BeforeDelete)
+// and deletes nothing. It is not a Kubernetes implementation: no watch, no
 // resourceVersion semantics, lists hold fields as stored.
 #pragma once
 
@@ -62,8 +64,12 @@ class ApiServerStandIn {
   // Pre-existing object (for 409 / delete tests).
   void put(std::string object_path, nlohmann::json object);
 
-  // A container's log: lines appended here are stamped with the time they
-  // arrive (RFC 3339, ns) and reach every follower at once.
+  // A container's log: text appended here is stamped with the time it
+  // arrives (RFC 3339, ns) and reaches every follower at once. Text without
+  // a final newline goes out at once as a partial line, as the kubelet
+  // streams a CRI partial entry (the runtime splits lines over 16 KiB): with
+  // timestamps=true the kubelet's stamp prefixes a line's first entry only,
+  // so the rest of a long line arrives as the guest wrote it.
   void append_log(std::string const& pod, std::string const& container, std::string const& text);
   // Ends every follow stream now (the server side of a dropped connection);
   // the lines stay, later GETs see them again.
@@ -84,6 +90,11 @@ class ApiServerStandIn {
   void answer_post(std::string path, std::function<nlohmann::json(nlohmann::json const&)> reply);
   // ---- end doctor
 
+  // Once a request "METHOD /path" (no query) has been answered, the object at
+  // object_path is replaced by `replacement` (someone deleted it and created
+  // another of that name meanwhile: a new uid); once.
+  void replace_after(std::string request, std::string object_path, nlohmann::json replacement);
+
   bool has(std::string const& object_path) const;
   nlohmann::json get(std::string const& object_path) const;
   std::vector<std::string> requests() const;  // "POST /api/v1/..." in order
@@ -92,6 +103,8 @@ class ApiServerStandIn {
  private:
   void serve();
   std::string handle(std::string const& method, std::string const& path, std::string const& auth,
+                     std::string const& content_type, std::string const& body);
+  std::string answer(std::string const& method, std::string const& path, std::string const& auth,
                      std::string const& content_type, std::string const& body);
   std::string create(std::string const& target, nlohmann::json obj);
   std::string apply_patch(std::string const& target, std::string const& body);
@@ -102,9 +115,10 @@ class ApiServerStandIn {
   std::string precheck(std::string const& method, std::string const& path, std::string const& auth);
   void stream_log(int fd, std::string target);
 
-  struct LogLine {
-    std::string stamp;  // 2026-01-02T03:04:05.123456789Z
-    std::string text;   // without '\n'
+  struct LogLine {        // one CRI log entry
+    std::string stamp;    // 2026-01-02T03:04:05.123456789Z
+    std::string text;     // without '\n'
+    bool ends_line = true;  // false: a partial entry
   };
   int listen_fd_ = -1;
   int port_ = 0;
@@ -135,12 +149,16 @@ class ApiServerStandIn {
   std::vector<std::string> auths_;
   int uid_counter_ = 0;
   std::map<std::string, std::vector<LogLine>> logs_;  // "pod/container"
-  std::map<std::string, std::string> log_partial_;
   std::map<std::string, int> log_refusals_;
   std::uint64_t log_generation_ = 0;  // bumped by drop_log_streams
   std::condition_variable log_cv_;
   std::vector<std::thread> streams_;
   std::map<std::string, std::function<nlohmann::json(nlohmann::json const&)>> post_answers_;  // doctor
+  struct Replacement {
+    std::string request, object_path;
+    nlohmann::json object;
+  };
+  std::vector<Replacement> replacements_;
 };
 
 }  // namespace cosmicac::test

@@ -14,8 +14,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 using namespace cosmicac;
 using namespace cosmicac::host;
@@ -220,6 +223,42 @@ TEST_CASE("exec credential: cached until expirationTimestamp, re-run after it an
   CHECK(src.runs() == 2);
   CHECK(src.get(/*refresh=*/true).value()->token.reveal() == "second");
   CHECK(src.runs() == 3);
+}
+
+TEST_CASE("exec credential: a credential expiring while two threads use it (wait's VMI poll and log follower)") {
+  // Each credential lives three ticks of the clock; every get() is a tick, so
+  // the two threads keep replacing the cached credential under each other.
+  // The ThreadSanitizer build (tests/run) reports any race; ASan a use after free.
+  json responses = json::array();
+  for (int i = 0; i < 40; ++i) {
+    int const expires = 3 * (i + 1);  // seconds after 00:00:00
+    char stamp[32];
+    std::snprintf(stamp, sizeof stamp, "2030-01-01T00:%02d:%02dZ", expires / 60, expires % 60);
+    responses.push_back({{"stdout", cred(kV1, {{"token", "token-" + std::to_string(i)}, {"expirationTimestamp", stamp}})}});
+  }
+  Plugin p(responses);
+  auto const start = *parse_rfc3339("2030-01-01T00:00:00Z");
+  std::atomic<int> ticks{0};
+  ExecCredentialSource src(p.config(), cluster(),
+                           {[&] { return start + std::chrono::seconds(ticks++); }, [] { return false; }});
+  std::atomic<int> bad{0};
+  auto use = [&] {
+    for (int i = 0; i < 12; ++i) {
+      auto c = src.get();
+      if (!c) {
+        ++bad;
+        continue;
+      }
+      std::string token(c.value()->token.reveal());  // read while the other thread may replace it
+      std::this_thread::yield();
+      if (token.rfind("token-", 0) != 0 || std::string(c.value()->token.reveal()) != token) ++bad;
+    }
+  };
+  std::thread other(use);
+  use();
+  other.join();
+  CHECK(bad == 0);
+  CHECK(src.runs() > 2);  // it did expire and get replaced
 }
 
 TEST_CASE("exec credential: a failing or garbling plugin is named, its output is not quoted, its stderr is the user's") {

@@ -382,6 +382,78 @@ TEST_CASE("follow: a dropped log stream is resumed with sinceTime and repeats no
   CHECK(resumed);
 }
 
+TEST_CASE("follow: a guest line over 64 KiB keeps the line framing: a timestamp inside it never becomes sinceTime") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {not_ready()});
+  s.append_log(kPodName, "guest-console-log", agent_line(in_phase(readiness::started(Step::Config), Phase::Running)));
+  KubeClient client(access_to(s));
+  Collected sink;
+  std::thread guest([&] {
+    std::this_thread::sleep_for(300ms);
+    // The guest writes one line of 70 000 bytes; the runtime cuts it into
+    // partial entries, so only its first part carries the kubelet's stamp.
+    // What follows the cut starts with a timestamp the guest wrote.
+    s.append_log(kPodName, "guest-console-log", std::string(70000, 'x'));
+    std::this_thread::sleep_for(300ms);
+    s.append_log(kPodName, "guest-console-log", "2099-01-01T00:00:00.000000000Z guest bytes, not the kubelet's\n");
+    std::this_thread::sleep_for(300ms);
+    s.drop_log_streams();
+    std::this_thread::sleep_for(300ms);
+    s.append_log(kPodName, "guest-console-log", agent_line(agent_ready()));
+    s.script_status(kVmi, {ready()});
+  });
+  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  guest.join();
+  if (!r) FAIL(r.error().message);  // a resume after 2099 would never see the agent's ready
+  CHECK(r->agent_reported);
+  std::vector<std::string> since;
+  for (auto const& q : s.requests())
+    if (auto at = q.find("&sinceTime="); at != std::string::npos) since.push_back(q.substr(at + 11));
+  REQUIRE_FALSE(since.empty());
+  for (auto const& t : since) CHECK(t.rfind("2099", 0) != 0);
+}
+
+TEST_CASE("follow: a name from an API answer with ../ or ? is refused, naming its field; no request goes elsewhere") {
+  std::string const pods = "/api/v1/namespaces/cosmic-ac/pods";
+  for (std::string bad : {"../../secrets/ghcr-pull-cred", "x?container=compute&ignored="}) {
+    DYNAMIC_SECTION("the launcher pod's name in the pod list: " << bad) {
+      test::ApiServerStandIn s("Bearer good-token");
+      cluster(s, {not_ready()});
+      json pod = launcher_pod();
+      pod["metadata"]["name"] = bad;
+      s.put(kPod, pod);  // listed under its path; its name is what the list says
+      KubeClient client(access_to(s));
+      Collected sink;
+      FollowOptions o = fast();
+      o.timeout = 3s;
+      auto r = follow_vmi(client, "cosmic-ac", "job", o, sink);
+      REQUIRE_FALSE(r);
+      CHECK(r.error().message.find("metadata.name of the launcher pod (pods list) of VirtualMachineInstance cosmic-ac/job") == 0);
+      for (auto const& q : s.requests()) {
+        std::string path = q.substr(q.find(' ') + 1);
+        path = path.substr(0, path.find('?'));
+        INFO(q);
+        CHECK((path == kVmi || path == kDv || path == pods));
+      }
+    }
+    DYNAMIC_SECTION("a DataVolume's name in the VMI's spec: " << bad) {
+      test::ApiServerStandIn s("Bearer good-token");
+      cluster(s, {not_ready()});
+      json vmi = s.get(kVmi);
+      vmi["spec"]["volumes"][0]["dataVolume"]["name"] = bad;
+      s.put(kVmi, vmi);
+      KubeClient client(access_to(s));
+      Collected sink;
+      FollowOptions o = fast();
+      o.timeout = 3s;
+      auto r = follow_vmi(client, "cosmic-ac", "job", o, sink);
+      REQUIRE_FALSE(r);
+      CHECK(r.error().message.find("spec.volumes[].dataVolume.name of VirtualMachineInstance cosmic-ac/job") == 0);
+      for (auto const& q : s.requests()) CHECK(q.rfind("GET " + std::string(kVmi), 0) == 0);
+    }
+  }
+}
+
 TEST_CASE("follow: 503s from the API server are ridden out") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {ready()}, /*with_console=*/false);

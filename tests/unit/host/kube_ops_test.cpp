@@ -4,6 +4,7 @@
 #include "host/kube_ops.hpp"
 
 #include "apiserver_standin.hpp"
+#include "host/api_paths.hpp"
 #include "host/manifests.hpp"
 #include "swagger_validator.hpp"
 #include "test_files.hpp"
@@ -78,14 +79,21 @@ TEST_CASE("kube_ops: apply — PVC server-side applied, VMI created, then what i
   if (!res) FAIL(res.error().message);
   REQUIRE(res->size() == 4);
   for (auto const& r : *res) CHECK(r.outcome == ApplyOutcome::Created);
+  // Every object read first (this job's, or absent); no Secret of the
+  // user-data's name before the VMI (a server dry-run create: never GET).
   CHECK(without_queries(server.requests()) ==
         std::vector<std::string>{"GET " + std::string(kVmiPath) + "/llama-70b-0",
-                                 "PATCH " + std::string(kPvcPath) + "/llama-70b-0-data", "POST " + std::string(kVmiPath),
-                                 "PATCH " + std::string(kDvPath) + "/llama-70b-0-root", "POST " + std::string(kSecretPath)});
-  for (auto const& r : server.requests()) {
+                                 "GET " + std::string(kPvcPath) + "/llama-70b-0-data",
+                                 "GET " + std::string(kDvPath) + "/llama-70b-0-root",
+                                 "PATCH " + std::string(kPvcPath) + "/llama-70b-0-data", "POST " + std::string(kSecretPath),
+                                 "POST " + std::string(kVmiPath), "PATCH " + std::string(kDvPath) + "/llama-70b-0-root",
+                                 "POST " + std::string(kSecretPath)});
+  auto const requests = server.requests();
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    std::string const& r = requests[i];
     if (r.rfind("GET", 0) == 0) continue;
     CHECK(r.find("?fieldManager=cosmicac-vmi&fieldValidation=Strict") != std::string::npos);
-    CHECK(r.find("dryRun") == std::string::npos);
+    CHECK((r.find("dryRun") == std::string::npos) != (i == 4));  // only the probe is a dry run
   }
   for (auto const& a : server.authorizations()) CHECK(a == "Bearer good-token");
   CHECK(server.get(std::string(kVmiPath) + "/llama-70b-0")["spec"]["domain"]["cpu"]["cores"] == 64);
@@ -113,7 +121,7 @@ TEST_CASE("kube_ops: the root DataVolume and the user-data Secret are owned by t
   CHECK(secret["stringData"]["userdata"].get<std::string>().rfind("#cloud-config\n", 0) == 0);
 }
 
-TEST_CASE("kube_ops: apply again — unchanged VMI, PVC and DataVolume server-side applied, Secret replaced unread") {
+TEST_CASE("kube_ops: apply again — unchanged VMI, PVC and DataVolume server-side applied, Secret kept unread") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   auto objs = render_manifests(example());
@@ -127,17 +135,17 @@ TEST_CASE("kube_ops: apply again — unchanged VMI, PVC and DataVolume server-si
   CHECK((*again)[0].outcome == ApplyOutcome::Applied);    // PVC
   CHECK((*again)[1].outcome == ApplyOutcome::Unchanged);  // VMI
   CHECK((*again)[2].outcome == ApplyOutcome::Applied);    // DataVolume
-  CHECK((*again)[3].outcome == ApplyOutcome::Replaced);   // Secret
+  CHECK((*again)[3].outcome == ApplyOutcome::Unchanged);  // Secret: the running VM read it at its start
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 unchanged"));
   CHECK(said.contains("DataVolume cosmic-ac/llama-70b-0-root serverside-applied"));
-  CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata replaced"));
+  CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata exists: kept, unread"));
   CHECK(server.get(std::string(kSecretPath) + "/llama-70b-0-userdata")["metadata"]["ownerReferences"][0]["uid"] == old_uid);
-  // The Secret is never read (GET) nor patched: both replies would carry its data.
+  // The Secret is never read (GET), patched nor deleted by name: cosmicac-vmi cannot tell it is this job's.
   for (auto const& r : server.requests()) {
     if (r.find("/secrets") == std::string::npos) continue;
-    CHECK((r.rfind("POST ", 0) == 0 || r.rfind("DELETE ", 0) == 0));
+    CHECK(r.rfind("POST ", 0) == 0);
   }
-  CHECK(server.requests().size() - before == 7);  // GET VMI, GET DV, PATCH PVC, PATCH DV, POST 409, DELETE, POST Secret
+  CHECK(server.requests().size() - before == 6);  // GET VMI, PVC, DV; PATCH PVC, DV; POST Secret (409)
 }
 
 TEST_CASE("kube_ops: a VMI whose spec differs is not touched: the fields are listed, the error says --recreate") {
@@ -245,14 +253,14 @@ TEST_CASE("kube_ops: when the Secret cannot be created, what this run created is
   auto res = apply_objects(client, render_manifests(example()), fast_apply(), said.fn());
   REQUIRE_FALSE(res);
   CHECK(res.error().reason == Reason::Auth);
-  CHECK(res.error().message.find("creating Secret cosmic-ac/llama-70b-0-userdata: HTTP 403") == 0);
-  CHECK(res.error().message.find("deleted what this run had created (DataVolume cosmic-ac/llama-70b-0-root, "
-                                 "VirtualMachineInstance cosmic-ac/llama-70b-0, PersistentVolumeClaim "
-                                 "cosmic-ac/llama-70b-0-data)") != std::string::npos);
+  // Refused at the check before the VMI (the same create verb): no VMI is created.
+  CHECK(res.error().message.find("checking that Secret cosmic-ac/llama-70b-0-userdata does not exist: HTTP 403") == 0);
+  CHECK(res.error().message.find("deleted what this run had created (PersistentVolumeClaim cosmic-ac/llama-70b-0-data)") !=
+        std::string::npos);
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
   CHECK_FALSE(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
   CHECK_FALSE(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
-  CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 deleted (created by this run, which failed)"));
+  CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data deleted (created by this run, which failed)"));
 }
 
 TEST_CASE("kube_ops: --dry-run=server sends dryRun=All on every write and changes nothing") {
@@ -270,7 +278,7 @@ TEST_CASE("kube_ops: --dry-run=server sends dryRun=All on every write and change
     ++writes;
     CHECK(r.find("dryRun=All") != std::string::npos);
   }
-  CHECK(writes == 4);
+  CHECK(writes == 5);  // PVC, the Secret's absence (a dry run itself), VMI, DataVolume, Secret
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
   CHECK_FALSE(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
   CHECK_FALSE(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
@@ -316,8 +324,8 @@ TEST_CASE("kube_ops: a field another manager owns is a conflict naming it; --for
   ApplyOptions force = fast_apply();
   force.force_conflicts = true;
   REQUIRE(apply_objects(client, objs, force, quiet));
-  CHECK(server.get(std::string(kPvcPath) + "/llama-70b-0-data")["spec"]["resources"]["requests"]["storage"] ==
-        objs[1]["spec"]["resources"]["requests"]["storage"]);
+  CHECK(server.get(std::string(kPvcPath) + "/llama-70b-0-data")["spec"]["resources"]["requests"]["storage"].get<std::string>() ==
+        objs[1]["spec"]["resources"]["requests"]["storage"].get<std::string>());
   auto reqs = server.requests();
   CHECK(std::count(reqs.begin(), reqs.end(),
                    "PATCH " + std::string(kPvcPath) + "/llama-70b-0-data?fieldManager=cosmicac-vmi&fieldValidation=Strict&force=true") == 1);
@@ -333,14 +341,15 @@ TEST_CASE("kube_ops: delete is foreground and waits until every object is 404; -
   REQUIRE(execute_delete(client, plan_delete(spec, false), fast_delete(), said.fn()));
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 is gone"));
   CHECK(said.contains("DataVolume cosmic-ac/llama-70b-0-root is gone"));
-  // The Secret goes by the VMI's foreground propagation or by its own DELETE, whichever is first.
-  CHECK((said.contains("Secret cosmic-ac/llama-70b-0-userdata is gone") ||
-         said.contains("Secret cosmic-ac/llama-70b-0-userdata already absent")));
+  // The Secret goes by the VMI's foreground propagation (never a DELETE by name).
+  CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata goes with the VMI that owns it"));
+  CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata is gone"));
   CHECK_FALSE(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
   auto reqs = server.requests();
   for (std::size_t i = before; i < reqs.size(); ++i) {
-    CHECK((reqs[i].find("/secrets/") == std::string::npos || reqs[i].rfind("DELETE ", 0) == 0));  // never GET a Secret
+    CHECK(reqs[i].find("/secrets/") == std::string::npos);  // never GET or DELETE a Secret by name
+    if (reqs[i].rfind("DELETE ", 0) == 0) CHECK(reqs[i].find("/secrets") == std::string::npos);
   }
 
   // A finalizer that never goes: the timeout names the object and the finalizer.
@@ -360,7 +369,7 @@ TEST_CASE("kube_ops: delete is foreground and waits until every object is 404; -
   brief.wait = false;
   std::size_t const n = stuck.requests().size();
   REQUIRE(execute_delete(client2, plan_delete(spec, false), brief, quiet));
-  CHECK(stuck.requests().size() - n == 3);  // three DELETEs, no polling
+  CHECK(stuck.requests().size() - n == 3);  // GET the VMI, GET the DataVolume (404), DELETE the VMI: no polling
   stuck.remove_finalizers(vmi);
   REQUIRE(execute_delete(client2, plan_delete(spec, false), fast_delete(), quiet));
   CHECK_FALSE(stuck.has(vmi));
@@ -453,7 +462,8 @@ TEST_CASE("kube_ops: list and get — rows from the VMIs (terminal-safe), the ma
   auto list = list_vmis(client, "cosmic-ac");
   if (!list) FAIL(list.error().message);
   REQUIRE((*list)["items"].size() == 1);
-  CHECK(server.requests().back() == "GET " + std::string(kVmiPath) + "?labelSelector=app.kubernetes.io/managed-by%3Dcosmicac-vmi");
+  // '/' and '=' escaped in the query value, as client-go escapes them.
+  CHECK(server.requests().back() == "GET " + std::string(kVmiPath) + "?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dcosmicac-vmi");
   json item = (*list)["items"][0];
   item["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z";
   auto row = vmi_row(item, std::chrono::system_clock::from_time_t(1767225600 + 3 * 3600 + 5));
@@ -630,3 +640,160 @@ TEST_CASE("kube_ops: the delete plan (pure)") {
   CHECK(plan_delete(example(), true)[3].path == std::string(kPvcPath) + "/llama-70b-0-data");
 }
 
+
+// ---- Ownership: apply, delete and the roll-back act only on this job's objects.
+namespace {
+
+// An object of that name that someone else made: no cosmicac-vmi labels.
+json foreign_pvc(std::string uid = "uid-foreign-pvc") {
+  return {{"apiVersion", "v1"},
+          {"kind", "PersistentVolumeClaim"},
+          {"metadata", {{"name", "llama-70b-0-data"}, {"namespace", "cosmic-ac"}, {"uid", uid},
+                        {"labels", {{"app", "someone-elses-database"}}}}},
+          {"spec", {{"accessModes", json::array({"ReadWriteOnce"})}, {"storageClassName", "local-path"},
+                    {"resources", {{"requests", {{"storage", "10Gi"}}}}}}}};
+}
+
+}  // namespace
+
+TEST_CASE("kube_ops: apply refuses a PVC of the data disk's name without this job's labels: never adopted, nothing written") {
+  test::ApiServerStandIn server("Bearer good-token");
+  std::string const pvc = std::string(kPvcPath) + "/llama-70b-0-data";
+  server.put(pvc, foreign_pvc());
+  KubeClient client(access_to(server));
+  auto res = apply_objects(client, render_manifests(example()), fast_apply(), quiet);
+  REQUIRE_FALSE(res);
+  CHECK(res.error().message ==
+        "PersistentVolumeClaim cosmic-ac/llama-70b-0-data exists but is not this job's: it lacks the label "
+        "app.kubernetes.io/managed-by=cosmicac-vmi. cosmicac-vmi applies over and deletes only objects it created "
+        "for this job, so nothing was changed (remove or rename that object, or give the job another name)");
+  for (auto const& r : server.requests()) CHECK(r.rfind("GET ", 0) == 0);
+  CHECK(server.get(pvc) == foreign_pvc());
+
+  // Another job's (cosmicac-vmi's labels, another job name): refused as well, naming the job label.
+  json other = foreign_pvc();
+  other["metadata"]["labels"] = {{"app.kubernetes.io/managed-by", "cosmicac-vmi"}, {"cosmicac.io/job", "llama-70b-1"}};
+  server.put(pvc, other);
+  auto res2 = apply_objects(client, render_manifests(example()), fast_apply(), quiet);
+  REQUIRE_FALSE(res2);
+  CHECK(res2.error().message.find("it lacks the label cosmicac.io/job=llama-70b-0") != std::string::npos);
+  CHECK(server.get(pvc) == other);
+}
+
+TEST_CASE("kube_ops: delete --delete-data refuses an object without this job's labels and deletes nothing") {
+  auto spec = example();
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  std::string const pvc = std::string(kPvcPath) + "/llama-70b-0-data";
+  server.put(pvc, foreign_pvc());  // replaced by someone else's since
+  std::size_t const before = server.requests().size();
+  auto st = execute_delete(client, plan_delete(spec, true), fast_delete(), quiet);
+  REQUIRE_FALSE(st);
+  CHECK(st.error().message.find("PersistentVolumeClaim cosmic-ac/llama-70b-0-data exists but is not this job's: it "
+                                "lacks the label app.kubernetes.io/managed-by=cosmicac-vmi. cosmicac-vmi deletes only") == 0);
+  for (std::size_t i = before; i < server.requests().size(); ++i) CHECK(server.requests()[i].rfind("GET ", 0) == 0);
+  CHECK(server.has(pvc));
+  CHECK(server.has(std::string(kVmiPath) + "/llama-70b-0"));  // looked at everything before deleting anything
+}
+
+TEST_CASE("kube_ops: delete sends the uid it read as a precondition: an object replaced meanwhile is not deleted") {
+  auto spec = example();
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  std::string const pvc = std::string(kPvcPath) + "/llama-70b-0-data";
+  std::string const read_uid = server.get(pvc)["metadata"]["uid"];
+  json replacement = server.get(pvc);  // this job's labels even: only the uid tells it apart
+  replacement["metadata"]["uid"] = "uid-created-again";
+  server.replace_after("GET " + pvc, pvc, replacement);
+  auto st = execute_delete(client, plan_delete(spec, true), fast_delete(), quiet);
+  REQUIRE_FALSE(st);
+  CHECK(st.error().message ==
+        "deleting PersistentVolumeClaim cosmic-ac/llama-70b-0-data: HTTP 409 Conflict: Operation cannot be fulfilled on "
+        "PersistentVolumeClaim \\\"llama-70b-0-data\\\": the UID in the precondition (" + read_uid +
+        ") does not match the UID in record (uid-created-again). The object might have been deleted and then recreated "
+        "(it was deleted and created again since cosmicac-vmi read it: the new one is not this job's and was not deleted)");
+  REQUIRE(server.has(pvc));
+  CHECK(server.get(pvc)["metadata"]["uid"] == "uid-created-again");
+}
+
+TEST_CASE("kube_ops: the roll-back deletes with the uid its create returned: an object replaced meanwhile stays") {
+  test::ApiServerStandIn server("Bearer good-token");
+  std::string const pvc = std::string(kPvcPath) + "/llama-70b-0-data";
+  json replacement = foreign_pvc("uid-not-this-runs");
+  server.replace_after("PATCH " + pvc, pvc, replacement);  // created by this run, then replaced by someone
+  server.refuse_invalid("POST", kVmiPath, json::array({{{"reason", "FieldValueInvalid"}, {"message", "no"}, {"field", "spec"}}}));
+  KubeClient client(access_to(server));
+  Said said;
+  auto res = apply_objects(client, render_manifests(example()), fast_apply(), said.fn());
+  REQUIRE_FALSE(res);
+  CHECK(res.error().message.find("could not delete PersistentVolumeClaim cosmic-ac/llama-70b-0-data") != std::string::npos);
+  CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data could NOT be deleted"));
+  REQUIRE(server.has(pvc));
+  CHECK(server.get(pvc) == replacement);
+}
+
+TEST_CASE("kube_ops: a Secret of the user-data's name that is not this job's is never deleted, and no VMI boots with it") {
+  test::ApiServerStandIn server("Bearer good-token");
+  std::string const secret = std::string(kSecretPath) + "/llama-70b-0-userdata";
+  json const operators = {{"apiVersion", "v1"},
+                          {"kind", "Secret"},
+                          {"metadata", {{"name", "llama-70b-0-userdata"}, {"namespace", "cosmic-ac"}, {"uid", "uid-operator"}}},
+                          {"data", {{"token", "b3BlcmF0b3Itc2VjcmV0"}}}};
+  server.put(secret, operators);
+  KubeClient client(access_to(server));
+  ApplyOptions opts = fast_apply();
+  opts.delete_timeout = 300ms;
+  auto res = apply_objects(client, render_manifests(example()), opts, quiet);
+  REQUIRE_FALSE(res);
+  CHECK(res.error().message.find("Secret cosmic-ac/llama-70b-0-userdata exists and was not garbage-collected within 0 s, "
+                                 "and no VMI of this job does: it is not this job's user-data") == 0);
+  CHECK(server.get(secret) == operators);
+  CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));  // never created: it would have mounted that Secret
+  for (auto const& r : server.requests()) CHECK(r.rfind("DELETE " + secret, 0) != 0);
+
+  // delete: a Secret is never deleted by name either.
+  REQUIRE(execute_delete(client, plan_delete(example(), true), fast_delete(), quiet));
+  CHECK(server.get(secret) == operators);
+}
+
+// ---- Names into paths: validated, escaped, in one place (host/api_paths.hpp).
+
+TEST_CASE("api paths: one builder, Kubernetes name rules, every segment and query value escaped") {
+  CHECK(api_path(api::kPods, "cosmic-ac", "virt-launcher-x", "log", {{"container", "guest-console-log"}, {"sinceTime", "2026-01-01T00:00:00Z"}}).value() ==
+        "/api/v1/namespaces/cosmic-ac/pods/virt-launcher-x/log?container=guest-console-log&sinceTime=2026-01-01T00%3A00%3A00Z");
+  CHECK(api_path(api::kDataVolumes, "cosmic-ac", "job-root").value() ==
+        "/apis/cdi.kubevirt.io/v1beta1/namespaces/cosmic-ac/datavolumes/job-root");
+  CHECK(api_path(api::kStorageClasses, {}, "local-path").value() == "/apis/storage.k8s.io/v1/storageclasses/local-path");
+  CHECK(api_path(api::kVirtualMachineInstances, "cosmic-ac", {}, {}, {{"labelSelector", "a=b,c/d=e"}}).value() ==
+        "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances?labelSelector=a%3Db%2Cc%2Fd%3De");
+  for (std::string const& bad :
+       std::vector<std::string>{"../x", "a?b", "a/b", "..", ".", "A", "a_b", "-a", "a.", "a%2Fb", "", std::string(254, 'a')}) {
+    INFO(bad);
+    auto p = api_path(api::kSecrets, "cosmic-ac", bad.empty() ? "." : bad);
+    REQUIRE_FALSE(p);
+    CHECK(p.error().message.find("the Secret name") == 0);
+  }
+  CHECK(api_path(api::kSecrets, "cosmic-ac", "a.b-c.d").has_value());
+  CHECK_FALSE(api_path(api::kSecrets, "cosmic.ac", "x"));  // a namespace is a label
+  CHECK_FALSE(api_path(api::kNodes, "cosmic-ac"));        // cluster-scoped
+  CHECK(check_label_value("6a4c5d3e-1f2b-4c8d-9e0f-123456789abc", "uid"));
+  CHECK_FALSE(check_label_value("x,app=y", "uid"));
+  auto named = check_name("../x", "metadata.name of the launcher pod");
+  REQUIRE_FALSE(named);
+  CHECK(named.error().message ==
+        "metadata.name of the launcher pod \"../x\" is not a Kubernetes object name (DNS-1123 subdomain): refused (it "
+        "would name another path)");
+}
+
+TEST_CASE("kube_ops: get NAME with ../ or ? is refused before any request") {
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  for (std::string bad : {"../../../api/v1/namespaces/cosmic-ac/secrets/ghcr-pull-cred", "a?b"}) {
+    auto r = get_vmi(client, "cosmic-ac", bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("the VirtualMachineInstance name") == 0);
+  }
+  CHECK(server.requests().empty());
+}

@@ -1,0 +1,70 @@
+// The REST paths cosmicac-vmi requests, built in one place: a table of the
+// resources it uses and one builder that checks each name as Kubernetes does
+// (a namespace is a DNS-1123 label, an object's name a DNS-1123 subdomain)
+// and percent-escapes every segment and query value. A name taken from an
+// API answer (a list item, a volume, a pod) is checked, with the field it
+// came from, before it goes into a path: `../x` or `a?b` never reaches the
+// server as another path.
+#pragma once
+
+#include "common/error.hpp"
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cosmicac::host {
+
+struct ApiResource {
+  std::string_view group;    // empty: the core group ("/api/v1")
+  std::string_view version;
+  std::string_view plural;   // the REST resource
+  std::string_view kind;
+  bool namespaced;
+};
+
+namespace api {
+inline constexpr ApiResource kSecrets{"", "v1", "secrets", "Secret", true};
+inline constexpr ApiResource kConfigMaps{"", "v1", "configmaps", "ConfigMap", true};
+inline constexpr ApiResource kPersistentVolumeClaims{"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true};
+inline constexpr ApiResource kPods{"", "v1", "pods", "Pod", true};
+inline constexpr ApiResource kEvents{"", "v1", "events", "Event", true};
+inline constexpr ApiResource kNodes{"", "v1", "nodes", "Node", false};
+inline constexpr ApiResource kDataVolumes{"cdi.kubevirt.io", "v1beta1", "datavolumes", "DataVolume", true};
+inline constexpr ApiResource kCdis{"cdi.kubevirt.io", "v1beta1", "cdis", "CDI", false};
+inline constexpr ApiResource kVirtualMachineInstances{"kubevirt.io", "v1", "virtualmachineinstances",
+                                                      "VirtualMachineInstance", true};
+inline constexpr ApiResource kKubeVirts{"kubevirt.io", "v1", "kubevirts", "KubeVirt", false};
+inline constexpr ApiResource kStorageClasses{"storage.k8s.io", "v1", "storageclasses", "StorageClass", false};
+inline constexpr ApiResource kSelfSubjectAccessReviews{"authorization.k8s.io", "v1", "selfsubjectaccessreviews",
+                                                       "SelfSubjectAccessReview", false};
+}  // namespace api
+
+// The resource of an object's apiVersion and kind ("v1", "Secret"), or null.
+ApiResource const* find_resource(std::string_view api_version, std::string_view kind);
+
+bool is_dns1123_label(std::string_view s);      // namespaces
+bool is_dns1123_subdomain(std::string_view s);  // object names
+bool is_label_value(std::string_view s);        // label selector values (a uid)
+
+// An error naming `field` (where the value came from: "metadata.name of the
+// launcher pod in the pod list") and the value, terminal-safe, when it is not
+// a valid object name / namespace / label value.
+Status check_name(std::string_view name, std::string const& field);
+Status check_namespace(std::string_view ns, std::string const& field);
+Status check_label_value(std::string_view value, std::string const& field);
+
+// Every byte but A-Z a-z 0-9 - . _ ~ as %XX.
+std::string percent_escape(std::string_view s);
+
+using Query = std::vector<std::pair<std::string_view, std::string>>;
+
+// "/apis/GROUP/VERSION[/namespaces/NS]/PLURAL[/NAME[/SUBRESOURCE]][?k=v&…]".
+// ns: required for a namespaced resource, refused for a cluster-scoped one;
+// name: empty for the collection; every segment and query value escaped.
+// An error (no path) when the namespace or the name is not valid.
+Result<std::string> api_path(ApiResource const& r, std::string_view ns, std::string_view name = {},
+                             std::string_view subresource = {}, Query const& query = {});
+
+}  // namespace cosmicac::host
