@@ -398,9 +398,10 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
     } else if (resp->status == 404) {
       return make_error(Reason::ConfigInvalid, who + " does not exist (" + status_text(*resp) + ")");
     } else if (resp->status == 401 || resp->status == 403) {
+      auto status = parse_json(*resp);
       return make_error(Reason::Auth, "getting " + who + ": " + status_text(*resp) +
                                           (resp->status == 401 ? " (the kubeconfig's credentials were not accepted)"
-                                                               : " (the identity lacks this permission; see host/rbac/role.yaml)"));
+                                                               : forbidden_hint(status ? str(*status, "message") : "")));
     } else if (!transient_status(resp->status)) {
       return make_error(Reason::Internal, "getting " + who + ": " + status_text(*resp));
     } else {

@@ -70,6 +70,16 @@ Result<std::string> vmi_path(std::string const& ns, std::string const& name) {
   return api_path(api::kVirtualMachineInstances, ns, name);
 }
 
+std::string forbidden_hint(std::string const& status_message) {
+  // The authorizer's denial always reads `User "<name>" cannot <verb> ...`
+  // (k8s.io/apiserver's forbidden message); admission's never does.
+  bool const authorizer = status_message.find("User \"") != std::string::npos &&
+                          status_message.find("\" cannot ") != std::string::npos;
+  return authorizer ? " (the identity lacks this permission; see host/rbac/role.yaml)"
+                    : " (refused by the API server's admission, not by RBAC: a grant in host/rbac/role.yaml would not "
+                      "change it)";
+}
+
 Error api_error(std::string const& what, HttpResponse const& resp) {
   Json const status = parse_body(resp);
   std::string msg = readiness::terminal_safe(string_at(status, {"message"}));
@@ -91,7 +101,7 @@ Error api_error(std::string const& what, HttpResponse const& resp) {
     case 401:
       return make_error(Reason::Auth, what + ": " + detail + " (the kubeconfig's credentials were not accepted)");
     case 403:
-      return make_error(Reason::Auth, what + ": " + detail + " (the identity lacks this permission; see host/rbac/role.yaml)");
+      return make_error(Reason::Auth, what + ": " + detail + forbidden_hint(msg));
     case 404:
       return make_error(Reason::ConfigInvalid,
                         what + ": " + detail + " (is the API installed — KubeVirt/CDI — and does the namespace exist?)");

@@ -41,6 +41,12 @@ Result<std::string> vmi_path(std::string const& ns, std::string const& name);
 // causes (field: message).
 Error api_error(std::string const& what, HttpResponse const& resp);
 
+// What to add to a 403's message. kube-apiserver answers 403 Forbidden both when
+// the authorizer denies (RBAC: `User "u" cannot create resource "r" ...`) and
+// when admission refuses (a ValidatingAdmissionPolicy or webhook, a namespace
+// being terminated, a quota plugin): only the first is fixed by the role.
+std::string forbidden_hint(std::string const& status_message);
+
 // The fields we render that the live object does not hold with the same value
 // ("spec.domain.cpu.cores"). Fields the server added (defaults, status) are not
 // differences; quantities compare by value ("1024Mi" == "1Gi"); lists compare

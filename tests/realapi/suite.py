@@ -523,14 +523,6 @@ class Suite:
 
 
 CASES = [n[len("case_"):] for n in vars(Suite) if n.startswith("case_")]
-# Cases that fail on the code this suite was written against, because of a product bug that
-# is reported and fixed separately: run only with --include-known-failures (ctest label
-# realapi-known-failures), never presented as passes.
-KNOWN_FAILURES = {
-    "admission_refusal_not_blamed_on_rbac":
-        "host/kube_ops.cpp and host/follow.cpp add '(the identity lacks this permission; see "
-        "host/rbac/role.yaml)' to every 403, also to admission refusals",
-}
 
 
 def main():
@@ -539,7 +531,6 @@ def main():
     ap.add_argument("--kube-bin", default=os.environ.get(kube_bin.ENV_VAR) or os.path.join(REPO, "..", "shared", "kube-bin"))
     ap.add_argument("--crds", default=os.environ.get("COSMICAC_KUBE_CRDS"))
     ap.add_argument("--case", action="append", default=[], help="run only this case (repeatable)")
-    ap.add_argument("--known-failures", action="store_true", help="run only the known failures")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--verbose", action="store_true", help="print every cosmicac-vmi run of every case")
     ap.add_argument("--check", action="store_true",
@@ -547,7 +538,7 @@ def main():
     args = ap.parse_args()
     if args.list:
         for c in CASES:
-            print(c + ("  (known failure: " + KNOWN_FAILURES[c] + ")" if c in KNOWN_FAILURES else ""))
+            print(c)
         return 0
     if not args.check and (not args.vmi or not os.access(args.vmi, os.X_OK)):
         print(f"realapi: FAIL: no executable cosmicac-vmi at {args.vmi}", file=sys.stderr)
@@ -576,10 +567,8 @@ def main():
             print(f"realapi: no such case {unknown} (--list)", file=sys.stderr)
             return 2
         selected = args.case
-    elif args.known_failures:
-        selected = [c for c in CASES if c in KNOWN_FAILURES]
     else:
-        selected = [c for c in CASES if c not in KNOWN_FAILURES]
+        selected = CASES
 
     t0 = time.monotonic()
     cp = cluster.ControlPlane(bins, crds)

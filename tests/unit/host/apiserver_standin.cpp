@@ -313,7 +313,10 @@ std::string ApiServerStandIn::precheck(std::string const& method, std::string co
     return http_response(401, status_body(401, "Unauthorized", "Unauthorized"));
   for (auto const& [m, prefix] : denied_)
     if (m == method && path.rfind(prefix, 0) == 0)
-      return http_response(403, status_body(403, "Forbidden", "stand-in: " + method + " on " + path + " is forbidden"));
+      // The authorizer's wording, as kube-apiserver words an RBAC denial.
+      return http_response(403, status_body(403, "Forbidden", "stand-in: " + method + " on " + path +
+                                                                  " is forbidden: User \"stand-in\" cannot " + method +
+                                                                  " this resource"));
   for (auto const& prefix : unserved_)
     if (path.rfind(prefix, 0) == 0)
       return http_response(404, status_body(404, "NotFound", "the server could not find the requested resource"));

@@ -578,6 +578,21 @@ TEST_CASE("kube_ops: basic authentication is sent when the kubeconfig has a user
   CHECK(apply_objects(client, render_manifests(example()), fast_apply(), quiet));
 }
 
+TEST_CASE("kube_ops: a 403 from admission is not blamed on RBAC; the authorizer's denial is") {
+  // kube-apiserver 1.32's texts: the RBAC authorizer, a ValidatingAdmissionPolicy, the
+  // NamespaceLifecycle plugin.
+  CHECK(forbidden_hint(R"(virtualmachineinstances.kubevirt.io is forbidden: User "alice" cannot create resource )"
+                       R"("virtualmachineinstances" in API group "kubevirt.io" in the namespace "ns")")
+            .find("lacks this permission") != std::string::npos);
+  CHECK(forbidden_hint("virtualmachineinstances.kubevirt.io \"vm\" is forbidden: ValidatingAdmissionPolicy "
+                       "'p' with binding 'b' denied request: no")
+            .find("not by RBAC") != std::string::npos);
+  CHECK(forbidden_hint("persistentvolumeclaims \"vm-data\" is forbidden: unable to create new content in namespace "
+                       "ns because it is being terminated")
+            .find("not by RBAC") != std::string::npos);
+  CHECK(forbidden_hint("").find("lacks this permission") == std::string::npos);
+}
+
 TEST_CASE("kube_ops: 403 names the missing permission; a missing API group says so") {
   {
     test::ApiServerStandIn server("Bearer good-token");
