@@ -12,9 +12,17 @@
 namespace cosmicac::host {
 namespace kubeconfig_detail {
 
+// As client-go (ResolveLocalPaths): against the absolute directory of the
+// file, so that "./plugin" in a kubeconfig named "config" stays a path and is
+// never looked up in $PATH.
 std::string resolve_relative(std::string const& p, std::string const& base_file) {
   if (p.empty() || p.front() == '/') return p;
-  return (std::filesystem::path(base_file).parent_path() / p).lexically_normal().string();
+  std::filesystem::path dir = std::filesystem::path(base_file).parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code ec;
+  std::filesystem::path const abs_dir = std::filesystem::absolute(dir, ec);
+  if (ec) return (dir / p).string();  // no working directory: still a path ("./plugin"), never a bare name
+  return (abs_dir / p).lexically_normal().string();
 }
 
 std::string str_field(Json const& obj, char const* key) {

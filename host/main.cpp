@@ -1,6 +1,7 @@
 // cosmicac-vmi: renders and applies the KubeVirt objects of one CosmicAC GPU
 // VM (README, "cosmicac-vmi"). Exit status: 0 ok, 1 failure, 2 usage or spec
 // error.
+#include "common/log.hpp"
 #include "host/doctor.hpp"
 #include "host/duration.hpp"
 #include "host/follow.hpp"
@@ -459,6 +460,9 @@ int cmd_list_or_get(std::vector<std::string> const& argv, bool one) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // stdout carries documents (-o json|yaml, --json): every log record, such
+  // as the one for running an exec credential plugin, goes to stderr.
+  cosmicac::log::setup(false);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return usage_error("a command is required");
   std::string cmd = args[0];
