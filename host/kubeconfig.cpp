@@ -3,6 +3,7 @@
 #include "host/kubeconfig.hpp"
 
 #include "host/kubeconfig_internal.hpp"
+#include "readiness/terminal_text.hpp"
 
 #include <openssl/evp.h>
 
@@ -133,7 +134,7 @@ Result<ClusterAccess> resolve_kubeconfig(std::vector<KubeconfigFile> const& file
   std::string const& cl_file = cl_it->second.file;
 
   ClusterAccess a;
-  a.origin = "kubeconfig " + all_files + ", context " + ctx_name;
+  a.origin = readiness::terminal_safe("kubeconfig " + all_files + ", context " + ctx_name);  // shown in errors
   if (auto ns = str_field(ctx, "namespace"); !ns.empty()) a.default_namespace = ns;
   a.server = str_field(cl, "server");
   if (a.server.empty()) return bad(cl_file + ": cluster '" + cluster_name + "' has no server");

@@ -94,7 +94,6 @@ TEST_CASE("cli output: stdout of every -o json|yaml / --json output parses while
       {{"list", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "yaml"}, "yaml", false},
       {{"get", "llama-70b-0", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "json"}, "json", false},
       {{"get", "llama-70b-0", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "yaml"}, "yaml", false},
-      {{"doctor", "-f", kExample, "--kubeconfig", kc, "--json"}, "json", true},
   };
   for (auto const& o : outputs) {
     auto r = run(o.args);
