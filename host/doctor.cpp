@@ -425,11 +425,15 @@ void check_rbac(KubeClient& client, DoctorRequest const& req, std::vector<Check>
 }  // namespace
 
 DoctorRequest doctor_request(std::string ns, std::optional<JobSpec> spec, std::vector<DeviceRequest> devices,
-                             std::string agent_version) {
+                             std::string agent_version, OperatorProfile const& profile) {
   DoctorRequest r;
   r.ns = std::move(ns);
   r.devices = std::move(devices);
   r.agent_version = std::move(agent_version);
+  r.storage_class = profile.storage_class;
+  r.pull_secret = profile.pull_secret;
+  r.credential_secret = profile.credential_secret;
+  r.bootstrap_configmap = profile.bootstrap_configmap;
   if (spec) {
     r.storage_class = spec->storage_class;
     r.pull_secret = spec->pull_secret;

@@ -38,9 +38,10 @@ struct DoctorRequest {
   std::string agent_version;       // what bootstrap-cm's `agent-version` must say
 };
 
-// The request for a spec (its names and devices) or for defaults.
+// The request for a spec (its names and devices) or, without one, for the
+// operator profile's names.
 DoctorRequest doctor_request(std::string ns, std::optional<JobSpec> spec, std::vector<DeviceRequest> devices,
-                             std::string agent_version);
+                             std::string agent_version, OperatorProfile const& profile = OperatorProfile());
 
 // Runs every check. An Error only for what stops all of them (no HTTP
 // response from the API server at all).

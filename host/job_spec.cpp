@@ -1,59 +1,34 @@
 #include "host/job_spec.hpp"
 
 #include "common/file_io.hpp"
-#include "config/image_ref.hpp"
 #include "config/scalars.hpp"
 #include "config/settings.hpp"
 #include "host/guest_layout.hpp"
 #include "host/manifests.hpp"
 #include "host/quantity.hpp"
+#include "host/spec_fields.hpp"
 #include "host/yaml_json.hpp"
+#include "readiness/terminal_text.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
-#include <set>
 
 namespace cosmicac::host {
 namespace {
 
+using spec_detail::check_image;
+using spec_detail::fail;
+using spec_detail::Fields;
+using spec_detail::is_dns_label;
+using spec_detail::is_resource_suffix;
+using spec_detail::SpecError;
+
 constexpr std::size_t kMaxJobName = 63 - 9;  // the longest suffix, "-userdata", must still fit a DNS label
 
-struct SpecError {
-  std::string field;
-  std::string message;
-};
-
-[[noreturn]] void fail(std::string field, std::string message) { throw SpecError{std::move(field), std::move(message)}; }
-
-bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool alnum(char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
-
-// RFC 1123 label: what Kubernetes requires of namespaces and what we require
-// of the job name (it becomes the VM's hostname).
-bool is_dns_label(std::string_view s, std::size_t max = 63) {
-  if (s.empty() || s.size() > max || !lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
-  for (char c : s)
-    if (!lower_alnum(c) && c != '-') return false;
-  return true;
-}
-
-// RFC 1123 subdomain: names of Secrets, ConfigMaps, StorageClasses, NADs.
-bool is_dns_subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253 || !lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
-  for (char c : s)
-    if (!lower_alnum(c) && c != '-' && c != '.') return false;
-  return true;
-}
-
-// The name part of a qualified resource name (nvidia.com/<this>).
-bool is_resource_suffix(std::string_view s) {
-  if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
-  for (char c : s)
-    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
-  return true;
-}
+bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z'); }
 
 bool is_env_name(std::string_view s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
@@ -62,101 +37,52 @@ bool is_env_name(std::string_view s) {
   return true;
 }
 
-// Reads one JSON object, remembering which keys were used so that unknown
-// keys (typos) are reported instead of silently ignored.
-class Fields {
- public:
-  Fields(Json const& obj, std::string prefix) : obj_(obj), prefix_(std::move(prefix)) {
-    if (!obj_.is_object()) fail(prefix_.empty() ? "(top level)" : prefix_, "must be a mapping");
+bool is_tenant_field(std::string const& path) {
+  for (auto const& f : kSpecFields)
+    if (f.owner == FieldOwner::Tenant && path == f.path) return true;
+  return false;
+}
+
+// The job spec may not name the operator's objects: each such field is
+// refused, present at all (even null), saying where the operator sets it.
+void refuse_operator_fields(Json const& doc) {
+  for (auto const& f : kSpecFields) {
+    if (f.owner != FieldOwner::Operator) continue;
+    std::string_view path = f.path;
+    Json const* at = &doc;
+    while (at) {
+      auto const dot = path.find('.');
+      std::string const key(path.substr(0, dot));
+      auto it = at->is_object() ? at->find(key) : at->end();
+      at = it == at->end() ? nullptr : &*it;
+      if (dot == std::string_view::npos) break;
+      path.remove_prefix(dot + 1);
+    }
+    if (at)
+      fail(f.path, std::string("is set by the operator, not the job spec (operator profile key ") + f.profile_key +
+                       ", given with cosmicac-vmi --profile FILE)");
   }
+}
 
-  std::string path(std::string const& key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
-
-  Json const* get(std::string const& key) {
-    used_.insert(key);
-    auto it = obj_.find(key);
-    if (it == obj_.end() || it->is_null()) return nullptr;
-    return &*it;
-  }
-
-  std::optional<std::string> str(std::string const& key) {
-    Json const* v = get(key);
-    if (!v) return std::nullopt;
-    if (!v->is_string()) fail(path(key), "must be a string");
-    std::string s = v->get<std::string>();
-    if (s.empty()) fail(path(key), "must not be empty");
-    if (s.find_first_of(std::string("\n\r\0", 3)) != std::string::npos) fail(path(key), "must be a single line");
-    return s;
-  }
-
-  std::string required_str(std::string const& key) {
-    auto s = str(key);
-    if (!s) fail(path(key), "is required");
-    return *s;
-  }
-
-  std::optional<long long> integer(std::string const& key, long long lo, long long hi) {
-    Json const* v = get(key);
-    if (!v) return std::nullopt;
-    if (!v->is_number_integer()) fail(path(key), "must be an integer");
-    long long n = v->get<long long>();
-    if (n < lo || n > hi)
-      fail(path(key), "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " (got " +
-                          std::to_string(n) + ")");
-    return n;
-  }
-
-  // A quantity: written as a string ("100Gi") or a bare number of bytes.
-  std::optional<std::string> quantity(std::string const& key) {
-    Json const* v = get(key);
-    if (!v) return std::nullopt;
-    std::string s;
-    if (v->is_string()) s = v->get<std::string>();
-    else if (v->is_number_integer()) s = v->dump();
-    else fail(path(key), "must be a quantity such as 100Gi");
-    auto q = parse_quantity(s);
-    if (!q) fail(path(key), q.error().message);
-    if (*q <= 0) fail(path(key), "must be positive");
-    if (*q != std::floor(*q)) fail(path(key), "must be a whole number of bytes");
-    return s;
-  }
-
-  std::optional<Fields> object(std::string const& key) {
-    Json const* v = get(key);
-    if (!v) return std::nullopt;
-    return Fields(*v, path(key));
-  }
-
-  void no_unknown_keys() const {
-    for (auto it = obj_.begin(); it != obj_.end(); ++it)
-      if (!used_.count(it.key())) fail(path(it.key()), "unknown field");
-  }
-
- private:
-  Json const& obj_;
-  std::string prefix_;
-  std::set<std::string> used_;
-};
-
+// `allowed` (the operator's list for this device; empty: any name) narrows
+// which device-plugin resource the tenant may ask for.
 std::optional<DeviceRequest> device(Fields& top, std::string const& key, std::string const& name_key,
-                                    std::string const& vendor) {
+                                    std::string const& vendor, std::vector<std::string> const& allowed,
+                                    char const* profile_key) {
   auto f = top.object(key);
   if (!f) return std::nullopt;
   std::string suffix = f->required_str(name_key);
   if (!is_resource_suffix(suffix))
     fail(f->path(name_key), "must be the resource name after '" + vendor + "/' (letters, digits, '-', '_', '.')");
+  if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), suffix) == allowed.end()) {
+    std::string list;
+    for (auto const& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    fail(f->path(name_key), "'" + suffix + "' is not one the operator allows (operator profile " + profile_key +
+                                ": " + list + ")");
+  }
   DeviceRequest d{vendor + "/" + suffix, static_cast<int>(f->integer("count", 1, 16).value_or(1))};
   f->no_unknown_keys();
   return d;
-}
-
-void check_image(std::string const& field, std::string const& image) {
-  auto ref = config::parse_image_ref(image);
-  if (!ref) fail(field, ref.error().message);
-}
-
-void check_subdomain(std::string const& field, std::string const& value) {
-  if (!is_dns_subdomain(value)) fail(field, "'" + value + "' is not a valid Kubernetes object name (RFC 1123 subdomain)");
 }
 
 // The agent's own rule for the config key this field becomes (config/settings):
@@ -176,7 +102,7 @@ void read_identity(Fields& top, JobSpec& spec) {
 }
 
 // What the VMI asks of its node: CPU, memory and passthrough devices.
-void read_resources(Fields& top, JobSpec& spec) {
+void read_resources(Fields& top, OperatorProfile const& profile, JobSpec& spec) {
   auto cpu = top.integer("cpu", 1, 1024);
   if (!cpu) fail("cpu", "is required (number of virtual CPU cores)");
   spec.cpu_cores = static_cast<int>(*cpu);
@@ -202,19 +128,13 @@ void read_resources(Fields& top, JobSpec& spec) {
   if (auto grace = top.integer("terminationGracePeriodSeconds", 0, 3600))
     spec.termination_grace_seconds = static_cast<int>(*grace);
 
-  spec.gpu = device(top, "gpu", "type", "nvidia.com");
-  spec.infiniband = device(top, "infiniband", "name", "mellanox.com");
+  spec.gpu = device(top, "gpu", "type", "nvidia.com", profile.gpu_types, "gpuTypes");
+  spec.infiniband = device(top, "infiniband", "name", "mellanox.com", profile.infiniband_names, "infinibandNames");
 }
 
 void read_root_disk(Fields& top, JobSpec& spec) {
   auto root = top.object("rootDisk");
   if (!root) return;
-  if (auto image = root->str("image")) {
-    std::string img = *image;
-    if (img.rfind("docker://", 0) == 0) img.erase(0, 9);
-    check_image(root->path("image"), img);
-    spec.root_image = img;
-  }
   if (auto size = root->quantity("size")) spec.root_size = *size;
   root->no_unknown_keys();
 }
@@ -242,23 +162,22 @@ void read_data_disk(Fields& top, JobSpec& spec) {
   spec.data_disk = d;
 }
 
-// Names of cluster objects the job uses but does not create.
-void read_references(Fields& top, JobSpec& spec) {
-  if (auto v = top.str("storageClass")) { check_subdomain("storageClass", *v); spec.storage_class = *v; }
-  if (auto v = top.str("pullSecret")) { check_subdomain("pullSecret", *v); spec.pull_secret = *v; }
-  spec.credential_secret = spec.pull_secret;
-  if (auto v = top.str("credentialSecret")) { check_subdomain("credentialSecret", *v); spec.credential_secret = *v; }
-  if (auto v = top.str("bootstrapConfigMap")) { check_subdomain("bootstrapConfigMap", *v); spec.bootstrap_configmap = *v; }
-
-  if (auto v = top.str("overlayNetwork")) {
-    std::string nad = *v;
-    auto slash = nad.find('/');
-    if (slash == std::string::npos) check_subdomain("overlayNetwork", nad);
-    else {
-      if (!is_dns_label(nad.substr(0, slash))) fail("overlayNetwork", "namespace part of '" + nad + "' is not valid");
-      check_subdomain("overlayNetwork", nad.substr(slash + 1));
-    }
-    spec.overlay_network = nad;
+// Names of cluster objects the job uses but does not create: the operator's.
+// A NetworkAttachmentDefinition of another namespace is refused: the VMI
+// would join a network its namespace's owner did not choose.
+void take_operator_fields(OperatorProfile const& profile, JobSpec& spec) {
+  spec.root_image = profile.root_image;
+  spec.pull_secret = profile.pull_secret;
+  spec.credential_secret = profile.credential_secret;
+  spec.bootstrap_configmap = profile.bootstrap_configmap;
+  spec.storage_class = profile.storage_class;
+  spec.overlay_network = profile.overlay_network;
+  if (auto slash = spec.overlay_network.find('/'); slash != std::string::npos) {
+    std::string const nad_ns = spec.overlay_network.substr(0, slash);
+    if (nad_ns != spec.ns)
+      throw SpecError{"overlayNetwork", "'" + spec.overlay_network + "' is in namespace " + nad_ns +
+                                            ", not the VMI's (" + spec.ns +
+                                            "): a VMI joins only networks of its own namespace"};
   }
 }
 
@@ -313,14 +232,14 @@ void read_container(Fields& top, JobSpec& spec) {
   c->no_unknown_keys();
 }
 
-JobSpec build(Json const& doc) {
+JobSpec build(Json const& doc, OperatorProfile const& profile) {
   JobSpec spec;
-  Fields top(doc, "");
+  Fields top(doc, "", is_tenant_field);
+  refuse_operator_fields(doc);
   read_identity(top, spec);
-  read_resources(top, spec);
+  read_resources(top, profile, spec);
   read_root_disk(top, spec);
   read_data_disk(top, spec);
-  read_references(top, spec);
   read_container(top, spec);
   top.no_unknown_keys();
   return spec;
@@ -328,32 +247,39 @@ JobSpec build(Json const& doc) {
 
 }  // namespace
 
-Result<JobSpec> parse_job_spec(std::string_view text, std::string_view origin) {
+Result<JobSpec> parse_job_spec(std::string_view text, std::string_view origin, OperatorProfile const& profile) {
   auto doc = parse_yaml_or_json(text, origin);
   if (!doc) return doc.error();
+  JobSpec spec;
   try {
-    JobSpec spec = build(*doc);
+    spec = build(*doc, profile);
     // A spec whose objects the API server would refuse is a spec error, found
     // before any object is created.
     if (auto too_big = check_object_limits(spec)) fail(too_big->field, too_big->message);
-    return spec;
   } catch (SpecError const& e) {
-    return make_error(Reason::ConfigInvalid, std::string(origin) + ": " + e.field + ": " + e.message);
+    return spec_detail::spec_error(origin, e);
   }
+  try {
+    take_operator_fields(profile, spec);
+  } catch (SpecError const& e) {
+    return spec_detail::spec_error(profile.origin, e);
+  }
+  return spec;
 }
 
-Result<JobSpec> load_job_spec(std::string const& path) {
+Result<JobSpec> load_job_spec(std::string const& path, OperatorProfile const& profile) {
   constexpr std::size_t kMaxSpecBytes = 1u << 20;
   UniqueFd owned;
   if (path != "-") {
     owned = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-    if (!owned.valid()) return make_error(Reason::ConfigInvalid, "cannot open job spec " + path);
+    if (!owned.valid()) return make_error(Reason::ConfigInvalid, "cannot open job spec " + readiness::terminal_safe(path));
   }
   std::string text;
   int const err = read_to_end(path == "-" ? STDIN_FILENO : owned.get(), kMaxSpecBytes, text);
-  if (err == EFBIG) return make_error(Reason::ConfigInvalid, "job spec " + path + " is larger than 1 MiB");
-  if (err != 0) return make_error(Reason::ConfigInvalid, "cannot read job spec " + path);
-  return parse_job_spec(text, path == "-" ? "<stdin>" : path);
+  if (err == EFBIG)
+    return make_error(Reason::ConfigInvalid, "job spec " + readiness::terminal_safe(path) + " is larger than 1 MiB");
+  if (err != 0) return make_error(Reason::ConfigInvalid, "cannot read job spec " + readiness::terminal_safe(path));
+  return parse_job_spec(text, path == "-" ? "<stdin>" : path, profile);
 }
 
 std::string root_datavolume_name(JobSpec const& spec) { return spec.name + "-root"; }

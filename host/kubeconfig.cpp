@@ -3,6 +3,7 @@
 #include "host/kubeconfig.hpp"
 
 #include "host/kubeconfig_internal.hpp"
+#include "readiness/terminal_text.hpp"
 
 #include <openssl/evp.h>
 
@@ -12,9 +13,17 @@
 namespace cosmicac::host {
 namespace kubeconfig_detail {
 
+// As client-go (ResolveLocalPaths): against the absolute directory of the
+// file, so that "./plugin" in a kubeconfig named "config" stays a path and is
+// never looked up in $PATH.
 std::string resolve_relative(std::string const& p, std::string const& base_file) {
   if (p.empty() || p.front() == '/') return p;
-  return (std::filesystem::path(base_file).parent_path() / p).lexically_normal().string();
+  std::filesystem::path dir = std::filesystem::path(base_file).parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code ec;
+  std::filesystem::path const abs_dir = std::filesystem::absolute(dir, ec);
+  if (ec) return (dir / p).string();  // no working directory: still a path ("./plugin"), never a bare name
+  return (abs_dir / p).lexically_normal().string();
 }
 
 std::string str_field(Json const& obj, char const* key) {
@@ -125,7 +134,7 @@ Result<ClusterAccess> resolve_kubeconfig(std::vector<KubeconfigFile> const& file
   std::string const& cl_file = cl_it->second.file;
 
   ClusterAccess a;
-  a.origin = "kubeconfig " + all_files + ", context " + ctx_name;
+  a.origin = readiness::terminal_safe("kubeconfig " + all_files + ", context " + ctx_name);  // shown in errors
   if (auto ns = str_field(ctx, "namespace"); !ns.empty()) a.default_namespace = ns;
   a.server = str_field(cl, "server");
   if (a.server.empty()) return bad(cl_file + ": cluster '" + cluster_name + "' has no server");

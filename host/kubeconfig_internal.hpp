@@ -5,12 +5,16 @@
 #include "common/error.hpp"
 #include "host/cluster_access.hpp"
 #include "host/yaml_json.hpp"
+#include "readiness/terminal_text.hpp"
 
 #include <string>
 
 namespace cosmicac::host::kubeconfig_detail {
 
-inline Error bad(std::string msg) { return make_error(Reason::ConfigInvalid, std::move(msg)); }
+// Messages name files and entries (contexts, clusters, users, env names)
+// as the kubeconfig spells them: escaped for the terminal, so a name with
+// ESC/OSC/CSI or C1 bytes is shown, not acted on. Never a value.
+inline Error bad(std::string const& msg) { return make_error(Reason::ConfigInvalid, readiness::terminal_safe(msg)); }
 
 // The whole file; `what` names it in the error ("token file").
 Result<std::string> read_file(std::string const& path, std::string const& what);

@@ -1,6 +1,7 @@
 // cosmicac-vmi: renders and applies the KubeVirt objects of one CosmicAC GPU
 // VM (README, "cosmicac-vmi"). Exit status: 0 ok, 1 failure, 2 usage or spec
 // error.
+#include "common/log.hpp"
 #include "host/doctor.hpp"
 #include "host/duration.hpp"
 #include "host/follow.hpp"
@@ -9,6 +10,7 @@
 #include "host/kube_ops.hpp"
 #include "host/kubeconfig.hpp"
 #include "host/manifests.hpp"
+#include "host/operator_profile.hpp"
 #include "host/userdata.hpp"
 #include "host/wait_printer.hpp"
 #include "host/yaml_json.hpp"
@@ -56,6 +58,9 @@ constexpr const char* kUsageText =
     "  doctor [-n NS] [-f SPEC | --gpu-type T --gpus N] [--json]\n"
     "                                  check the cluster is ready for these VMIs (exit 1 on any failed check)\n"
     "\n"
+    "operator options (render, render-userdata, apply, wait, delete, doctor): --profile FILE: the operator\n"
+    "  profile (root image, Secrets, ConfigMap, storage class, overlay network, allowed GPU types); a job\n"
+    "  spec that sets one of these is refused (exit 2). Without it, the compiled-in defaults.\n"
     "cluster options (apply, wait, delete, list, get, doctor): --kubeconfig FILE, --context NAME\n"
     "  (else $KUBECONFIG, ~/.kube/config, or the in-cluster service account)\n"
     "  -n/--namespace NS: the namespace (with -f it must match the spec's, as kubectl requires)\n"
@@ -131,6 +136,20 @@ std::string spec_path(Args const& a) {
   return f.empty() ? opt(a, "--filename") : f;
 }
 
+// The operator's profile (--profile FILE), else the compiled-in defaults.
+Result<OperatorProfile> operator_profile(Args const& a) {
+  std::string const path = opt(a, "--profile");
+  if (path.empty()) return OperatorProfile();
+  return load_operator_profile(path);
+}
+
+// The tenant's job spec (-f) with the operator's names from the profile.
+Result<JobSpec> load_spec(Args const& a) {
+  auto profile = operator_profile(a);
+  if (!profile) return profile.error();
+  return load_job_spec(spec_path(a), *profile);
+}
+
 Result<ClusterAccess> cluster(Args const& a) {
   return load_cluster_access(opt(a, "--kubeconfig"), opt(a, "--context"), KubeEnvironment::from_process());
 }
@@ -172,7 +191,7 @@ std::vector<std::string> normalize_flags(std::vector<std::string> argv) {
 
 int cmd_render(std::vector<std::string> const& argv, bool userdata_only) {
   std::string err;
-  auto a = parse_args(argv, {"-f", "--filename", "-o", "--output", "-n", "--namespace"}, {}, err);
+  auto a = parse_args(argv, {"-f", "--filename", "-o", "--output", "-n", "--namespace", "--profile"}, {}, err);
   if (!a) return usage_error(err);
   if (spec_path(*a).empty()) return usage_error("-f SPEC is required");
   if (!a->positional.empty()) return usage_error("unexpected argument " + a->positional[0]);
@@ -181,7 +200,7 @@ int cmd_render(std::vector<std::string> const& argv, bool userdata_only) {
   if (format != "yaml" && format != "json") return usage_error("-o must be yaml or json");
   if (userdata_only && !opt(*a, "-o").empty()) return usage_error("render-userdata takes no -o");
 
-  auto spec = load_job_spec(spec_path(*a));
+  auto spec = load_spec(*a);
   if (!spec) return fail(kUsage, spec.error().message);
   if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(kUsage, conflict);
   if (userdata_only) {
@@ -198,7 +217,7 @@ int cmd_apply(std::vector<std::string> const& argv) {
   std::string err;
   auto a = parse_args(normalize_flags(argv),
                       {"-f", "--filename", "--kubeconfig", "--context", "-n", "--namespace", "--dry-run", "-o",
-                       "--output", "--timeout"},
+                       "--output", "--timeout", "--profile"},
                       {"--recreate", "--force-conflicts"}, err);
   if (!a) return usage_error(err);
   if (spec_path(*a).empty()) return usage_error("-f SPEC is required");
@@ -217,7 +236,7 @@ int cmd_apply(std::vector<std::string> const& argv) {
     if (!d) return usage_error(std::string("--timeout: ") + d.error().message);
     options.delete_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
   }
-  auto spec = load_job_spec(spec_path(*a));
+  auto spec = load_spec(*a);
   if (!spec) return fail(kUsage, spec.error().message);
   if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(kUsage, conflict);
   auto objects = render_manifests(*spec);
@@ -301,7 +320,7 @@ int cmd_wait(std::vector<std::string> const& argv) {
   std::string err;
   auto a = parse_args(argv,
                       {"-f", "--filename", "--kubeconfig", "--context", "--timeout", "--interval", "-n", "--namespace",
-                       "--serial", "--schedule-timeout"},
+                       "--serial", "--schedule-timeout", "--profile"},
                       {"--json"}, err);
   if (!a) return usage_error(err);
   if (!opt(*a, "--serial").empty()) return wait_serial(*a);
@@ -309,7 +328,7 @@ int cmd_wait(std::vector<std::string> const& argv) {
   std::string ns, name;
   if (!spec_path(*a).empty()) {
     if (!a->positional.empty()) return usage_error("give either NAME or -f SPEC, not both");
-    auto spec = load_job_spec(spec_path(*a));
+    auto spec = load_spec(*a);
     if (!spec) return fail(kUsage, spec.error().message);
     if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(kUsage, conflict);
     ns = spec->ns;
@@ -346,7 +365,7 @@ int cmd_delete(std::vector<std::string> const& argv) {
   std::string err;
   auto a = parse_args(normalize_flags(argv),
                       {"-f", "--filename", "--kubeconfig", "--context", "-n", "--namespace", "--wait", "--timeout",
-                       "--dry-run"},
+                       "--dry-run", "--profile"},
                       {"--delete-data"}, err);
   if (!a) return usage_error(err);
   if (spec_path(*a).empty()) return usage_error("-f SPEC is required");
@@ -364,7 +383,7 @@ int cmd_delete(std::vector<std::string> const& argv) {
   if (!dry.empty() && dry != "none" && dry != "client" && dry != "server")
     return usage_error("--dry-run must be none, client or server");
   options.dry_run_server = dry == "server";
-  auto spec = load_job_spec(spec_path(*a));
+  auto spec = load_spec(*a);
   if (!spec) return fail(kUsage, spec.error().message);
   if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(kUsage, conflict);
   auto plan = plan_delete(*spec, a->flags.count("--delete-data") > 0);
@@ -383,15 +402,18 @@ int cmd_delete(std::vector<std::string> const& argv) {
 int cmd_doctor(std::vector<std::string> const& argv) {
   std::string err;
   auto a = parse_args(argv,
-                      {"-f", "--filename", "--kubeconfig", "--context", "-n", "--namespace", "--gpu-type", "--gpus"},
+                      {"-f", "--filename", "--kubeconfig", "--context", "-n", "--namespace", "--gpu-type", "--gpus",
+                       "--profile"},
                       {"--json"}, err);
   if (!a) return usage_error(err);
   if (!a->positional.empty()) return usage_error("unexpected argument " + a->positional[0]);
+  auto profile = operator_profile(*a);
+  if (!profile) return fail(kUsage, profile.error().message);
   std::optional<JobSpec> spec;
   if (!spec_path(*a).empty()) {
     if (!opt(*a, "--gpu-type").empty() || !opt(*a, "--gpus").empty())
       return usage_error("give either -f SPEC or --gpu-type/--gpus, not both");
-    auto loaded = load_job_spec(spec_path(*a));
+    auto loaded = load_job_spec(spec_path(*a), *profile);
     if (!loaded) return fail(kUsage, loaded.error().message);
     spec = std::move(*loaded);
   }
@@ -405,7 +427,9 @@ int cmd_doctor(std::vector<std::string> const& argv) {
     }
     Json const doc{{"name", "doctor"}, {"namespace", "doctor"}, {"cpu", 1}, {"memory", "1Gi"},
                    {"gpu", Json{{"type", opt(*a, "--gpu-type")}, {"count", count}}}};
-    auto probe = parse_job_spec(doc.dump(), "--gpu-type/--gpus");
+    OperatorProfile narrowing = *profile;  // its device lists; its network is for a namespace, not this probe
+    narrowing.overlay_network.clear();
+    auto probe = parse_job_spec(doc.dump(), "--gpu-type/--gpus", narrowing);
     if (!probe) return usage_error(probe.error().message);
     devices.push_back(*probe->gpu);
   } else if (!opt(*a, "--gpus").empty()) {
@@ -416,7 +440,8 @@ int cmd_doctor(std::vector<std::string> const& argv) {
   std::string ns = spec ? spec->ns : namespace_flag(*a);
   if (ns.empty()) ns = access->default_namespace;
   KubeClient client(std::move(*access));
-  auto checks = run_doctor(client, doctor_request(ns, std::move(spec), std::move(devices), COSMICAC_VERSION));
+  auto checks =
+      run_doctor(client, doctor_request(ns, std::move(spec), std::move(devices), COSMICAC_VERSION, *profile));
   if (!checks) return fail(kFailure, checks.error().message);
   if (a->flags.count("--json") > 0) say(doctor_json(*checks).dump(2, ' ', false, Json::error_handler_t::replace));
   else std::fputs(doctor_text(*checks).c_str(), stdout);
@@ -459,6 +484,9 @@ int cmd_list_or_get(std::vector<std::string> const& argv, bool one) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // stdout carries documents (-o json|yaml, --json): every log record, such
+  // as the one for running an exec credential plugin, goes to stderr.
+  cosmicac::log::setup(false);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return usage_error("a command is required");
   std::string cmd = args[0];

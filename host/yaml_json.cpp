@@ -1,6 +1,7 @@
 #include "host/yaml_json.hpp"
 
 #include "config/utf8.hpp"
+#include "readiness/terminal_text.hpp"
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
@@ -215,9 +216,12 @@ struct Converter {
   std::size_t values = 0;
   std::size_t scalar_bytes = 0;
 
+  // `why` may quote a key of the document: escaped for the terminal.
   [[noreturn]] void fail(YAML::Node const& n, std::string const& why) {
     auto mark = n.Mark();
-    throw ErrorException(make_error(Reason::ConfigInvalid, origin + " line " + std::to_string(mark.line + 1) + ": " + why));
+    throw ErrorException(make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) + " line " +
+                                                               std::to_string(mark.line + 1) + ": " +
+                                                               readiness::terminal_safe(why)));
   }
 
   // The text was valid UTF-8, but yaml-cpp 0.7 can still hand back a string
@@ -429,6 +433,25 @@ class Writer {
   }
 };
 
+// nlohmann's message: "[json.exception.parse_error.101] parse error at line
+// L, column C: syntax error while parsing value - <what>; last read: '<the
+// text it stopped in>'". The text may be an env value or a token: only the
+// place and the (constant) kind of error are kept.
+std::string json_syntax_error(std::string_view what) {
+  std::string place;
+  if (auto at = what.find(" at line "); at != std::string_view::npos) {
+    auto const end = what.find(": ", at);
+    if (end != std::string_view::npos) {
+      place = std::string(what.substr(at + 4, end - at - 4));  // "line L, column C"
+      what.remove_prefix(end + 2);
+    }
+  }
+  if (auto read = what.find("; last read:"); read != std::string_view::npos) what = what.substr(0, read);
+  if (place.empty()) return ": invalid JSON: " + readiness::terminal_safe(what);
+  if (auto comma = place.find(", "); comma != std::string::npos) place.replace(comma, 2, " ");
+  return " " + place + ": invalid JSON: " + readiness::terminal_safe(what);
+}
+
 }  // namespace
 
 Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin) {
@@ -463,8 +486,9 @@ Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin) 
               std::string path;
               for (std::size_t i = 1; i < where.size(); ++i)
                 if (!where[i].empty()) path += where[i] + ".";
-              throw ErrorException(make_error(Reason::ConfigInvalid, std::string(origin) + ": duplicate key '" +
-                                                                         path + key + "'"));
+              throw ErrorException(make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) +
+                                                                         ": duplicate key '" +
+                                                                         readiness::terminal_safe(path + key) + "'"));
             }
             pending_key = key;
             break;
@@ -477,29 +501,39 @@ Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin) 
       };
       Json value = Json::parse(text.begin(), text.end(), no_duplicates);  // iterative: any depth parses
       if (deeper_than(value, kMaxDepth))
-        return make_error(Reason::ConfigInvalid,
-                          std::string(origin) + ": nested deeper than " + std::to_string(kMaxDepth) + " levels");
+        return make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) + ": nested deeper than " +
+                                                     std::to_string(kMaxDepth) + " levels");
       return value;
-    } catch (nlohmann::json::exception const& e) {  // parse_error, and out_of_range for a number past double
-      return make_error(Reason::ConfigInvalid, std::string(origin) + ": invalid JSON: " + e.what());
+    } catch (nlohmann::json::parse_error const& e) {
+      return make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) + json_syntax_error(e.what()));
+    } catch (nlohmann::json::exception const&) {  // out_of_range: its message quotes the number
+      return make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) +
+                                                   ": invalid JSON: number overflow (a number past a double's range)");
     } catch (ErrorException const& e) {
       return e.error;
     }
   }
   // yaml-cpp passes any bytes through; JSON (and so everything we render) needs UTF-8.
   if (!config::valid_utf8(text))
-    return make_error(Reason::ConfigInvalid, std::string(origin) + ": not valid UTF-8 (YAML and JSON text must be)");
+    return make_error(Reason::ConfigInvalid,
+                      readiness::terminal_safe(origin) + ": not valid UTF-8 (YAML and JSON text must be)");
   try {
     std::string const owned(text);
     std::size_t const docs = count_documents(owned, 2);
     if (docs != 1)
-      return make_error(Reason::ConfigInvalid, std::string(origin) + ": expected one YAML document, found " +
+      return make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) +
+                                                   ": expected one YAML document, found " +
                                                    (docs == 0 ? "none" : "more than one"));
     Converter c{std::string(origin)};
     return c.convert(YAML::Load(owned));  // the first document only
   } catch (YAML::Exception const& e) {
-    return make_error(Reason::ConfigInvalid, std::string(origin) + " line " + std::to_string(e.mark.line + 1) +
-                                                 ": invalid YAML: " + e.msg);
+    // yaml-cpp appends what it stopped at after ": " ("unknown escape
+    // character: X", "invalid unicode: ..."): the place is enough.
+    std::string const what = e.msg.substr(0, e.msg.find(": "));
+    return make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) + " line " +
+                                                 std::to_string(e.mark.line + 1) + " column " +
+                                                 std::to_string(e.mark.column + 1) +
+                                                 ": invalid YAML: " + readiness::terminal_safe(what));
   } catch (ErrorException const& e) {
     return e.error;
   }

@@ -1,5 +1,6 @@
 // libFuzzer target: cosmicac-vmi's job spec (YAML or JSON written by whoever
-// submits the job) and the YAML bridge under it. Properties: no crash, no
+// submits the job), the operator profile (same reader, its own fields) and
+// the YAML bridge under them. Properties: no crash, no
 // exception escapes; a spec that parses renders its manifests, and every
 // rendered manifest survives YAML out → YAML in unchanged (what `apply`
 // sends is what `render` showed); so does any document the parser accepted
@@ -8,6 +9,7 @@
 // control byte.
 #include "host/job_spec.hpp"
 #include "host/manifests.hpp"
+#include "host/operator_profile.hpp"
 #include "host/userdata.hpp"
 #include "host/yaml_json.hpp"
 
@@ -32,6 +34,16 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
   if (auto doc = parse_yaml_or_json(text, "fuzz"); doc && doc->is_object() && !has_float(*doc)) {
     auto back = parse_yaml_or_json(to_yaml(*doc), "fuzz-emitted");
     if (!back || *back != *doc) std::abort();
+  }
+  // The same bytes as an operator profile: a profile that parses renders a
+  // job whose manifests read back unchanged.
+  if (auto profile = parse_operator_profile(text, "fuzz-profile")) {
+    auto job = parse_job_spec("{\"name\":\"j\",\"namespace\":\"ns\",\"cpu\":1,\"memory\":\"1Gi\"}", "base", *profile);
+    if (job)
+      for (auto const& manifest : render_manifests(*job)) {
+        auto back = parse_yaml_or_json(to_yaml(manifest), "fuzz-rendered");
+        if (!back || *back != manifest) std::abort();
+      }
   }
   auto spec = parse_job_spec(text, "fuzz");
   if (!spec) return 0;

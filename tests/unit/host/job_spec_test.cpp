@@ -1,4 +1,5 @@
 #include "host/job_spec.hpp"
+#include "host/operator_profile.hpp"
 
 #include "test_files.hpp"
 
@@ -58,7 +59,7 @@ TEST_CASE("job_spec: the reference example, field by field") {
   CHECK(s.data_disk->size == "500Gi");
   CHECK(s.data_disk->mount_point == "/data");
   CHECK(s.data_disk->serial == "cosmicac-data");
-  CHECK(s.overlay_network == "overlay-net");
+  CHECK(s.overlay_network.empty());  // the operator's: none without a profile
   CHECK(s.job_type == "GPU_CONTAINER");
   REQUIRE(s.env.size() == 4);
   CHECK(s.env[0].first == "MODEL_ID");
@@ -66,11 +67,16 @@ TEST_CASE("job_spec: the reference example, field by field") {
   CHECK(std::get<nlohmann::json>(s.env[3].second)["weights"] == nlohmann::json::array({1, 2, 3}));
 }
 
-TEST_CASE("job_spec: credentialSecret follows pullSecret unless given") {
-  auto s = parse_job_spec(kBase + "pullSecret: regcred\n", "t").value();
+TEST_CASE("job_spec: the operator's names come from the profile; credentialSecret follows its pullSecret unless given") {
+  auto p = parse_operator_profile("pullSecret: regcred\nstorageClass: fast\noverlayNetwork: net\n", "p.yaml").value();
+  auto s = parse_job_spec(kBase, "t", p).value();
+  CHECK(s.pull_secret == "regcred");
   CHECK(s.credential_secret == "regcred");
-  auto t = parse_job_spec(kBase + "pullSecret: regcred\ncredentialSecret: docker-cred\n", "t").value();
-  CHECK(t.credential_secret == "docker-cred");
+  CHECK(s.storage_class == "fast");
+  CHECK(s.overlay_network == "net");
+  CHECK(s.root_image == kDefaultRootImage);
+  auto q = parse_operator_profile("pullSecret: regcred\ncredentialSecret: docker-cred\n", "p.yaml").value();
+  CHECK(parse_job_spec(kBase, "t", q).value().credential_secret == "docker-cred");
 }
 
 TEST_CASE("job_spec: YAML and JSON forms are the same spec") {
@@ -103,12 +109,14 @@ TEST_CASE("job_spec: errors name the field") {
   CHECK(spec_error("name: job\nnamespace: ns\ncpu: four\nmemory: 1Gi\n") == "spec.yaml: cpu: must be an integer");
   CHECK(spec_error("name: job\nnamespace: ns\ncpu: 4\nmemory: lots\n").find("spec.yaml: memory: 'lots' is not a quantity") == 0);
   CHECK(spec_error("name: job\nnamespace: ns\ncpu: 4\n") == "spec.yaml: memory: is required (for example 64Gi)");
-  CHECK(spec_error(kBase + "storageClass: Local_Path\n").find("spec.yaml: storageClass: 'Local_Path' is not a valid") == 0);
-  CHECK(spec_error(kBase + "rootDisk: {image: 'ghcr.io/UPPER/x'}\n").find("spec.yaml: rootDisk.image: ") == 0);
+  CHECK(spec_error(kBase + "storageClass: Local_Path\n").find("spec.yaml: storageClass: is set by the operator") == 0);
+  CHECK(spec_error(kBase + "rootDisk: {image: 'ghcr.io/UPPER/x'}\n").find("spec.yaml: rootDisk.image: is set by the operator") == 0);
   CHECK(spec_error(kBase + "container: {env: {1BAD: x}}\n") ==
         "spec.yaml: container.env.1BAD: is not a valid environment variable name");
   CHECK(spec_error(kBase + "container: {env: {EMPTY: }}\n").find("spec.yaml: container.env.EMPTY: must be a string") == 0);
-  CHECK(spec_error(kBase + "overlayNetwork: 'Bad/x'\n").find("spec.yaml: overlayNetwork: namespace part") == 0);
+  CHECK(spec_error(kBase + "overlayNetwork: 'Bad/x'\n").find("spec.yaml: overlayNetwork: is set by the operator") == 0);
+  CHECK(parse_operator_profile("overlayNetwork: 'Bad/x'\n", "p.yaml").error().message ==
+        "p.yaml: overlayNetwork: the namespace part is not valid");
   CHECK(spec_error("- a\n- b\n") == "spec.yaml: (top level): must be a mapping");
 }
 
@@ -119,9 +127,47 @@ TEST_CASE("job_spec: environment values never appear in errors") {
   CHECK(msg.find("secret") == std::string::npos);
 }
 
-TEST_CASE("job_spec: a docker:// prefix on the root image is accepted and normalised") {
-  auto s = parse_job_spec(kBase + "rootDisk: {image: 'docker://ghcr.io/a/b:1'}\n", "t").value();
-  CHECK(s.root_image == "ghcr.io/a/b:1");
+TEST_CASE("job_spec: a docker:// prefix on the profile's root image is accepted and normalised") {
+  auto p = parse_operator_profile("rootImage: 'docker://ghcr.io/a/b:1'\n", "p.yaml").value();
+  CHECK(parse_job_spec(kBase, "t", p).value().root_image == "ghcr.io/a/b:1");
+}
+
+TEST_CASE("job_spec: errors escape what the document spells — keys, names — and never quote a syntax error's text") {
+  // ESC ] 0 ; (OSC: retitle), CSI 2 J (clear), the 8-bit CSI U+009B: shown, not acted on.
+  auto const raw = [](std::string const& m) {
+    return m.find('\x1b') != std::string::npos || m.find("\xc2\x9b") != std::string::npos ||
+           m.find('\a') != std::string::npos;
+  };
+  std::string const key = spec_error(kBase + "\"\\e]0;pwned\\a\": 1\n");
+  CHECK_FALSE(raw(key));
+  CHECK(key == "spec.yaml: \\x1b]0;pwned\\x07: unknown field");
+  std::string const env = spec_error(kBase + "container: {env: {\"A\\e[2J\\u009b\": x}}\n");
+  CHECK_FALSE(raw(env));
+  CHECK(env == "spec.yaml: container.env.A\\x1b[2J\\u{009B}: is not a valid environment variable name");
+  std::string const name = spec_error("name: \"x\\e[2J\"\nnamespace: ns\ncpu: 1\nmemory: 1Gi\n");
+  CHECK_FALSE(raw(name));
+  CHECK(name.find("spec.yaml: name: 'x\\x1b[2J' must be a DNS label") == 0);
+  std::string const dup = spec_error(kBase + "\"k\\e\": 1\n\"k\\e\": 2\n");
+  CHECK_FALSE(raw(dup));
+  CHECK(dup == "spec.yaml line 6: duplicate key 'k\\x1b'");
+
+  // A JSON syntax error inside an env value (or anywhere): the place, not the text.
+  std::string const json_err =
+      spec_error(R"({"name":"j","namespace":"ns","cpu":1,"memory":"1Gi","container":{"env":{"API_KEY":"sk-live-secret)"
+                 "\x01\"}}}");
+  CHECK(json_err.find("secret") == std::string::npos);
+  CHECK(json_err.find("sk-live") == std::string::npos);
+  CHECK(json_err.rfind("spec.yaml line 1 column ", 0) == 0);
+  CHECK(json_err.find(": invalid JSON: syntax error while parsing value - invalid string: control character") !=
+        std::string::npos);
+  std::string const literal = spec_error(R"({"name": sk-live-secret-token})");
+  CHECK(literal.find("sk-live") == std::string::npos);
+  CHECK(literal == "spec.yaml line 1 column 10: invalid JSON: syntax error while parsing value - invalid literal");
+  // yaml-cpp's own messages quote what they stopped at: cut.
+  std::string const yaml_err = spec_error(kBase + "container: {env: {K: \"sk-live-\\qsecret\"}}\n");
+  CHECK(yaml_err.find("secret") == std::string::npos);
+  CHECK(yaml_err.rfind("spec.yaml line 5 column ", 0) == 0);
+  CHECK(yaml_err.find(": invalid YAML: unknown escape character") != std::string::npos);
 }
 
 TEST_CASE("job_spec: derived object names") {

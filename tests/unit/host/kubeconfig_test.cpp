@@ -209,3 +209,44 @@ TEST_CASE("kubeconfig: a file past the 16 MiB cap is refused, naming the file an
   REQUIRE_FALSE(huge);
   CHECK(huge.error().message == "kubeconfig " + path + " is larger than 16777216 bytes");
 }
+
+TEST_CASE("kubeconfig: errors escape the names they show and never quote a syntax error's text") {
+  // A context name with OSC (retitle) and the 8-bit CSI: shown escaped.
+  auto r = resolve_kubeconfig({{"/k", "current-context: \"dev\\e]0;owned\\a\\u009b2J\"\ncontexts: []\n"}}, "");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message == "kubeconfig /k: context 'dev\\x1b]0;owned\\x07\\u{009B}2J' not found");
+  // A JSON kubeconfig broken inside the token: the place, never the token.
+  auto j = resolve_kubeconfig({{"/k.json", R"({"users": [{"name": "u", "user": {"token": "sk-live-TOKEN)" "\x01" R"("}}]})"}},
+                              "");
+  REQUIRE_FALSE(j);
+  CHECK(j.error().message.find("TOKEN") == std::string::npos);
+  CHECK(j.error().message.rfind("/k.json line 1 column ", 0) == 0);
+  auto y = resolve_kubeconfig({{"/k.yaml", "users:\n- name: u\n  user: {token: \"sk-live-\\qTOKEN\"}\n"}}, "");
+  REQUIRE_FALSE(y);
+  CHECK(y.error().message.find("TOKEN") == std::string::npos);
+  CHECK(y.error().message.rfind("/k.yaml line 3 column ", 0) == 0);
+  // An exec env name with a terminal control.
+  auto e = resolve_kubeconfig(
+      {{"/k", "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\nclusters:\n- name: c\n"
+              "  cluster: {server: 'https://h'}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: "
+              "client.authentication.k8s.io/v1beta1\n      command: p\n      env: [{name: \"A=\\e[2J\", value: v}]\n"}},
+      "");
+  REQUIRE_FALSE(e);
+  CHECK(e.error().message.find('\x1b') == std::string::npos);
+  CHECK(e.error().message.find("env name 'A=\\x1b[2J' is not a variable name") != std::string::npos);
+}
+
+TEST_CASE("kubeconfig: a relative path in a kubeconfig named without a directory is against the working directory") {
+  // client-go: filepath.Abs(filepath.Dir(file)), then Join. "./plugin" must stay a path, never a bare name.
+  std::string const cfg = "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\nclusters:\n"
+                          "- name: c\n  cluster: {server: 'https://h', certificate-authority: ca.crt}\nusers:\n- name: u\n"
+                          "  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
+                          "      command: ./plugin\n";
+  auto a = resolve_kubeconfig({{"config", cfg}}, "").value();
+  std::string const cwd = std::filesystem::current_path().string();
+  REQUIRE(a.exec);
+  CHECK(a.exec->program == cwd + "/plugin");
+  CHECK(a.ca_file == cwd + "/ca.crt");
+  auto sub = resolve_kubeconfig({{"kube/config", cfg}}, "").value();
+  CHECK(sub.exec->program == cwd + "/kube/plugin");
+}

@@ -2,6 +2,7 @@
 // CDI v1.62.0) and KubeVirt's admission-webhook rules; golden files of the
 // rendered output (regenerate with COSMICAC_UPDATE_GOLDEN=1).
 #include "host/manifests.hpp"
+#include "host/operator_profile.hpp"
 
 #include "host/guest_layout.hpp"
 #include "host/quantity.hpp"
@@ -35,6 +36,11 @@ test::SwaggerValidator const& cdi() {
 }
 
 json plain(Json const& o) { return json::parse(o.dump()); }
+
+// The operator's half of the examples (root image, Secrets, overlay network, …).
+OperatorProfile example_profile() {
+  return load_operator_profile(COSMICAC_SOURCE_DIR "/host/examples/operator/profile.yaml").value();
+}
 
 // KubeVirt's admission webhook refuses inline cloudInitNoCloud.userData above this.
 constexpr std::size_t kInlineUserDataLimit = 2048;
@@ -183,12 +189,12 @@ TEST_CASE("manifests: the schemas are present (shared/schemas beside the repo)")
 TEST_CASE("manifests: every example's objects validate against the schemas and webhook rules") {
   for (auto const& path : test::example_specs()) {
     INFO(path);
-    validate_all(render_manifests(load_job_spec(path).value()));
+    validate_all(render_manifests(load_job_spec(path, example_profile()).value()));
   }
 }
 
 TEST_CASE("manifests: the validator and rules do catch what they claim to") {
-  auto objs = render_manifests(load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value());
+  auto objs = render_manifests(load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", example_profile()).value());
   json vmi = find_kind(objs, "VirtualMachineInstance");
   std::vector<json> rendered;
   for (auto const& o : objs) rendered.push_back(plain(o));
@@ -298,7 +304,7 @@ TEST_CASE("vmi_resources: the launcher pod's requests, as KubeVirt derives them"
 }
 
 TEST_CASE("manifests: devices, disks and volumes of the reference job") {
-  auto spec = load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value();
+  auto spec = load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", example_profile()).value();
   auto objs = render_manifests(spec);
   REQUIRE(objs.size() == 4);  // DataVolume, PVC, VMI, then the user-data Secret (it is owned by the VMI)
   CHECK(objs[0]["kind"].get<std::string>() == "DataVolume");
@@ -415,7 +421,7 @@ TEST_CASE("manifests: -o json is a v1 List of the same objects") {
 TEST_CASE("manifests: golden files (COSMICAC_UPDATE_GOLDEN=1 rewrites them)") {
   bool update = std::getenv("COSMICAC_UPDATE_GOLDEN") != nullptr;
   for (auto const& path : test::example_specs()) {
-    auto spec = load_job_spec(path).value();
+    auto spec = load_job_spec(path, example_profile()).value();
     std::string stem = std::filesystem::path(path).stem().string();
     std::vector<std::pair<std::string, std::string>> outputs = {
         {test::golden_dir() + "/" + stem + ".yaml", to_yaml_stream(render_manifests(spec))},

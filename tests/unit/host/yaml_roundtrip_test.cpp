@@ -10,6 +10,7 @@
 #include "host/guest_layout.hpp"
 #include "host/job_spec.hpp"
 #include "host/manifests.hpp"
+#include "host/operator_profile.hpp"
 #include "host/userdata.hpp"
 #include "host/yaml_json.hpp"
 #include "test_files.hpp"
@@ -203,6 +204,7 @@ struct Field {
   std::string path;  // as errors name it
   bool narrow;       // a grammar no hostile string satisfies
   std::function<void(json&, std::string const&)> set;
+  bool in_profile = false;  // the operator's: a key of the operator profile, not of the job spec
 };
 
 std::vector<Field> string_fields() {
@@ -218,14 +220,14 @@ std::vector<Field> string_fields() {
       {"name", true, top("name")},
       {"namespace", true, top("namespace")},
       {"memory", true, top("memory")},
-      {"storageClass", true, top("storageClass")},
-      {"pullSecret", true, top("pullSecret")},
-      {"credentialSecret", true, top("credentialSecret")},
-      {"bootstrapConfigMap", true, top("bootstrapConfigMap")},
-      {"overlayNetwork", true, top("overlayNetwork")},
+      {"storageClass", true, top("storageClass"), true},
+      {"pullSecret", true, top("pullSecret"), true},
+      {"credentialSecret", true, top("credentialSecret"), true},
+      {"bootstrapConfigMap", true, top("bootstrapConfigMap"), true},
+      {"overlayNetwork", true, top("overlayNetwork"), true},
+      {"rootImage", true, top("rootImage"), true},
       {"gpu.type", true, in("gpu", "type", json::object())},
       {"infiniband.name", true, in("infiniband", "name", json::object())},
-      {"rootDisk.image", true, in("rootDisk", "image", json::object())},
       {"rootDisk.size", true, in("rootDisk", "size", json::object())},
       {"dataDisk.size", true, in("dataDisk", "size", disk)},
       {"dataDisk.mountPoint", false, in("dataDisk", "mountPoint", disk)},
@@ -297,17 +299,26 @@ TEST_CASE("yaml round trip: random strings in every spec field — refused namin
     auto const& field = fields[gen.below(fields.size())];
     bool const hostile = field.narrow && gen.below(2) == 0;
     std::string const value = hostile ? gen.hostile() : gen.any();
-    json spec = kBaseSpec;
-    field.set(spec, value);
+    json doc = field.in_profile ? json::object() : kBaseSpec;
+    field.set(doc, value);
     // Half as JSON, half as YAML written by our own encoder (itself under test).
     bool const as_yaml = gen.below(2) == 0;
-    std::string const text = as_yaml ? to_yaml(Json::parse(spec.dump())) : spec.dump();
-    auto parsed = parse_job_spec(text, "spec");
+    std::string const text = as_yaml ? to_yaml(Json::parse(doc.dump())) : doc.dump();
     INFO("seed " << seed << ", field " << field.path << ", value " << json(value).dump());
+    Result<JobSpec> parsed = make_error(Reason::ConfigInvalid, "profile: " + field.path + ": not parsed");
+    if (field.in_profile) {
+      if (auto profile = parse_operator_profile(text, "profile"))
+        parsed = parse_job_spec(kBaseSpec.dump(), "spec", *profile);
+      else
+        parsed = profile.error();
+    } else {
+      parsed = parse_job_spec(text, "spec");
+    }
     if (!parsed) {
-      std::string const prefix = "spec: " + field.path.substr(0, field.path.rfind(".PWN") == std::string::npos
-                                                                      ? field.path.size()
-                                                                      : field.path.rfind(".PWN"));
+      std::string const prefix = std::string(field.in_profile ? "profile: " : "spec: ") +
+                                 field.path.substr(0, field.path.rfind(".PWN") == std::string::npos
+                                                          ? field.path.size()
+                                                          : field.path.rfind(".PWN"));
       CHECK(parsed.error().message.rfind(prefix, 0) == 0);
       continue;
     }

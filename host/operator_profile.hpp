@@ -1,0 +1,42 @@
+// The operator's half of a job: which cluster objects a VMI uses (root disk
+// image and its pull Secret, the credential Secret, the bootstrap ConfigMap,
+// the storage class, the overlay network) and which device types tenants may
+// ask for. It comes from a file the operator keeps (`--profile FILE`), never
+// from the tenant's job spec: whoever writes these names chooses what the
+// guest boots, which Secret becomes a CD-ROM in it and which binary runs as
+// root there. Without a profile the compiled-in defaults below apply.
+#pragma once
+
+#include "common/error.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cosmicac::host {
+
+inline constexpr const char* kDefaultRootImage = "ghcr.io/tetherto/kubevirt-image:latest";
+inline constexpr const char* kDefaultStorageClass = "local-path";
+inline constexpr const char* kDefaultPullSecret = "ghcr-pull-cred";
+inline constexpr const char* kDefaultBootstrapConfigMap = "bootstrap-cm";
+
+struct OperatorProfile {
+  std::string origin = "compiled-in defaults";  // the file, for messages
+  std::string root_image = kDefaultRootImage;    // registry reference (no scheme)
+  std::string pull_secret = kDefaultPullSecret;  // CDI importer (accessKeyId/secretKey)
+  std::string credential_secret = kDefaultPullSecret;  // the CD-ROM with DOCKER_* keys (default: pullSecret)
+  std::string bootstrap_configmap = kDefaultBootstrapConfigMap;
+  std::string storage_class = kDefaultStorageClass;
+  std::string overlay_network;                // NAD "name" or "namespace/name" (the VMI's namespace only); optional
+  std::vector<std::string> gpu_types;         // gpu.type values tenants may request; empty: any
+  std::vector<std::string> infiniband_names;  // infiniband.name values tenants may request; empty: any
+};
+
+// A profile file: YAML or JSON, one mapping of the keys documented in README
+// ("Operator profile"); unknown or repeated keys are errors. Errors
+// (ConfigInvalid) read "<origin>: <key>: <what is wrong>", never quoting
+// the text.
+Result<OperatorProfile> parse_operator_profile(std::string_view text, std::string_view origin);
+Result<OperatorProfile> load_operator_profile(std::string const& path);
+
+}  // namespace cosmicac::host

@@ -1,0 +1,257 @@
+// Tenant and operator fields: the job spec (the tenant's) may not name a
+// cluster object; the operator profile (--profile FILE) does. Through the
+// real binary: every operator field in a job spec exits 2 naming the field
+// and the profile key, and without it the render carries the operator's
+// value.
+#include "common/process.hpp"
+#include "host/job_spec.hpp"
+#include "host/operator_profile.hpp"
+#include "test_files.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <map>
+#include <set>
+
+using namespace cosmicac;
+using namespace cosmicac::host;
+using nlohmann::json;
+
+namespace {
+
+CommandResult vmi(std::vector<std::string> args, std::string input = {}) {
+  Command c{.program = COSMICAC_VMI_BINARY, .args = std::move(args), .description = "cosmicac-vmi"};
+  c.timeout = std::chrono::seconds(60);
+  c.input = std::move(input);
+  c.log_output_on_failure = false;
+  return run_command(c).value();
+}
+
+json const kTenantSpec = {{"name", "job-1"},
+                          {"namespace", "tenant-a"},
+                          {"cpu", 4},
+                          {"memory", "16Gi"},
+                          {"gpu", {{"type", "A100"}, {"count", 1}}},
+                          {"infiniband", {{"name", "cx7"}, {"count", 1}}},
+                          {"rootDisk", {{"size", "200Gi"}}},
+                          {"dataDisk", {{"size", "100Gi"}, {"mountPoint", "/data"}}}};
+
+std::string const kProfileText =
+    "rootImage: registry.operator.example/os/ubuntu:24.04\n"
+    "pullSecret: op-pull\n"
+    "credentialSecret: op-cred\n"
+    "bootstrapConfigMap: op-bootstrap\n"
+    "storageClass: op-storage\n"
+    "overlayNetwork: op-net\n";
+
+// Sets a dotted path in a JSON document.
+void set_path(json& doc, std::string const& path, json value) {
+  json* at = &doc;
+  std::size_t start = 0;
+  for (std::size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1) {
+    json& next = (*at)[path.substr(start, dot - start)];
+    if (!next.is_object()) next = json::object();
+    at = &next;
+  }
+  (*at)[path.substr(start)] = std::move(value);
+}
+
+// What a tenant would write into each operator field to take it over.
+std::map<std::string, json> const kAttack = {
+    {"rootDisk.image", "attacker.example/evil-os:1"},   {"pullSecret", "other-tenants-secret"},
+    {"credentialSecret", "kube-admin-token"},           {"bootstrapConfigMap", "attacker-binary"},
+    {"storageClass", "fast-unmetered"},                 {"overlayNetwork", "other-ns/private-net"},
+};
+
+// Where the render (-o json, a v1 List) carries each operator field, and the profile's value.
+struct Carried {
+  std::string kind;
+  json::json_pointer at;
+  std::string value;
+};
+std::map<std::string, Carried> const kCarried = {
+    {"rootDisk.image", {"DataVolume", json::json_pointer("/spec/source/registry/url"),
+                        "docker://registry.operator.example/os/ubuntu:24.04"}},
+    {"pullSecret", {"DataVolume", json::json_pointer("/spec/source/registry/secretRef"), "op-pull"}},
+    {"credentialSecret", {"VirtualMachineInstance", json::json_pointer("/spec/volumes/2/secret/secretName"), "op-cred"}},
+    {"bootstrapConfigMap", {"VirtualMachineInstance", json::json_pointer("/spec/volumes/3/configMap/name"), "op-bootstrap"}},
+    {"storageClass", {"PersistentVolumeClaim", json::json_pointer("/spec/storageClassName"), "op-storage"}},
+    {"overlayNetwork", {"VirtualMachineInstance", json::json_pointer("/spec/networks/1/multus/networkName"), "op-net"}},
+};
+
+json item(json const& list, std::string const& kind) {
+  for (auto const& o : list["items"])
+    if (o["kind"] == kind) return o;
+  FAIL("no " << kind << " rendered");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("cli profile: every field of the job spec is classified, tenant or operator") {
+  std::set<std::string> tenant, operator_fields;
+  for (auto const& f : kSpecFields) {
+    CHECK((f.owner == FieldOwner::Operator) == (f.profile_key != nullptr));
+    (f.owner == FieldOwner::Tenant ? tenant : operator_fields).insert(f.path);
+  }
+  // The list of operator fields, all of them.
+  CHECK(operator_fields == std::set<std::string>{"rootDisk.image", "pullSecret", "credentialSecret",
+                                                 "bootstrapConfigMap", "storageClass", "overlayNetwork"});
+  std::set<std::string> attacked;
+  for (auto const& [path, value] : kAttack) attacked.insert(path);
+  CHECK(attacked == operator_fields);  // the attack below covers each operator field
+
+  // A value for every tenant field: each is read (a field the parser never
+  // reads would be "unknown field"), and the parser reads nothing else (it
+  // throws on a field missing from the table).
+  std::map<std::string, json> const sample = {
+      {"name", "job-2"}, {"namespace", "tenant-b"}, {"cpu", 2}, {"dedicatedCpuPlacement", true},
+      {"memory", "8Gi"}, {"hugepageSize", "2Mi"}, {"terminationGracePeriodSeconds", 30},
+      {"gpu", json::object({{"type", "A100"}})}, {"gpu.type", "H100"}, {"gpu.count", 2},
+      {"infiniband", json::object({{"name", "ib"}})}, {"infiniband.name", "cx7"}, {"infiniband.count", 2},
+      {"rootDisk", json::object()}, {"rootDisk.size", "300Gi"},
+      {"dataDisk", json::object({{"size", "100Gi"}, {"mountPoint", "/m"}})}, {"dataDisk.size", "200Gi"},
+      {"dataDisk.mountPoint", "/models"}, {"dataDisk.serial", "disk-1"},
+      {"container", json::object()}, {"container.image", "r.example/i:1"}, {"container.name", "c1"},
+      {"container.jobType", "GPU_CONTAINER"}, {"container.env", json::object({{"A", "b"}})}};
+  std::set<std::string> sampled;
+  for (auto const& [path, value] : sample) sampled.insert(path);
+  CHECK(sampled == tenant);
+  for (auto const& [path, value] : sample) {
+    json doc = kTenantSpec;
+    set_path(doc, path, value);
+    auto r = parse_job_spec(doc.dump(), "spec.json");
+    INFO(path << ": " << (r ? std::string("ok") : r.error().message));
+    CHECK(r);
+  }
+}
+
+TEST_CASE("cli profile: a job spec that sets an operator field exits 2 naming it; without it the render uses the operator's value") {
+  test::TempDir dir;
+  std::string const profile = dir.path + "/profile.yaml";
+  test::write_text(profile, kProfileText);
+  for (auto const& f : kSpecFields) {
+    if (f.owner != FieldOwner::Operator) continue;
+    INFO(f.path);
+    json doc = kTenantSpec;
+    set_path(doc, f.path, kAttack.at(f.path));
+    for (auto const& with_profile : {true, false}) {
+      std::vector<std::string> args = {"render", "-f", "-", "-o", "json"};
+      if (with_profile) args.insert(args.end(), {"--profile", profile});
+      auto r = vmi(args, doc.dump());
+      CHECK(r.exit_code == 2);
+      CHECK(r.out.empty());
+      CHECK(r.err == "cosmicac-vmi: <stdin>: " + std::string(f.path) +
+                         ": is set by the operator, not the job spec (operator profile key " + f.profile_key +
+                         ", given with cosmicac-vmi --profile FILE)\n");
+    }
+    // Even written as null, and through apply: nothing is sent.
+    json null_doc = kTenantSpec;
+    set_path(null_doc, f.path, nullptr);
+    auto a = vmi({"apply", "-f", "-", "--dry-run=client", "-o", "json"}, null_doc.dump());
+    CHECK(a.exit_code == 2);
+    CHECK(a.err.find(std::string("<stdin>: ") + f.path + ": is set by the operator") != std::string::npos);
+
+    // Without the field: the operator's value, and nothing of the attack.
+    auto ok = vmi({"render", "-f", "-", "-o", "json", "--profile", profile}, kTenantSpec.dump());
+    INFO(ok.err);
+    REQUIRE(ok.exit_code == 0);
+    auto const& carried = kCarried.at(f.path);
+    CHECK(item(json::parse(ok.out), carried.kind).at(carried.at) == carried.value);
+    CHECK(ok.out.find(kAttack.at(f.path).get<std::string>()) == std::string::npos);
+  }
+}
+
+TEST_CASE("cli profile: without --profile the compiled-in defaults; the profile's credentialSecret follows its pullSecret") {
+  auto r = vmi({"render", "-f", "-", "-o", "json"}, kTenantSpec.dump());
+  REQUIRE(r.exit_code == 0);
+  json const list = json::parse(r.out);
+  CHECK(item(list, "DataVolume")["spec"]["source"]["registry"]["url"] == std::string("docker://") + kDefaultRootImage);
+  CHECK(item(list, "DataVolume")["spec"]["source"]["registry"]["secretRef"] == kDefaultPullSecret);
+  CHECK(item(list, "VirtualMachineInstance")["spec"]["volumes"][2]["secret"]["secretName"] == kDefaultPullSecret);
+  CHECK(item(list, "VirtualMachineInstance")["spec"]["volumes"][3]["configMap"]["name"] == kDefaultBootstrapConfigMap);
+  CHECK(item(list, "PersistentVolumeClaim")["spec"]["storageClassName"] == kDefaultStorageClass);
+  CHECK(item(list, "VirtualMachineInstance")["spec"]["networks"].size() == 1);  // no overlay
+
+  auto p = parse_operator_profile("pullSecret: regcred\n", "p.yaml").value();
+  CHECK(p.credential_secret == "regcred");
+  auto q = parse_operator_profile("pullSecret: regcred\ncredentialSecret: docker-cred\n", "p.yaml").value();
+  CHECK(q.credential_secret == "docker-cred");
+  CHECK(parse_operator_profile("rootImage: 'docker://ghcr.io/a/b:1'\n", "p.yaml").value().root_image == "ghcr.io/a/b:1");
+}
+
+TEST_CASE("cli profile: an overlay network outside the VMI's namespace is refused, even from the operator") {
+  test::TempDir dir;
+  std::string const other = dir.path + "/other.yaml", same = dir.path + "/same.yaml";
+  test::write_text(other, "overlayNetwork: kube-system/host-net\n");
+  test::write_text(same, "overlayNetwork: tenant-a/op-net\n");
+  auto r = vmi({"render", "-f", "-", "--profile", other}, kTenantSpec.dump());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "cosmicac-vmi: " + other +
+                     ": overlayNetwork: 'kube-system/host-net' is in namespace kube-system, not the VMI's (tenant-a): a "
+                     "VMI joins only networks of its own namespace\n");
+  CHECK(r.out.empty());
+  auto ok = vmi({"render", "-f", "-", "-o", "json", "--profile", same}, kTenantSpec.dump());
+  REQUIRE(ok.exit_code == 0);
+  CHECK(item(json::parse(ok.out), "VirtualMachineInstance")["spec"]["networks"][1]["multus"]["networkName"] ==
+        "tenant-a/op-net");
+}
+
+TEST_CASE("cli profile: the operator narrows gpu.type and infiniband.name") {
+  test::TempDir dir;
+  std::string const profile = dir.path + "/p.yaml";
+  test::write_text(profile, "gpuTypes: [H100, A100]\ninfinibandNames: [cx7]\n");
+  CHECK(vmi({"render", "-f", "-", "--profile", profile}, kTenantSpec.dump()).exit_code == 0);
+  json doc = kTenantSpec;
+  doc["gpu"]["type"] = "GB200";
+  auto r = vmi({"render", "-f", "-", "--profile", profile}, doc.dump());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "cosmicac-vmi: <stdin>: gpu.type: 'GB200' is not one the operator allows (operator profile gpuTypes: "
+                 "H100, A100)\n");
+  doc = kTenantSpec;
+  doc["infiniband"] = {{"name", "cx6"}};
+  auto ib = vmi({"render", "-f", "-", "--profile", profile}, doc.dump());
+  CHECK(ib.exit_code == 2);
+  CHECK(ib.err.find("<stdin>: infiniband.name: 'cx6' is not one the operator allows (operator profile infinibandNames: cx7)") !=
+        std::string::npos);
+}
+
+TEST_CASE("cli profile: the profile is strict — unknown, repeated or ill-typed keys exit 2 naming file and key, never the content") {
+  test::TempDir dir;
+  auto profile_error = [&](std::string const& text) {
+    std::string const path = dir.path + "/p.yaml";
+    test::write_text(path, text);
+    auto r = vmi({"render", "-f", "-", "--profile", path}, kTenantSpec.dump());
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    return r.err.substr(0, r.err.size() - (r.err.empty() ? 0 : 1));
+  };
+  std::string const p = "cosmicac-vmi: " + dir.path + "/p.yaml";
+  CHECK(profile_error("pulSecret: x\n") == p + ": pulSecret: unknown field");
+  CHECK(profile_error("pullSecret: a\npullSecret: b\n") == p + " line 2: duplicate key 'pullSecret'");
+  CHECK(profile_error("{\"storageClass\": \"a\", \"storageClass\": \"b\"}") == p + ": duplicate key 'storageClass'");
+  CHECK(profile_error("pullSecret: [a]\n") == p + ": pullSecret: must be a string");
+  CHECK(profile_error("storageClass: Local_Path\n") ==
+        p + ": storageClass: 'Local_Path' is not a valid Kubernetes object name (RFC 1123 subdomain)");
+  CHECK(profile_error("rootImage: 'ghcr.io/UPPER/x'\n").rfind(p + ": rootImage: ", 0) == 0);
+  CHECK(profile_error("gpuTypes: []\n") == p + ": gpuTypes: must be a non-empty list of names");
+  CHECK(profile_error("- a\n") == p + ": (top level): must be a mapping");
+  // A key with terminal controls is shown escaped, not acted on.
+  std::string const esc = profile_error("\"\\e]0;pwned\\a\\x9b2J\": 1\n");
+  CHECK(esc.find('\x1b') == std::string::npos);
+  CHECK(esc.find("\xc2\x9b") == std::string::npos);
+  CHECK(esc.find("unknown field") != std::string::npos);
+  auto missing = vmi({"render", "-f", "-", "--profile", dir.path + "/none.yaml"}, kTenantSpec.dump());
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err == "cosmicac-vmi: cannot open operator profile " + dir.path + "/none.yaml\n");
+}
+
+TEST_CASE("cli profile: the examples — the reference job with the example profile renders its objects") {
+  auto r = vmi({"render", "-f", COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", "-o", "json", "--profile",
+                COSMICAC_SOURCE_DIR "/host/examples/operator/profile.yaml"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  json const list = json::parse(r.out);
+  CHECK(item(list, "VirtualMachineInstance")["spec"]["networks"][1]["multus"]["networkName"] == "overlay-net");
+  CHECK(item(list, "DataVolume")["spec"]["source"]["registry"]["secretRef"] == "ghcr-pull-cred");
+}
