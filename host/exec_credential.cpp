@@ -163,7 +163,7 @@ Result<bool> exec_interactive(ExecPluginConfig const& cfg, bool stdin_is_termina
   if (cfg.interactive_mode == "Never") return false;
   if (cfg.interactive_mode == "Always") {
     if (!stdin_is_terminal)
-      return make_error(Reason::Auth, "credential plugin " + cfg.command + " (" + cfg.origin +
+      return make_error(Reason::Auth, "credential plugin " + readiness::terminal_safe(cfg.command) + " (" + cfg.origin +
                                           ") has interactiveMode Always, but standard input is not a terminal");
     return true;
   }
@@ -181,7 +181,7 @@ ExecCredentialSource::ExecCredentialSource(ExecPluginConfig cfg, ClusterAccess c
 Result<std::shared_ptr<ExecCredential const>> ExecCredentialSource::get(bool refresh) {
   std::lock_guard l(mu_);
   if (cached_ && !refresh && (!cached_->expires || world_.now() < *cached_->expires)) return cached_;
-  std::string const who = "credential plugin " + cfg_.command + " (" + cfg_.origin + ")";
+  std::string const who = "credential plugin " + readiness::terminal_safe(cfg_.command) + " (" + cfg_.origin + ")";
   auto interactive = exec_interactive(cfg_, world_.stdin_is_terminal());
   if (!interactive) return interactive.error();
 

@@ -1,6 +1,7 @@
 #include "host/kube_client.hpp"
 
 #include "host/exec_credential.hpp"
+#include "readiness/terminal_text.hpp"
 
 #include <curl/curl.h>
 
@@ -261,7 +262,7 @@ Result<HttpResponse> KubeClient::perform_once(std::string const& method, std::st
     // server, and the Host header stays the server's, as client-go sends it.
     auto u = split_server(access_.server);
     if (!u)
-      return make_error(Reason::ConfigInvalid, access_.origin + ": server " + access_.server +
+      return make_error(Reason::ConfigInvalid, access_.origin + ": server " + readiness::terminal_safe(access_.server) +
                                                    " is not a URL cosmicac-vmi can use with tls-server-name");
     url = u->scheme + "://" + access_.tls_server_name + ":" + u->port + u->rest + path;
     std::string target = u->ipv6 ? "[" + u->host + "]" : u->host;
@@ -301,7 +302,7 @@ Result<HttpResponse> KubeClient::perform_once(std::string const& method, std::st
     bool transient = transient_transport_error(rc, answered_before_);
     char const* kind = failure_kind(rc);
     return make_error(Reason::Internal,
-                      method + " " + access_.server + path + " (" + access_.origin + "): " +
+                      method + " " + readiness::terminal_safe(access_.server + path) + " (" + access_.origin + "): " +
                           (kind ? std::string(kind) + ": " : std::string{}) + detail,
                       transient);
   }
