@@ -83,9 +83,19 @@ Status mount_directly(std::string const& node, std::string const& mount_point, D
 
 FstabEntry bind_fstab_entry(std::string const& source, std::string const& target, std::string const& data_root) {
   // nofail: a missing data disk must not stop the boot; requires-mounts-for:
-  // never bind the empty directory underneath.
+  // never bind the empty directory underneath. nosuid,nodev on both binds (a
+  // bind copies its source's flags anyway; said here so that no reader has to
+  // know it). mnt/ is the container's. The store over /var/lib/docker too: a
+  // container's root filesystem is dockerd's overlay mount, and the kernel
+  // checks nosuid/nodev on the mount a program or device is opened through,
+  // the overlay's own, not on the mount its layers sit on (setuid programs and
+  // device nodes of an image keep working: tests/unit/disk/apply_test.cpp
+  // checks it on the test kernel). What a nosuid store does cost: setuid
+  // programs inside a docker volume (bind-mounted from the store; the agent's
+  // container has none of its own making), and the vfs storage driver, whose
+  // root filesystems are plain directories of the store.
   return {.source = source, .target = target, .fstype = "none",
-          .options = "bind,nofail,x-systemd.requires-mounts-for=" + data_root, .freq = 0, .passno = 0};
+          .options = "bind,nosuid,nodev,nofail,x-systemd.requires-mounts-for=" + data_root, .freq = 0, .passno = 0};
 }
 
 // Mounts the filesystem where its layout says (disk/layout.hpp): a filesystem
@@ -135,7 +145,8 @@ Status place_filesystem(std::string const& node, std::string const& mount_point,
   out.docker_store = wanted.data_root + "/" + kDockerDir;
 
   // fstab: the filesystem at data_root (replacing an earlier line for the same
-  // UUID), then the two binds, so that the next boot has them before docker.
+  // UUID, or this line as an earlier version wrote it), then the two binds, so
+  // that the next boot has them before docker.
   bool changed = false;
   for (auto const& e : {data_fstab_entry(out.uuid, wanted.data_root, out.fs_type, wanted.fstab_device_timeout),
                         bind_fstab_entry(data_dir, mount_point, wanted.data_root),

@@ -62,7 +62,7 @@ FstabEntry data_fstab_entry(std::string const& uuid, std::string const& mount_po
   return {.source = "UUID=" + uuid,
           .target = mount_point,
           .fstype = fstype,
-          .options = "defaults,nofail,x-systemd.device-timeout=" + std::to_string(device_timeout.count()) + "s",
+          .options = "nosuid,nodev,nofail,x-systemd.device-timeout=" + std::to_string(device_timeout.count()) + "s",
           .freq = 0,
           .passno = 2};
 }

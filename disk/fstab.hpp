@@ -18,7 +18,9 @@ struct FstabEntry {
   int passno = 2;
 };
 
-// UUID=<uuid> <mount_point> <fstype> defaults,nofail,x-systemd.device-timeout=<N>s 0 2
+// UUID=<uuid> <mount_point> <fstype> nosuid,nodev,nofail,x-systemd.device-timeout=<N>s 0 2
+// nosuid,nodev: nothing on the data disk is a setuid program or a device to
+// the guest; at MNT it is the container's (and whoever wrote it before).
 FstabEntry data_fstab_entry(std::string const& uuid, std::string const& mount_point, std::string const& fstype,
                             std::chrono::seconds device_timeout);
 
