@@ -125,17 +125,41 @@ Status place_filesystem(std::string const& node, std::string const& mount_point,
   if (!mounted) return mounted.error();
   auto content = read_root_content(wanted.data_root);
   if (!content) return content.error();
+  auto put_back = [&]() -> Status {
+    if (*mounted) return ok();
+    return unmount(wanted.data_root);
+  };
+  if (*content == RootContent::UnmarkedLayout) {
+    // The marker file without the attribute: the previous version laid it out
+    // (it wrote only the file), or a container of an earlier-layout VM, which
+    // had this root as its MNT, wrote the file and a docker/ tree for the next
+    // VM's dockerd to restore. The file cannot tell them apart; this root
+    // disk's fstab can: only an agent that accepted the layout on this root
+    // disk mounts the filesystem at the data root. Anything else is treated
+    // as an earlier layout, never migrated.
+    auto recorded = fstab_has_line(wanted.fstab_path, "UUID=" + out.uuid, wanted.data_root);
+    if (!recorded) return recorded.error();
+    if (!*recorded) {
+      if (auto u = put_back(); !u) return u.error();
+      return keep_earlier(node + " holds " + kLayoutMarker + " without the " + kLayoutAttribute + " attribute, and " +
+                          wanted.fstab_path + " never mounted it at " + wanted.data_root +
+                          ": not trusted (a container of an earlier-layout VM can write that file), mounted at " +
+                          mount_point + " as it is, nothing moved");
+    }
+    say(progress, "accepting the layout of " + wanted.data_root + " (made on this root disk by the previous version)");
+    if (auto m = mark_store_layout(wanted.data_root); !m) return m.error();
+    *content = RootContent::StoreLayout;
+  }
   if (*content == RootContent::Files) {
-    if (!*mounted)
-      if (auto u = unmount(wanted.data_root); !u) return u.error();
+    if (auto u = put_back(); !u) return u.error();
     return keep_earlier(node + " holds files at its root (made by an earlier version): mounted at " + mount_point +
                         " as before, nothing moved");
   }
-  if (*content == RootContent::Empty) {
+  if (*content == RootContent::Empty)
     say(progress, "laying out " + wanted.data_root + ": " + kContainerDir + "/ for " + mount_point + ", " + kDockerDir +
                       "/ for docker's image store");
-    if (auto c = create_store_layout(wanted.data_root); !c) return c.error();
-  }
+  // Also for a layout already marked: completes one a crash interrupted (writes nothing otherwise).
+  if (auto c = create_store_layout(wanted.data_root); !c) return c.error();
   std::string const data_dir = wanted.data_root + "/" + kContainerDir;
   say(progress, "binding " + data_dir + " at " + mount_point);
   auto bound = ensure_bind_mounted(data_dir, mount_point, out.devno, std::string("/") + kContainerDir, options.mountinfo);

@@ -33,4 +33,8 @@ FstabEntry data_fstab_entry(std::string const& uuid, std::string const& mount_po
 // the line, for a line libmount cannot parse: then nothing is written).
 Result<bool> ensure_fstab_entry(std::string const& fstab_path, FstabEntry const& entry);
 
+// Whether the file has a line mounting `source` at `target` (any options).
+// A missing file has none. DiskError as above.
+Result<bool> fstab_has_line(std::string const& fstab_path, std::string const& source, std::string const& target);
+
 }  // namespace cosmicac::disk

@@ -342,6 +342,93 @@ TEST_CASE("apply with a data root: an earlier version's filesystem stays at MNT 
   CHECK(slurp(wanted.fstab_path).find("UUID=" + out->uuid + " " + mnt + " ext4 ") != std::string::npos);
 }
 
+// The attack: on a VM of the earlier layout the filesystem's root is the
+// container's MNT, so the container (root inside it) can write the layout
+// marker and a docker/ tree holding a privileged container with a restart
+// policy. The VM is re-created (a new root disk: a fresh fstab) with the same
+// data disk; had the agent taken the marker for its layout, it would bind
+// that docker/ over /var/lib/docker and dockerd would restore the plant.
+TEST_CASE("apply with a data root: a container's plant on an earlier-layout filesystem is never bound as docker's store") {
+  TempDir dir;
+  auto img = make_sparse(dir / "disk.img", 2 * GiB);
+  LoopDevice loop(img, /*partscan=*/true);
+  std::string const mnt = dir / "mnt/data";
+  std::string const root = dir / "var/lib/cosmicac/data";
+  Unmount guard_root{root};
+  Unmount guard{mnt};
+  DiskWanted const earlier{.mount_point = mnt, .min_bytes = 1, .partition_wait = 10s, .fstab_path = dir / "fstab.vm0"};
+  REQUIRE(apply(decide(facts_for(loop), earlier), earlier));  // the earlier layout: the root at MNT
+
+  // What the container writes through its MNT.
+  std::string const id(64, 'a');
+  spit(mnt + "/cosmicac-layout", "cosmicac-bootstrap data layout 1: mnt/ is MNT, docker/ is /var/lib/docker\n");
+  std::filesystem::create_directories(mnt + "/mnt");
+  std::filesystem::create_directories(mnt + "/docker/containers/" + id);
+  std::filesystem::create_directories(mnt + "/docker/image/overlay2/layerdb/mounts/" + id);
+  spit(mnt + "/docker/containers/" + id + "/hostconfig.json",
+       R"({"Privileged":true,"RestartPolicy":{"Name":"always"},"Binds":["/:/host"]})");
+  spit(mnt + "/docker/containers/" + id + "/config.v2.json", R"({"ID":")" + id + R"(","Name":"/planted"})");
+  unmount_all({mnt});
+
+  DiskWanted const wanted{.mount_point = mnt, .min_bytes = 1, .partition_wait = 10s, .fstab_path = dir / "fstab.vm1",
+                          .data_root = root};
+  auto out = apply(decide(facts_for(loop), wanted), wanted);
+  REQUIRE(out);
+  INFO(out->layout_note);
+  CHECK(out->docker_store.empty());  // nothing for /var/lib/docker
+  CHECK(out->data_root.empty());
+  CHECK(out->layout_note.find("not trusted") != std::string::npos);
+  // Treated as the earlier layout it is: at MNT as it is, nothing moved, nothing bound, the attribute not set.
+  auto at_mnt = mounted_at(mnt);
+  REQUIRE(at_mnt);
+  REQUIRE(*at_mnt);
+  CHECK((*at_mnt)->root == "/");
+  auto at_root = mounted_at(root);
+  REQUIRE(at_root);
+  CHECK_FALSE(*at_root);
+  CHECK(slurp(mnt + "/docker/containers/" + id + "/config.v2.json").find("planted") != std::string::npos);
+  CHECK(::getxattr(mnt.c_str(), "trusted.cosmicac.layout", nullptr, 0) < 0);
+  std::string const fstab = slurp(wanted.fstab_path);
+  CHECK(fstab.find("/var/lib/docker") == std::string::npos);
+  CHECK(fstab.find(" " + root + " ") == std::string::npos);
+}
+
+// A disk the previous version laid out carries the marker file only. On the
+// root disk whose fstab mounts it at the data root (that agent accepted it
+// there), it is marked and kept; a re-created VM does not trust it.
+TEST_CASE("apply with a data root: the previous version's layout is accepted on its own root disk only") {
+  TempDir dir;
+  auto img = make_sparse(dir / "disk.img", 2 * GiB);
+  LoopDevice loop(img, /*partscan=*/true);
+  std::string const mnt = dir / "mnt/data";
+  std::string const root = dir / "var/lib/cosmicac/data";
+  Unmount guard_root{root};
+  Unmount guard{mnt};
+  DiskWanted const wanted{.mount_point = mnt, .min_bytes = 1, .partition_wait = 10s, .fstab_path = dir / "fstab",
+                          .data_root = root};
+  auto made = apply(decide(facts_for(loop), wanted), wanted);
+  REQUIRE(made);
+  REQUIRE_FALSE(made->docker_store.empty());
+  REQUIRE(::removexattr(root.c_str(), "trusted.cosmicac.layout") == 0);  // as the previous version left it
+  unmount_all({mnt, root});
+
+  auto same = apply(decide(facts_for(loop), wanted), wanted);  // a reboot of the same VM
+  REQUIRE(same);
+  CHECK(same->docker_store == root + "/docker");
+  char value[8] = {};
+  CHECK(::getxattr(root.c_str(), "trusted.cosmicac.layout", value, sizeof value) == 1);
+  CHECK(std::string(value) == "1");
+
+  REQUIRE(::removexattr(root.c_str(), "trusted.cosmicac.layout") == 0);
+  unmount_all({mnt, root});
+  DiskWanted const recreated{.mount_point = mnt, .min_bytes = 1, .partition_wait = 10s,
+                             .fstab_path = dir / "fstab.new", .data_root = root};
+  auto other = apply(decide(facts_for(loop), recreated), recreated);
+  REQUIRE(other);
+  CHECK(other->docker_store.empty());
+  CHECK(other->layout_note.find("not trusted") != std::string::npos);
+}
+
 // An earlier boot's fstab (lines without nosuid,nodev) mounted the data
 // filesystem and bound mnt/: the run remounts both with the flags, upgrades
 // the lines once, and a bind it makes gets them even from a mount without.

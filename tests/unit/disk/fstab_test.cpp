@@ -180,3 +180,19 @@ TEST_CASE("ensure_fstab_entry upgrades the previous version's lines to nosuid,no
   }
   CHECK(slurp(path) == text);
 }
+
+TEST_CASE("fstab_has_line: a line mounting that source at that target, whatever its options") {
+  TempDir dir;
+  std::string const path = dir / "fstab";
+  auto none = fstab_has_line(path, "UUID=3333", "/var/lib/cosmicac/data");
+  REQUIRE(none);
+  CHECK_FALSE(*none);  // no file
+  spit(path, kExisting);
+  CHECK(*fstab_has_line(path, "UUID=2222-old", "/data"));
+  CHECK_FALSE(*fstab_has_line(path, "UUID=2222-old", "/var/lib/cosmicac/data"));
+  CHECK_FALSE(*fstab_has_line(path, "UUID=3333", "/data"));
+  spit(path, "this-line-is-broken\n");
+  auto bad = fstab_has_line(path, "UUID=3333", "/data");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("line 1") != std::string::npos);
+}
