@@ -38,6 +38,11 @@ def docker_store_on_data_disk(t: Ctx, vm: VM, label: str) -> None:
     seen = vm.qga.exec(["docker", "exec", "inference", "/bin/ls", "-a", "/data"]).out.split()
     t.expect("docker" not in seen and "image" not in seen and "overlay2" not in seen,
              f"{label}: the container sees docker's store under /data: {seen}")
+    for target in ("/var/lib/cosmicac/data", "/data", "/var/lib/docker"):
+        opts = vm.qga.exec(["findmnt", "-n", "-o", "OPTIONS", target]).out.strip().split(",")
+        t.expect("nosuid" in opts and "nodev" in opts, f"{label}: {target} is mounted {opts}, not nosuid,nodev")
+    inside = vm.qga.exec(["docker", "exec", "inference", "/bin/grep", " /data ", "/proc/self/mountinfo"]).out
+    t.expect("nosuid" in inside and "nodev" in inside, f"{label}: the container's /data is not nosuid,nodev: {inside}")
 
 
 def inference_container(t: Ctx, vm: VM, name: str, image_tag: str, env: list[str],
