@@ -69,7 +69,7 @@ Status prepare_disk(ModuleOptions const& o, engine::Client& docker, readiness::R
   auto say = [&](std::string_view m) { reporter.publish(readiness::progress(Step::Disk, std::string(m))); };
   auto disk = disk::apply(*plan, wanted, say, probe);
   if (!disk) return disk.error();
-  auto store = place_docker_store(*disk, docker, probe.mountinfo);
+  auto store = place_docker_store(*disk, docker, {.mountinfo = probe.mountinfo, .instance_id_path = o.instance_id_path});
   if (!store) return store.error();
   if (!store->message.empty()) say(store->message);
   return ok();

@@ -12,6 +12,7 @@ struct Environment {
   std::string sysfs_root = "/sys";
   std::string dev_root = "/dev";
   std::string data_root = "/var/lib/cosmicac/data";  // disk/layout.hpp; "" keeps the earlier layout
+  std::string instance_id_path = "/var/lib/cosmicac/instance-id";  // agent/store.hpp: this root disk's id
 };
 
 // Runs every step, reporting through `reporter`. Returns the process exit code

@@ -22,6 +22,7 @@ namespace cosmicac::agent {
 struct ModuleOptions {
   disk::DiskWanted disk;
   disk::ProbeOptions probe;
+  std::string instance_id_path;  // agent/store.hpp
   engine::ClientOptions engine;
   engine::DockerOptions docker;
   registry::ImageToPull image;

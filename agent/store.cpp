@@ -1,5 +1,7 @@
 #include "agent/store.hpp"
 
+#include "agent/store_reset.hpp"
+#include "common/file_io.hpp"
 #include "common/systemd_manager.hpp"
 #include "disk/layout.hpp"
 #include "disk/mount.hpp"
@@ -7,6 +9,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <thread>
 
 namespace cosmicac::agent {
@@ -36,7 +43,66 @@ Status wait_inactive(std::string const& unit, std::chrono::seconds limit) {
   return ok();
 }
 
+bool is_instance_id(std::string const& s) {
+  if (s.size() != 32) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+std::string dropped_note(int n) {
+  return n == 0 ? std::string() : "; dropped " + std::to_string(n) + " container(s) of the VM that used it last";
+}
+
 }  // namespace
+
+bool dockerd_running(std::string const& proc_root) {
+  std::error_code ec;
+  for (auto const& e : std::filesystem::directory_iterator(proc_root, ec)) {
+    std::string const pid = e.path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto comm = read_file(e.path().string() + "/comm", 64);
+    if (comm && *comm == "dockerd\n") return true;
+  }
+  return false;
+}
+
+Result<std::string> instance_id(std::string const& path) {
+  auto text = read_file(path, 4096, Follow::NoSymlinks, Reason::DiskError);
+  if (text) {
+    std::string id = *text;
+    while (!id.empty() && id.back() == '\n') id.pop_back();
+    if (is_instance_id(id)) return id;
+    spdlog::warn("{} does not hold an instance id: making a new one (the data disk's store is then another VM's)", path);
+  } else if (::access(path.c_str(), F_OK) == 0 || errno != ENOENT) {
+    return text.error();
+  }
+  unsigned char raw[16];
+  if (::getrandom(raw, sizeof raw, 0) != static_cast<ssize_t>(sizeof raw))
+    return make_error(Reason::DiskError, std::string("cannot make an instance id: getrandom: ") + std::strerror(errno));
+  std::string id;
+  for (unsigned char b : raw) {
+    constexpr const char* kHex = "0123456789abcdef";
+    id += kHex[b >> 4];
+    id += kHex[b & 15];
+  }
+  if (auto st = disk::make_mount_point(parent_directory(path)); !st) return st.error();
+  if (auto st = write_file_atomically(path, id + "\n", 0644, Reason::DiskError); !st) return st.error();
+  return id;
+}
+
+Result<int> claim_store(std::string const& docker_store, std::string const& id) {
+  auto owner = disk::read_trusted_attribute(docker_store, disk::kStoreOwnerAttribute);
+  if (!owner) return owner.error();
+  if (*owner == id) return 0;
+  auto dropped = drop_containers(docker_store);
+  if (!dropped) return dropped.error();
+  if (dropped->containers > 0 || dropped->layers > 0)
+    spdlog::info("{}: dropped {} container(s) and {} read-write layer(s) of {}", docker_store, dropped->containers,
+                 dropped->layers, owner->empty() ? std::string("an unrecorded VM") : "VM " + *owner);
+  if (auto st = disk::write_trusted_attribute(docker_store, disk::kStoreOwnerAttribute, id); !st) return st.error();
+  return dropped->containers;
+}
 
 std::string_view store_action_name(StoreAction a) noexcept {
   switch (a) {
@@ -55,32 +121,70 @@ StoreAction decide_store(StoreFacts const& f) noexcept {
   return StoreAction::KeepRootStore;
 }
 
+bool must_claim_store(StoreFacts const& f, StoreAction a) noexcept {
+  if (f.owned) return false;
+  switch (a) {
+    case StoreAction::AlreadyBound: return !f.docker_active;
+    case StoreAction::Bind:
+    case StoreAction::RestartDockerAround: return true;
+    case StoreAction::KeepRootStore: return false;
+  }
+  return false;
+}
+
 Result<StoreOutcome> place_docker_store(disk::DiskOutcome const& disk, engine::Client& docker,
-                                        std::string const& mountinfo) {
+                                        StoreOptions const& options) {
   if (disk.docker_store.empty()) return StoreOutcome{.action = StoreAction::AlreadyBound, .message = disk.layout_note};
   std::string const target = disk::kDockerStoreTarget;
   std::string const fs_root = std::string("/") + disk::kDockerDir;
+  auto const& mountinfo = options.mountinfo;
   auto at = disk::mounted_at(target, mountinfo);
   if (!at) return at.error();
+  auto id = instance_id(options.instance_id_path);
+  if (!id) return id.error();
+  auto owner = disk::read_trusted_attribute(disk.docker_store, disk::kStoreOwnerAttribute);
+  if (!owner) return owner.error();
   StoreFacts facts;
   facts.bound = *at && (*at)->devno == disk.devno && (*at)->root == fs_root;
-  if (!facts.bound) {
-    facts.docker_active = is_running_state(systemd::active_state(kDockerService));
-    if (facts.docker_active) facts.running_containers = running_containers(docker);
-  }
+  facts.owned = *owner == *id;
+  if (!facts.bound || !facts.owned) facts.docker_active = is_running_state(systemd::active_state(kDockerService));
+  if (!facts.bound && facts.docker_active) facts.running_containers = running_containers(docker);
   StoreOutcome out{.action = decide_store(facts)};
+  auto claim = [&]() -> Status {
+    if (!must_claim_store(facts, out.action)) return ok();
+    if (dockerd_running(options.proc_root)) {
+      spdlog::warn("{} was last used by another root disk, but a dockerd process runs: its containers are not "
+                   "dropped this run",
+                   disk.docker_store);
+      return ok();
+    }
+    auto dropped = claim_store(disk.docker_store, *id);
+    if (!dropped) return dropped.error();
+    out.dropped_containers = *dropped;
+    return ok();
+  };
   auto bind = [&]() -> Status {
+    if (auto st = claim(); !st) return st;
     auto b = disk::ensure_bind_mounted(disk.docker_store, target, disk.devno, fs_root, mountinfo);
     if (!b) return b.error();
     return ok();
   };
   switch (out.action) {
     case StoreAction::AlreadyBound:
-      out.message = "docker's image store is " + disk.docker_store + " (already at " + target + ")";
+      if (auto st = claim(); !st) return st.error();
+      out.message = "docker's image store is " + disk.docker_store + " (already at " + target + ")" +
+                    dropped_note(out.dropped_containers);
+      if (!facts.owned && facts.docker_active) {
+        out.message += "; dockerd already runs on it, and it was last used by another root disk (or a version that "
+                       "did not record it): its containers stay this boot, and the disk unit drops them at the next "
+                       "boot, before dockerd starts";
+        spdlog::warn("{}", out.message);
+      }
       break;
     case StoreAction::Bind:
       if (auto st = bind(); !st) return st.error();
-      out.message = "docker's image store: " + disk.docker_store + " bound at " + target;
+      out.message = "docker's image store: " + disk.docker_store + " bound at " + target +
+                    dropped_note(out.dropped_containers);
       break;
     case StoreAction::RestartDockerAround:
       // dockerd started on the root disk's store before us (e.g. the agent was
@@ -90,10 +194,11 @@ Result<StoreOutcome> place_docker_store(disk::DiskOutcome const& disk, engine::C
       for (auto const* unit : {kDockerSocket, kDockerService})
         if (auto st = systemd::stop_unit(unit); !st) return make_error(Reason::DiskError, st.error().message);
       if (auto st = wait_inactive(kDockerService, std::chrono::seconds(60)); !st) return st.error();
-      if (auto st = bind(); !st) return st.error();
+      if (auto st = bind(); !st) return st.error();  // the store is claimed here, dockerd being stopped
       (void)systemd::start_unit(kDockerSocket);  // absent on some installs; docker.service alone is enough
       if (auto st = systemd::start_unit(kDockerService); !st) return make_error(Reason::DockerUnavailable, st.error().message);
-      out.message = "docker's image store: " + disk.docker_store + " bound at " + target + " (dockerd restarted: it had started on the root disk's store)";
+      out.message = "docker's image store: " + disk.docker_store + " bound at " + target +
+                    " (dockerd restarted: it had started on the root disk's store)" + dropped_note(out.dropped_containers);
       break;
     case StoreAction::KeepRootStore:
       out.message = "dockerd already runs " +

@@ -83,9 +83,19 @@ Status mount_directly(std::string const& node, std::string const& mount_point, D
 
 FstabEntry bind_fstab_entry(std::string const& source, std::string const& target, std::string const& data_root) {
   // nofail: a missing data disk must not stop the boot; requires-mounts-for:
-  // never bind the empty directory underneath.
+  // never bind the empty directory underneath. nosuid,nodev on both binds (a
+  // bind copies its source's flags anyway; said here so that no reader has to
+  // know it). mnt/ is the container's. The store over /var/lib/docker too: a
+  // container's root filesystem is dockerd's overlay mount, and the kernel
+  // checks nosuid/nodev on the mount a program or device is opened through,
+  // the overlay's own, not on the mount its layers sit on (setuid programs and
+  // device nodes of an image keep working: tests/unit/disk/apply_test.cpp
+  // checks it on the test kernel). What a nosuid store does cost: setuid
+  // programs inside a docker volume (bind-mounted from the store; the agent's
+  // container has none of its own making), and the vfs storage driver, whose
+  // root filesystems are plain directories of the store.
   return {.source = source, .target = target, .fstype = "none",
-          .options = "bind,nofail,x-systemd.requires-mounts-for=" + data_root, .freq = 0, .passno = 0};
+          .options = "bind,nosuid,nodev,nofail,x-systemd.requires-mounts-for=" + data_root, .freq = 0, .passno = 0};
 }
 
 // Mounts the filesystem where its layout says (disk/layout.hpp): a filesystem
@@ -115,17 +125,41 @@ Status place_filesystem(std::string const& node, std::string const& mount_point,
   if (!mounted) return mounted.error();
   auto content = read_root_content(wanted.data_root);
   if (!content) return content.error();
+  auto put_back = [&]() -> Status {
+    if (*mounted) return ok();
+    return unmount(wanted.data_root);
+  };
+  if (*content == RootContent::UnmarkedLayout) {
+    // The marker file without the attribute: the previous version laid it out
+    // (it wrote only the file), or a container of an earlier-layout VM, which
+    // had this root as its MNT, wrote the file and a docker/ tree for the next
+    // VM's dockerd to restore. The file cannot tell them apart; this root
+    // disk's fstab can: only an agent that accepted the layout on this root
+    // disk mounts the filesystem at the data root. Anything else is treated
+    // as an earlier layout, never migrated.
+    auto recorded = fstab_has_line(wanted.fstab_path, "UUID=" + out.uuid, wanted.data_root);
+    if (!recorded) return recorded.error();
+    if (!*recorded) {
+      if (auto u = put_back(); !u) return u.error();
+      return keep_earlier(node + " holds " + kLayoutMarker + " without the " + kLayoutAttribute + " attribute, and " +
+                          wanted.fstab_path + " never mounted it at " + wanted.data_root +
+                          ": not trusted (a container of an earlier-layout VM can write that file), mounted at " +
+                          mount_point + " as it is, nothing moved");
+    }
+    say(progress, "accepting the layout of " + wanted.data_root + " (made on this root disk by the previous version)");
+    if (auto m = mark_store_layout(wanted.data_root); !m) return m.error();
+    *content = RootContent::StoreLayout;
+  }
   if (*content == RootContent::Files) {
-    if (!*mounted)
-      if (auto u = unmount(wanted.data_root); !u) return u.error();
+    if (auto u = put_back(); !u) return u.error();
     return keep_earlier(node + " holds files at its root (made by an earlier version): mounted at " + mount_point +
                         " as before, nothing moved");
   }
-  if (*content == RootContent::Empty) {
+  if (*content == RootContent::Empty)
     say(progress, "laying out " + wanted.data_root + ": " + kContainerDir + "/ for " + mount_point + ", " + kDockerDir +
                       "/ for docker's image store");
-    if (auto c = create_store_layout(wanted.data_root); !c) return c.error();
-  }
+  // Also for a layout already marked: completes one a crash interrupted (writes nothing otherwise).
+  if (auto c = create_store_layout(wanted.data_root); !c) return c.error();
   std::string const data_dir = wanted.data_root + "/" + kContainerDir;
   say(progress, "binding " + data_dir + " at " + mount_point);
   auto bound = ensure_bind_mounted(data_dir, mount_point, out.devno, std::string("/") + kContainerDir, options.mountinfo);
@@ -135,7 +169,8 @@ Status place_filesystem(std::string const& node, std::string const& mount_point,
   out.docker_store = wanted.data_root + "/" + kDockerDir;
 
   // fstab: the filesystem at data_root (replacing an earlier line for the same
-  // UUID), then the two binds, so that the next boot has them before docker.
+  // UUID, or this line as an earlier version wrote it), then the two binds, so
+  // that the next boot has them before docker.
   bool changed = false;
   for (auto const& e : {data_fstab_entry(out.uuid, wanted.data_root, out.fs_type, wanted.fstab_device_timeout),
                         bind_fstab_entry(data_dir, mount_point, wanted.data_root),

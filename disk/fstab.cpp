@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace cosmicac::disk {
@@ -55,19 +56,8 @@ Status write_atomically(std::string const& path, libmnt_table* tb) {
   return write_file_atomically(path, std::string_view(buf, len), mode, Reason::DiskError);
 }
 
-}  // namespace
-
-FstabEntry data_fstab_entry(std::string const& uuid, std::string const& mount_point, std::string const& fstype,
-                            std::chrono::seconds device_timeout) {
-  return {.source = "UUID=" + uuid,
-          .target = mount_point,
-          .fstype = fstype,
-          .options = "defaults,nofail,x-systemd.device-timeout=" + std::to_string(device_timeout.count()) + "s",
-          .freq = 0,
-          .passno = 2};
-}
-
-Result<bool> ensure_fstab_entry(std::string const& path, FstabEntry const& entry) {
+// The file as a libmount table, comments kept; a missing file is an empty table.
+Result<mnt::TablePtr> parse_fstab(std::string const& path) {
   mnt::TablePtr tb(mnt_new_table());
   if (!tb) return make_error(Reason::DiskError, "cannot allocate a libmount table for " + path);
   mnt_table_enable_comments(tb.get(), 1);
@@ -76,6 +66,7 @@ Result<bool> ensure_fstab_entry(std::string const& path, FstabEntry const& entry
   mnt_table_set_parser_errcb(tb.get(), stop_on_parse_error);
   if (::access(path.c_str(), F_OK) == 0) {
     int const rc = mnt_table_parse_fstab(tb.get(), path.c_str());
+    mnt_table_set_userdata(tb.get(), nullptr);
     if (bad_line != 0)
       return make_error(Reason::DiskError,
                         "cannot parse " + path + " line " + std::to_string(bad_line) + ": not editing it");
@@ -83,6 +74,25 @@ Result<bool> ensure_fstab_entry(std::string const& path, FstabEntry const& entry
   } else if (errno != ENOENT) {
     return fail(path, "cannot access", errno);
   }
+  return tb;
+}
+
+}  // namespace
+
+FstabEntry data_fstab_entry(std::string const& uuid, std::string const& mount_point, std::string const& fstype,
+                            std::chrono::seconds device_timeout) {
+  return {.source = "UUID=" + uuid,
+          .target = mount_point,
+          .fstype = fstype,
+          .options = "nosuid,nodev,nofail,x-systemd.device-timeout=" + std::to_string(device_timeout.count()) + "s",
+          .freq = 0,
+          .passno = 2};
+}
+
+Result<bool> ensure_fstab_entry(std::string const& path, FstabEntry const& entry) {
+  auto parsed = parse_fstab(path);
+  if (!parsed) return parsed.error();
+  mnt::TablePtr tb = std::move(*parsed);
 
   // Earlier lines of ours: same mount point or same source.
   std::vector<libmnt_fs*> matches;
@@ -113,6 +123,16 @@ Result<bool> ensure_fstab_entry(std::string const& path, FstabEntry const& entry
   }
   if (auto st = write_atomically(path, tb.get()); !st) return st.error();
   return true;
+}
+
+Result<bool> fstab_has_line(std::string const& path, std::string const& source, std::string const& target) {
+  auto tb = parse_fstab(path);
+  if (!tb) return tb.error();
+  mnt::IterPtr it(mnt_new_iter(MNT_ITER_FORWARD));
+  libmnt_fs* fs = nullptr;
+  while (mnt_table_next_fs(tb->get(), it.get(), &fs) == 0)
+    if (str(mnt_fs_get_source(fs)) == source && str(mnt_fs_get_target(fs)) == target) return true;
+  return false;
 }
 
 }  // namespace cosmicac::disk

@@ -18,7 +18,9 @@ struct FstabEntry {
   int passno = 2;
 };
 
-// UUID=<uuid> <mount_point> <fstype> defaults,nofail,x-systemd.device-timeout=<N>s 0 2
+// UUID=<uuid> <mount_point> <fstype> nosuid,nodev,nofail,x-systemd.device-timeout=<N>s 0 2
+// nosuid,nodev: nothing on the data disk is a setuid program or a device to
+// the guest; at MNT it is the container's (and whoever wrote it before).
 FstabEntry data_fstab_entry(std::string const& uuid, std::string const& mount_point, std::string const& fstype,
                             std::chrono::seconds device_timeout);
 
@@ -30,5 +32,9 @@ FstabEntry data_fstab_entry(std::string const& uuid, std::string const& mount_po
 // (false: the line was already exactly there). DiskError naming the file (and
 // the line, for a line libmount cannot parse: then nothing is written).
 Result<bool> ensure_fstab_entry(std::string const& fstab_path, FstabEntry const& entry);
+
+// Whether the file has a line mounting `source` at `target` (any options).
+// A missing file has none. DiskError as above.
+Result<bool> fstab_has_line(std::string const& fstab_path, std::string const& source, std::string const& target);
 
 }  // namespace cosmicac::disk

@@ -5,6 +5,7 @@
 #include <libmount/libmount.h>
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -81,7 +82,10 @@ Result<bool> ensure_mounted(std::string const& device, std::string const& fstype
   auto before = mounted_at(target, mountinfo);
   if (!before) return before.error();
   if (*before) {
-    if (is_device(**before, device, dst.st_rdev)) return true;
+    if (is_device(**before, device, dst.st_rdev)) {
+      if (auto st = restrict_mount(target); !st) return st.error();
+      return true;
+    }
     return make_error(Reason::DiskError, target + " already holds " + (*before)->source + " (" + (*before)->fstype +
                                              "), not " + device + " (" + fstype + ")");
   }
@@ -96,7 +100,7 @@ Result<bool> ensure_mounted(std::string const& device, std::string const& fstype
   mnt_context_set_source(cxt.get(), device.c_str());
   mnt_context_set_target(cxt.get(), target.c_str());
   mnt_context_set_fstype(cxt.get(), fstype.c_str());
-  mnt_context_set_options(cxt.get(), "defaults");
+  mnt_context_set_options(cxt.get(), "nosuid,nodev");
   int const rc = mnt_context_mount(cxt.get());
   if (rc != 0 || mnt_context_get_status(cxt.get()) != 1) {
     char buf[512] = {};
@@ -111,6 +115,7 @@ Result<bool> ensure_mounted(std::string const& device, std::string const& fstype
   if (!is_device(**after, device, dst.st_rdev))
     return make_error(Reason::DiskError, "after mounting " + device + ", " + target + " holds " + (*after)->source +
                                              " (" + (*after)->fstype + ")");
+  if (auto st = restrict_mount(target); !st) return st.error();
   return false;
 }
 
@@ -121,7 +126,10 @@ Result<bool> ensure_bind_mounted(std::string const& source, std::string const& t
   auto before = mounted_at(target, mountinfo);
   if (!before) return before.error();
   if (*before) {
-    if (is_ours(**before)) return true;
+    if (is_ours(**before)) {
+      if (auto st = restrict_mount(target); !st) return st.error();
+      return true;
+    }
     return make_error(Reason::DiskError, target + " already holds " + (*before)->source + " (" + (*before)->fstype +
                                              (*before)->root + "), not " + source);
   }
@@ -132,7 +140,23 @@ Result<bool> ensure_bind_mounted(std::string const& source, std::string const& t
   if (!*after || !is_ours(**after))
     return make_error(Reason::DiskError, "bind-mounted " + source + " at " + target + " but mountinfo shows " +
                                              (*after ? (*after)->source + (*after)->root : std::string("nothing")));
+  if (auto st = restrict_mount(target); !st) return st.error();
   return false;
+}
+
+Status restrict_mount(std::string const& target) {
+  struct statvfs vfs {};
+  if (::statvfs(target.c_str(), &vfs) != 0)
+    return make_error(Reason::DiskError, "cannot read the mount flags of " + target + ": " + std::strerror(errno));
+  if ((vfs.f_flag & ST_NOSUID) != 0 && (vfs.f_flag & ST_NODEV) != 0) return ok();
+  unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV;
+  for (auto [st, ms] : {std::pair{ST_RDONLY, MS_RDONLY}, std::pair{ST_NOEXEC, MS_NOEXEC},
+                        std::pair{ST_NOATIME, MS_NOATIME}, std::pair{ST_NODIRATIME, MS_NODIRATIME},
+                        std::pair{ST_RELATIME, MS_RELATIME}})
+    if ((vfs.f_flag & st) != 0) flags |= ms;
+  if (::mount(nullptr, target.c_str(), nullptr, flags, nullptr) != 0)
+    return make_error(Reason::DiskError, "remounting " + target + " nosuid,nodev failed: " + std::strerror(errno));
+  return ok();
 }
 
 Status unmount(std::string const& target) {

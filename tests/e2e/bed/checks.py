@@ -38,6 +38,13 @@ def docker_store_on_data_disk(t: Ctx, vm: VM, label: str) -> None:
     seen = vm.qga.exec(["docker", "exec", "inference", "/bin/ls", "-a", "/data"]).out.split()
     t.expect("docker" not in seen and "image" not in seen and "overlay2" not in seen,
              f"{label}: the container sees docker's store under /data: {seen}")
+    for target in ("/var/lib/cosmicac/data", "/data", "/var/lib/docker"):
+        opts = vm.qga.exec(["findmnt", "-n", "-o", "OPTIONS", target]).out.strip().split(",")
+        t.expect("nosuid" in opts and "nodev" in opts, f"{label}: {target} is mounted {opts}, not nosuid,nodev")
+    mountinfo = vm.qga.exec(["docker", "exec", "inference", "/bin/cat", "/proc/self/mountinfo"]).out.splitlines()
+    inside = [line for line in mountinfo if line.split(" ")[4:5] == ["/data"]]
+    t.expect(len(inside) == 1 and all(f in inside[0].split(" ")[5].split(",") for f in ("nosuid", "nodev")),
+             f"{label}: the container's /data is not nosuid,nodev: {inside}")
 
 
 def inference_container(t: Ctx, vm: VM, name: str, image_tag: str, env: list[str],

@@ -4,7 +4,11 @@ up): dockerd has started on the root disk's store with no container, so the
 disk step restarts it on the data disk's store; ready. Then a NEW VM (a fresh
 overlay of the guest image as root disk) with the same data disk, all three
 units (the disk unit before docker.service), and the registry stopped: ready
-with the same image digest, no pull, no registry contact."""
+with the same image digest, no pull, no registry contact. The store keeps the
+image and never the earlier VM's container: the disk unit drops it before
+dockerd starts, so the new VM's dockerd never knows it (no event of it, not in
+`docker ps -a`) and the agent creates the container fresh. Both VMs mount the
+data disk and its binds nosuid,nodev."""
 
 from bed import checks, events
 from bed.catalog import scenario
@@ -39,6 +43,7 @@ def agent_recreate(t):
     checks.data_disk_mounted(t, vm, "/data", "pvc-data")
     checks.docker_store_on_data_disk(t, vm, "boot 1")
     digest = final["container"]["image_digest"]
+    cid1 = final["container"]["id"]
     vm.qga.exec(["/bin/sh", "-c", "echo kept > /data/marker && sync"], check=True)
     t.step(f"boot 1: ready, pulled {digest[:19]}…, store on the data disk")
     vm.shutdown()
@@ -71,4 +76,20 @@ def agent_recreate(t):
     checks.docker_store_on_data_disk(t, vm2, "re-created VM")
     marker = vm2.qga.exec(["cat", "/data/marker"]).out.strip()
     t.expect(marker == "kept", f"/data/marker on the re-created VM: {marker!r}")
-    t.step(f"re-created VM: ready in {final2.get('duration_ms')} ms, same digest, registry steps skipped")
+
+    # The earlier VM's container: dropped by the disk unit before dockerd
+    # started, so this dockerd never had it; the container is a new one.
+    cid2 = final2["container"]["id"]
+    t.expect(cid2 != cid1, f"the re-created VM runs the earlier VM's container {cid1[:12]}")
+    listed = vm2.qga.exec(["docker", "ps", "-a", "-q", "--no-trunc"]).out.split()
+    t.expect(listed == [cid2], f"re-created VM: docker ps -a lists {[c[:12] for c in listed]}, expected only {cid2[:12]}")
+    seen = vm2.qga.exec(["/bin/sh", "-c", "docker events --since 1 --until \"$(date +%s)\" --filter type=container "
+                                          "--format '{{.ID}} {{.Action}}'"]).out.split("\n")
+    t.expect(not any(line.startswith(cid1) for line in seen),
+             f"re-created VM: dockerd had the earlier VM's container {cid1[:12]}: {seen}")
+    t.expect(any(line == f"{cid2} create" for line in seen), f"re-created VM: no create event for {cid2[:12]}: {seen}")
+    journal = vm2.qga.exec(["journalctl", "-b", "-o", "cat", "-u", "cosmicac-bootstrap-disk.service"]).out
+    t.expect("dropped 1 container(s)" in journal,
+             f"re-created VM: the disk unit did not say it dropped the earlier VM's container:\n{journal}")
+    t.step(f"re-created VM: ready in {final2.get('duration_ms')} ms, same digest, registry steps skipped, "
+           f"earlier container {cid1[:12]} dropped before dockerd, new {cid2[:12]}")

@@ -14,11 +14,17 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 
 using namespace cosmicac;
 using namespace cosmicac::disk;
@@ -54,6 +60,25 @@ SystemFacts facts_for(LoopDevice const& loop) {
   }
   REQUIRE(out.disks.size() == 1);
   return out;
+}
+
+void spit(std::string const& p, std::string const& text) {
+  std::FILE* f = std::fopen(p.c_str(), "w");
+  REQUIRE(f);
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+}
+
+bool nosuid_nodev(std::string const& path) {
+  struct statvfs v {};
+  REQUIRE(::statvfs(path.c_str(), &v) == 0);
+  return (v.f_flag & ST_NOSUID) != 0 && (v.f_flag & ST_NODEV) != 0;
+}
+
+void unmount_all(std::initializer_list<std::string> paths) {
+  for (auto const& p : paths)
+    while (::umount2(p.c_str(), 0) == 0) {
+    }
 }
 
 std::string slurp(std::string const& p) {
@@ -109,7 +134,7 @@ TEST_CASE("apply on a blank 120 GiB loop device: partition, format, mount, fstab
   struct stat md {};
   REQUIRE(::stat(mnt.c_str(), &md) == 0);
   CHECK((md.st_mode & 0777) == 0755);
-  CHECK(slurp(wanted.fstab_path).find("UUID=" + out->uuid + " " + mnt + " ext4 defaults,nofail,x-systemd.device-timeout=30s 0 2") !=
+  CHECK(slurp(wanted.fstab_path).find("UUID=" + out->uuid + " " + mnt + " ext4 nosuid,nodev,nofail,x-systemd.device-timeout=30s 0 2") !=
         std::string::npos);
 
   // Run again from a fresh look: ours, already mounted, nothing written.
@@ -261,10 +286,10 @@ TEST_CASE("apply with a data root: our new filesystem at the data root, mnt/ bou
   CHECK(::stat((mnt + "/docker").c_str(), &st) != 0);
   std::string const fstab = slurp(wanted.fstab_path);
   CHECK(fstab.find("UUID=" + out->uuid + " " + root + " ext4 ") != std::string::npos);
-  CHECK(fstab.find(root + "/mnt " + mnt + " none bind,nofail,x-systemd.requires-mounts-for=" + root + " 0 0") !=
-        std::string::npos);
-  CHECK(fstab.find(root + "/docker /var/lib/docker none bind,nofail,x-systemd.requires-mounts-for=" + root + " 0 0") !=
-        std::string::npos);
+  CHECK(fstab.find(root + "/mnt " + mnt + " none bind,nosuid,nodev,nofail,x-systemd.requires-mounts-for=" + root +
+                   " 0 0") != std::string::npos);
+  CHECK(fstab.find(root + "/docker /var/lib/docker none bind,nosuid,nodev,nofail,x-systemd.requires-mounts-for=" +
+                   root + " 0 0") != std::string::npos);
   CHECK(fstab.find(" " + mnt + " ext4") == std::string::npos);
 
   // Again, from a fresh look: the disk is ours (its binds do not make it "in use"), nothing changes.
@@ -315,4 +340,206 @@ TEST_CASE("apply with a data root: an earlier version's filesystem stays at MNT 
   REQUIRE(at_root);
   CHECK_FALSE(*at_root);  // peeked at, then unmounted
   CHECK(slurp(wanted.fstab_path).find("UUID=" + out->uuid + " " + mnt + " ext4 ") != std::string::npos);
+}
+
+// The attack: on a VM of the earlier layout the filesystem's root is the
+// container's MNT, so the container (root inside it) can write the layout
+// marker and a docker/ tree holding a privileged container with a restart
+// policy. The VM is re-created (a new root disk: a fresh fstab) with the same
+// data disk; had the agent taken the marker for its layout, it would bind
+// that docker/ over /var/lib/docker and dockerd would restore the plant.
+TEST_CASE("apply with a data root: a container's plant on an earlier-layout filesystem is never bound as docker's store") {
+  TempDir dir;
+  auto img = make_sparse(dir / "disk.img", 2 * GiB);
+  LoopDevice loop(img, /*partscan=*/true);
+  std::string const mnt = dir / "mnt/data";
+  std::string const root = dir / "var/lib/cosmicac/data";
+  Unmount guard_root{root};
+  Unmount guard{mnt};
+  DiskWanted const earlier{.mount_point = mnt, .min_bytes = 1, .partition_wait = 10s, .fstab_path = dir / "fstab.vm0"};
+  REQUIRE(apply(decide(facts_for(loop), earlier), earlier));  // the earlier layout: the root at MNT
+
+  // What the container writes through its MNT.
+  std::string const id(64, 'a');
+  spit(mnt + "/cosmicac-layout", "cosmicac-bootstrap data layout 1: mnt/ is MNT, docker/ is /var/lib/docker\n");
+  std::filesystem::create_directories(mnt + "/mnt");
+  std::filesystem::create_directories(mnt + "/docker/containers/" + id);
+  std::filesystem::create_directories(mnt + "/docker/image/overlay2/layerdb/mounts/" + id);
+  spit(mnt + "/docker/containers/" + id + "/hostconfig.json",
+       R"({"Privileged":true,"RestartPolicy":{"Name":"always"},"Binds":["/:/host"]})");
+  spit(mnt + "/docker/containers/" + id + "/config.v2.json", R"({"ID":")" + id + R"(","Name":"/planted"})");
+  unmount_all({mnt});
+
+  DiskWanted const wanted{.mount_point = mnt, .min_bytes = 1, .partition_wait = 10s, .fstab_path = dir / "fstab.vm1",
+                          .data_root = root};
+  auto out = apply(decide(facts_for(loop), wanted), wanted);
+  REQUIRE(out);
+  INFO(out->layout_note);
+  CHECK(out->docker_store.empty());  // nothing for /var/lib/docker
+  CHECK(out->data_root.empty());
+  CHECK(out->layout_note.find("not trusted") != std::string::npos);
+  // Treated as the earlier layout it is: at MNT as it is, nothing moved, nothing bound, the attribute not set.
+  auto at_mnt = mounted_at(mnt);
+  REQUIRE(at_mnt);
+  REQUIRE(*at_mnt);
+  CHECK((*at_mnt)->root == "/");
+  auto at_root = mounted_at(root);
+  REQUIRE(at_root);
+  CHECK_FALSE(*at_root);
+  CHECK(slurp(mnt + "/docker/containers/" + id + "/config.v2.json").find("planted") != std::string::npos);
+  CHECK(::getxattr(mnt.c_str(), "trusted.cosmicac.layout", nullptr, 0) < 0);
+  std::string const fstab = slurp(wanted.fstab_path);
+  CHECK(fstab.find("/var/lib/docker") == std::string::npos);
+  CHECK(fstab.find(" " + root + " ") == std::string::npos);
+}
+
+// A disk the previous version laid out carries the marker file only. On the
+// root disk whose fstab mounts it at the data root (that agent accepted it
+// there), it is marked and kept; a re-created VM does not trust it.
+TEST_CASE("apply with a data root: the previous version's layout is accepted on its own root disk only") {
+  TempDir dir;
+  auto img = make_sparse(dir / "disk.img", 2 * GiB);
+  LoopDevice loop(img, /*partscan=*/true);
+  std::string const mnt = dir / "mnt/data";
+  std::string const root = dir / "var/lib/cosmicac/data";
+  Unmount guard_root{root};
+  Unmount guard{mnt};
+  DiskWanted const wanted{.mount_point = mnt, .min_bytes = 1, .partition_wait = 10s, .fstab_path = dir / "fstab",
+                          .data_root = root};
+  auto made = apply(decide(facts_for(loop), wanted), wanted);
+  REQUIRE(made);
+  REQUIRE_FALSE(made->docker_store.empty());
+  REQUIRE(::removexattr(root.c_str(), "trusted.cosmicac.layout") == 0);  // as the previous version left it
+  unmount_all({mnt, root});
+
+  auto same = apply(decide(facts_for(loop), wanted), wanted);  // a reboot of the same VM
+  REQUIRE(same);
+  CHECK(same->docker_store == root + "/docker");
+  char value[8] = {};
+  CHECK(::getxattr(root.c_str(), "trusted.cosmicac.layout", value, sizeof value) == 1);
+  CHECK(std::string(value) == "1");
+
+  REQUIRE(::removexattr(root.c_str(), "trusted.cosmicac.layout") == 0);
+  unmount_all({mnt, root});
+  DiskWanted const recreated{.mount_point = mnt, .min_bytes = 1, .partition_wait = 10s,
+                             .fstab_path = dir / "fstab.new", .data_root = root};
+  auto other = apply(decide(facts_for(loop), recreated), recreated);
+  REQUIRE(other);
+  CHECK(other->docker_store.empty());
+  CHECK(other->layout_note.find("not trusted") != std::string::npos);
+}
+
+// An earlier boot's fstab (lines without nosuid,nodev) mounted the data
+// filesystem and bound mnt/: the run remounts both with the flags, upgrades
+// the lines once, and a bind it makes gets them even from a mount without.
+TEST_CASE("apply with a data root: live mounts and fstab lines without nosuid,nodev get them") {
+  TempDir dir;
+  auto img = make_sparse(dir / "disk.img", 2 * GiB);
+  LoopDevice loop(img, /*partscan=*/true);
+  std::string const mnt = dir / "mnt/data";
+  std::string const root = dir / "var/lib/cosmicac/data";
+  std::string const store_target = dir / "var/lib/docker";
+  Unmount guard_store{store_target};
+  Unmount guard_root{root};
+  Unmount guard{mnt};
+  DiskWanted const wanted{.mount_point = mnt, .min_bytes = 1, .partition_wait = 10s, .fstab_path = dir / "fstab",
+                          .data_root = root};
+  auto made = apply(decide(facts_for(loop), wanted), wanted);
+  REQUIRE(made);
+  CHECK(nosuid_nodev(root));
+  CHECK(nosuid_nodev(mnt));
+  unmount_all({mnt, root});
+
+  // As the earlier boot left them.
+  REQUIRE(::mount(made->device.c_str(), root.c_str(), "ext4", 0, nullptr) == 0);
+  REQUIRE(::mount((root + "/mnt").c_str(), mnt.c_str(), nullptr, MS_BIND, nullptr) == 0);
+  REQUIRE_FALSE(nosuid_nodev(root));
+  REQUIRE_FALSE(nosuid_nodev(mnt));
+  std::filesystem::create_directories(store_target);
+  auto bound = ensure_bind_mounted(root + "/docker", store_target, made->devno, "/docker");
+  REQUIRE(bound);
+  CHECK(nosuid_nodev(store_target));
+  CHECK_FALSE(nosuid_nodev(root));  // the bind's flags are its own
+  spit(wanted.fstab_path,
+       "UUID=" + made->uuid + " " + root + " ext4 defaults,nofail,x-systemd.device-timeout=30s 0 2\n" + root + "/mnt " +
+           mnt + " none bind,nofail,x-systemd.requires-mounts-for=" + root + " 0 0\n" + root +
+           "/docker /var/lib/docker none bind,nofail,x-systemd.requires-mounts-for=" + root + " 0 0\n");
+
+  auto out = apply(decide(facts_for(loop), wanted), wanted);
+  REQUIRE(out);
+  CHECK(out->already_mounted);
+  CHECK(out->fstab_changed);
+  CHECK(nosuid_nodev(root));
+  CHECK(nosuid_nodev(mnt));
+  std::string const fstab = slurp(wanted.fstab_path);
+  INFO(fstab);
+  CHECK(fstab.find("defaults") == std::string::npos);
+  CHECK(fstab.find(" ext4 nosuid,nodev,nofail,") != std::string::npos);
+  CHECK(fstab.find(mnt + " none bind,nosuid,nodev,nofail,") != std::string::npos);
+  CHECK(fstab.find("/var/lib/docker none bind,nosuid,nodev,nofail,") != std::string::npos);
+  auto again = apply(decide(facts_for(loop), wanted), wanted);
+  REQUIRE(again);
+  CHECK_FALSE(again->fstab_changed);
+  CHECK(slurp(wanted.fstab_path) == fstab);
+}
+
+namespace {
+
+// Runs `program` as nobody (uid and gid 65534, no groups) and returns what it prints.
+std::string run_as_nobody(std::string const& program, std::vector<std::string> const& args) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  pid_t const pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::dup2(fds[1], 1);
+    std::vector<char*> argv{const_cast<char*>(program.c_str())};
+    for (auto const& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    if (::setgroups(0, nullptr) == 0 && ::setresgid(65534, 65534, 65534) == 0 && ::setresuid(65534, 65534, 65534) == 0)
+      ::execv(program.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[256];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return out;
+}
+
+}  // namespace
+
+// Why docker's store may be bound nosuid,nodev (disk/apply.cpp,
+// bind_fstab_entry): a container's root filesystem is an overlay mount, and
+// the kernel checks nosuid/nodev on the mount a program or a device node is
+// opened through, not on the one its layers sit on.
+TEST_CASE("an overlay whose layers sit on a nosuid,nodev mount still runs setuid programs and opens device nodes") {
+  TempDir dir;
+  REQUIRE(::chmod(dir.path().c_str(), 0755) == 0);  // nobody walks to the programs
+  auto fs_img = make_sparse(dir / "fs.img", 64ULL << 20);
+  run_ok("mkfs.ext4", {"-q", "-F", fs_img});
+  LoopDevice loop(fs_img);
+  std::string const store = dir / "store";
+  std::string const merged = dir / "merged";
+  Unmount guard_store{store};
+  Unmount guard_merged{merged};
+  std::filesystem::create_directories(store);
+  std::filesystem::create_directories(merged);
+  REQUIRE(::mount(loop.path().c_str(), store.c_str(), "ext4", MS_NOSUID | MS_NODEV, nullptr) == 0);
+  for (auto const* d : {"lower", "upper", "work"}) std::filesystem::create_directories(store + "/" + d);
+  std::filesystem::copy_file("/usr/bin/id", store + "/lower/id");
+  REQUIRE(::chown((store + "/lower/id").c_str(), 0, 0) == 0);
+  REQUIRE(::chmod((store + "/lower/id").c_str(), 04755) == 0);
+  REQUIRE(::mknod((store + "/lower/null").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0);
+  std::string const opts = "lowerdir=" + store + "/lower,upperdir=" + store + "/upper,workdir=" + store + "/work";
+  REQUIRE(::mount("overlay", merged.c_str(), "overlay", 0, opts.c_str()) == 0);
+
+  CHECK(run_as_nobody(store + "/lower/id", {"-u"}) == "65534\n");  // the store itself: nosuid
+  CHECK(run_as_nobody(merged + "/id", {"-u"}) == "0\n");           // through the overlay: setuid works
+  CHECK(UniqueFd(::open((store + "/lower/null").c_str(), O_WRONLY | O_CLOEXEC)).valid() == false);  // nodev
+  CHECK(UniqueFd(::open((merged + "/null").c_str(), O_WRONLY | O_CLOEXEC)).valid());
 }

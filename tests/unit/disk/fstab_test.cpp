@@ -60,7 +60,7 @@ constexpr const char* kExisting =
 TEST_CASE("data_fstab_entry: UUID, nofail and the systemd device timeout") {
   auto e = data_fstab_entry("abcd", "/data", "ext4", 45s);
   CHECK(e.source == "UUID=abcd");
-  CHECK(e.options == "defaults,nofail,x-systemd.device-timeout=45s");
+  CHECK(e.options == "nosuid,nodev,nofail,x-systemd.device-timeout=45s");
   CHECK(e.freq == 0);
   CHECK(e.passno == 2);
 }
@@ -79,7 +79,7 @@ TEST_CASE("ensure_fstab_entry replaces our earlier line for the mount point in p
   INFO(text);
   CHECK(text.find("2222-old") == std::string::npos);
   CHECK(count(text, " /data ") == 1);
-  CHECK(text.find("UUID=3333-new /data ext4 defaults,nofail,x-systemd.device-timeout=30s 0 2") != std::string::npos);
+  CHECK(text.find("UUID=3333-new /data ext4 nosuid,nodev,nofail,x-systemd.device-timeout=30s 0 2") != std::string::npos);
   // Other lines and every comment survive, in order, the comment above the old line now above the new one.
   for (auto const* keep : {"# /etc/fstab: static file system information.", "# root",
                            "UUID=1111-root / ext4 errors=remount-ro 0 1", "# trailing comment",
@@ -131,7 +131,7 @@ TEST_CASE("ensure_fstab_entry creates a missing fstab") {
   REQUIRE(r);
   CHECK(*r);
   // libmount escapes the space in the mount point.
-  CHECK(slurp(path) == "UUID=abcd /srv/data\\040dir xfs defaults,nofail,x-systemd.device-timeout=30s 0 2\n");
+  CHECK(slurp(path) == "UUID=abcd /srv/data\\040dir xfs nosuid,nodev,nofail,x-systemd.device-timeout=30s 0 2\n");
 }
 
 TEST_CASE("ensure_fstab_entry refuses to rewrite an fstab it cannot parse, naming the line") {
@@ -145,4 +145,54 @@ TEST_CASE("ensure_fstab_entry refuses to rewrite an fstab it cannot parse, namin
   CHECK(r.error().message.find(path) != std::string::npos);
   CHECK(r.error().message.find("line 2") != std::string::npos);
   CHECK(slurp(path) == text);
+}
+
+// The lines the previous version wrote (no nosuid,nodev) become this
+// version's on the next run, once; then nothing changes.
+TEST_CASE("ensure_fstab_entry upgrades the previous version's lines to nosuid,nodev, idempotently") {
+  TempDir dir;
+  std::string const path = dir / "fstab";
+  spit(path,
+       "UUID=1111-root / ext4 errors=remount-ro 0 1\n"
+       "UUID=3333 /var/lib/cosmicac/data ext4 defaults,nofail,x-systemd.device-timeout=30s 0 2\n"
+       "/var/lib/cosmicac/data/mnt /data none bind,nofail,x-systemd.requires-mounts-for=/var/lib/cosmicac/data 0 0\n");
+  auto data = data_fstab_entry("3333", "/var/lib/cosmicac/data", "ext4", 30s);
+  FstabEntry const bind{.source = "/var/lib/cosmicac/data/mnt", .target = "/data", .fstype = "none",
+                        .options = "bind,nosuid,nodev,nofail,x-systemd.requires-mounts-for=/var/lib/cosmicac/data",
+                        .freq = 0, .passno = 0};
+  auto changed = ensure_fstab_entry(path, data);
+  REQUIRE(changed);
+  CHECK(*changed);
+  changed = ensure_fstab_entry(path, bind);
+  REQUIRE(changed);
+  CHECK(*changed);
+  std::string const text = slurp(path);
+  INFO(text);
+  CHECK(text ==
+        "UUID=1111-root / ext4 errors=remount-ro 0 1\n"
+        "UUID=3333 /var/lib/cosmicac/data ext4 nosuid,nodev,nofail,x-systemd.device-timeout=30s 0 2\n"
+        "/var/lib/cosmicac/data/mnt /data none "
+        "bind,nosuid,nodev,nofail,x-systemd.requires-mounts-for=/var/lib/cosmicac/data 0 0\n");
+  for (auto const& e : {data, bind}) {
+    auto again = ensure_fstab_entry(path, e);
+    REQUIRE(again);
+    CHECK_FALSE(*again);
+  }
+  CHECK(slurp(path) == text);
+}
+
+TEST_CASE("fstab_has_line: a line mounting that source at that target, whatever its options") {
+  TempDir dir;
+  std::string const path = dir / "fstab";
+  auto none = fstab_has_line(path, "UUID=3333", "/var/lib/cosmicac/data");
+  REQUIRE(none);
+  CHECK_FALSE(*none);  // no file
+  spit(path, kExisting);
+  CHECK(*fstab_has_line(path, "UUID=2222-old", "/data"));
+  CHECK_FALSE(*fstab_has_line(path, "UUID=2222-old", "/var/lib/cosmicac/data"));
+  CHECK_FALSE(*fstab_has_line(path, "UUID=3333", "/data"));
+  spit(path, "this-line-is-broken\n");
+  auto bad = fstab_has_line(path, "UUID=3333", "/data");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("line 1") != std::string::npos);
 }
