@@ -628,7 +628,10 @@ std::string ApiServerStandIn::strict_check(std::string const& target, nlohmann::
 
 std::string ApiServerStandIn::create(std::string const& target, nlohmann::json obj) {
   std::string path = target.substr(0, target.find('?'));
-  std::string name = obj["metadata"].value("name", "");
+  std::string name = obj.value("metadata", json::object()).value("name", "");
+  if (name.empty())  // kube-apiserver's answer to an object without a name (no generateName here)
+    return http_response(422, failure(422, "Invalid", "metadata.name: Required value: name or generateName is required")
+                                  .dump());
   std::string key = path + "/" + name;
   if (auto it = objects_.find(key); it != objects_.end()) {
     bool terminating = it->second["metadata"].contains("deletionTimestamp");
@@ -852,7 +855,7 @@ std::string ApiServerStandIn::answer(std::string const& method, std::string cons
     if (r.method == method && path.rfind(r.prefix, 0) == 0) {
       std::string name = parse_target(path).name;
       try {
-        if (name.empty()) name = json::parse(body)["metadata"].value("name", "");
+        if (name.empty()) name = json::parse(body).value("metadata", json::object()).value("name", "");
       } catch (...) {
       }
       std::string msg = name + " is invalid";

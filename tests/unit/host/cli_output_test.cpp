@@ -94,7 +94,14 @@ TEST_CASE("cli output: stdout of every -o json|yaml / --json output parses while
       {{"list", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "yaml"}, "yaml", false},
       {{"get", "llama-70b-0", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "json"}, "json", false},
       {{"get", "llama-70b-0", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "yaml"}, "yaml", false},
+      {{"doctor", "-f", kExample, "--kubeconfig", kc, "--json"}, "json", true},
   };
+  // doctor asks SelfSubjectAccessReviews: everything allowed (the stand-in has no RBAC).
+  server.answer_post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", [](json const& review) {
+    json answer = review;
+    answer["status"] = {{"allowed", true}};
+    return answer;
+  });
   for (auto const& o : outputs) {
     auto r = run(o.args);
     std::string what;
