@@ -233,8 +233,9 @@ def boot_metrics(raw: dict, side: str) -> dict:
     created = started_at = None
     if inspect:
         # Created only counts when dockerd created the container in this boot: on a
-        # second boot, or a re-created VM whose store is on the kept data disk, the
-        # container is an earlier boot's (dockerd restarted it: no create event).
+        # second boot the container is an earlier boot's (dockerd restarted it: no
+        # create event); so was a re-created VM's before its disk unit dropped the
+        # earlier VM's containers.
         if c_create is not None:
             created = g_real_ns_to_mono(rfc3339_to_ns(inspect["Created"]))
         started_at = g_real_ns_to_mono(rfc3339_to_ns(inspect["State"]["StartedAt"]))
@@ -267,9 +268,9 @@ def boot_metrics(raw: dict, side: str) -> dict:
     if qemu_start is not None and running is not None and raw["boot"] == 1:
         m["cold_qemu_to_running_s"] = running - qemu_start
     # The whole VM's time to ready, QEMU's start to the unit's ready: what a
-    # re-created VM is compared on, since its container may already run (the
-    # data disk's store keeps it, dockerd restarts it) before the unit starts,
-    # and the agent's disk unit ran before docker.service, outside the span.
+    # re-created VM is compared on: the agent's disk unit ran before
+    # docker.service, outside the span (and, before the disk unit dropped an
+    # earlier VM's containers, dockerd restarted the kept one before the unit).
     if qemu_start is not None and span["ready"] is not None:
         m["qemu_to_ready_s"] = span["ready"] - qemu_start
     if s is not None and span["ready"] is not None:
