@@ -110,7 +110,7 @@ TEST_CASE("cli profile: every field of the job spec is classified, tenant or ope
       {"gpu", json::object({{"type", "A100"}})}, {"gpu.type", "H100"}, {"gpu.count", 2},
       {"infiniband", json::object({{"name", "ib"}})}, {"infiniband.name", "cx7"}, {"infiniband.count", 2},
       {"rootDisk", json::object()}, {"rootDisk.size", "300Gi"},
-      {"dataDisk", json::object({{"size", "100Gi"}, {"mountPoint", "/m"}})}, {"dataDisk.size", "200Gi"},
+      {"dataDisk", json::object({{"size", "100Gi"}, {"mountPoint", "/data"}})}, {"dataDisk.size", "200Gi"},
       {"dataDisk.mountPoint", "/models"}, {"dataDisk.serial", "disk-1"},
       {"container", json::object()}, {"container.image", "r.example/i:1"}, {"container.name", "c1"},
       {"container.jobType", "GPU_CONTAINER"}, {"container.env", json::object({{"A", "b"}})}};
