@@ -7,11 +7,11 @@
 // (floats aside: NaN never equals itself) and the user-data. to_yaml throws
 // (an escaping exception: a crash here) if it ever emits a raw non-ASCII or
 // control byte.
-#include "host/job_spec.hpp"
-#include "host/manifests.hpp"
-#include "host/operator_profile.hpp"
-#include "host/userdata.hpp"
-#include "host/yaml_json.hpp"
+#include "host/spec/job_spec.hpp"
+#include "host/render/manifests.hpp"
+#include "host/spec/operator_profile.hpp"
+#include "host/render/userdata.hpp"
+#include "host/base/yaml_json.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         if (!back || *back != manifest) std::abort();
       }
   }
-  auto spec = parse_job_spec(text, "fuzz");
+  auto spec = parse_renderable_spec(text, "fuzz");
   if (!spec) return 0;
   if (!parse_yaml_or_json(render_userdata(*spec), "fuzz-userdata")) std::abort();
   for (auto const& manifest : render_manifests(*spec)) {

@@ -22,7 +22,7 @@ REPO_DIR = Path(__file__).resolve().parent.parent.parent.parent
 
 def vmi_tool() -> Path:
     """cosmicac-vmi: $COSMICAC_VMI (ctest sets it), else on PATH, else the newest
-    build*/host/cosmicac-vmi of the repo. A missing tool FAILS the scenario."""
+    build*/host/cli/cosmicac-vmi of the repo. A missing tool FAILS the scenario."""
     env = os.environ.get("COSMICAC_VMI")
     if env:
         if not os.access(env, os.X_OK):
@@ -31,7 +31,7 @@ def vmi_tool() -> Path:
     found = shutil.which("cosmicac-vmi")
     if found:
         return Path(found)
-    builds = sorted(REPO_DIR.glob("build*/host/cosmicac-vmi"), key=lambda p: p.stat().st_mtime, reverse=True)
+    builds = sorted(REPO_DIR.glob("build*/host/cli/cosmicac-vmi"), key=lambda p: p.stat().st_mtime, reverse=True)
     if builds:
         return builds[0]
     raise AssertionError("cosmicac-vmi not found: build it (cmake --build <dir> --target cosmicac-vmi) "

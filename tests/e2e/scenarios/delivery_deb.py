@@ -26,7 +26,7 @@ DROPIN_FILE = "/lib/systemd/system/docker.service.d/cosmicac-data-disk.conf"
 DROPIN_SEEN = {DROPIN_FILE, "/usr" + DROPIN_FILE}
 DATA_SERIAL = "pvc-data"
 CONFIG = "/etc/default/docker-bootstrap"
-PROBE = ["cosmicac-bootstrap", "status"]  # host/manifests.cpp's readinessProbe.exec.command
+PROBE = ["cosmicac-bootstrap", "status"]  # host/render/manifests.cpp's readinessProbe.exec.command
 
 
 def old_package(t) -> bytes:

@@ -3,7 +3,7 @@
 // named one. Properties: no crash, no exception escapes; an accepted config
 // has a server without a trailing slash and never both a certificate and no
 // key (or the reverse).
-#include "host/kubeconfig.hpp"
+#include "host/cluster/kubeconfig.hpp"
 
 #include <cstddef>
 #include <cstdint>

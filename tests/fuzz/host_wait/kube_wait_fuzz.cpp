@@ -2,9 +2,9 @@
 // server (VMI, DataVolume, pod list, event list, Status bodies — any JSON)
 // and print through the terminal escaper: no input crashes the views, and the
 // escaper's output never holds a byte a terminal acts on.
-#include "host/api_paths.hpp"
-#include "host/follow.hpp"
-#include "host/kube_ops.hpp"
+#include "host/cluster/api_paths.hpp"
+#include "host/verbs/follow.hpp"
+#include "host/verbs/kube_ops.hpp"
 #include "readiness/terminal_text.hpp"
 
 #include <chrono>

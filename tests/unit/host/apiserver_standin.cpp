@@ -1,6 +1,6 @@
 #include "apiserver_standin.hpp"
 
-#include "host/quantity.hpp"
+#include "host/base/quantity.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

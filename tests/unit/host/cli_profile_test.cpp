@@ -4,8 +4,8 @@
 // and the profile key, and without it the render carries the operator's
 // value.
 #include "common/process.hpp"
-#include "host/job_spec.hpp"
-#include "host/operator_profile.hpp"
+#include "host/spec/job_spec.hpp"
+#include "host/spec/operator_profile.hpp"
 #include "test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>

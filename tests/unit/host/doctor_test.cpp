@@ -4,7 +4,7 @@
 // storage/v1 StorageClass and authorization/v1 SelfSubjectAccessReview APIs).
 #include "apiserver_standin.hpp"
 #include "common/process.hpp"
-#include "host/doctor.hpp"
+#include "host/verbs/doctor.hpp"
 #include "test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>

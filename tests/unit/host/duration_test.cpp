@@ -1,4 +1,4 @@
-#include "host/duration.hpp"
+#include "host/base/duration.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 

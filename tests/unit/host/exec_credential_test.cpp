@@ -1,11 +1,11 @@
 // Exec credential plugins: parsing ExecCredential, the kubeconfig's exec
 // entry, and running a real plugin (exec_plugin_fixture.py) that records its
 // argv and environment and prints what each test scripts.
-#include "host/exec_credential.hpp"
+#include "host/cluster/exec_credential.hpp"
 
 #include "apiserver_standin.hpp"
-#include "host/kube_client.hpp"
-#include "host/kubeconfig.hpp"
+#include "host/cluster/kube_client.hpp"
+#include "host/cluster/kubeconfig.hpp"
 #include "test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>

@@ -3,12 +3,12 @@
 // object shapes follow the Kubernetes (Pod conditions, containerStatuses,
 // core/v1 Event, metav1.Status), KubeVirt (VMI status, launcher pod labels,
 // guest-console-log) and CDI (DataVolume phase/progress/conditions) docs.
-#include "host/follow.hpp"
+#include "host/verbs/follow.hpp"
 
 #include "apiserver_standin.hpp"
 #include "common/process.hpp"
-#include "host/wait_printer.hpp"
-#include "host/yaml_json.hpp"
+#include "host/verbs/wait_printer.hpp"
+#include "host/base/yaml_json.hpp"
 #include "test_files.hpp"
 #include "readiness/console_line.hpp"
 #include "readiness/event.hpp"

@@ -2,12 +2,12 @@
 // failing fast on TLS and first-contact errors, and tls-server-name against a
 // real TLS server on loopback (tls_server_fixture.py, certificates made here
 // with openssl).
-#include "host/kube_client.hpp"
+#include "host/cluster/kube_client.hpp"
 
 #include "apiserver_standin.hpp"
 #include "common/process.hpp"
-#include "host/exec_credential.hpp"
-#include "host/kubeconfig.hpp"
+#include "host/cluster/exec_credential.hpp"
+#include "host/cluster/kubeconfig.hpp"
 #include "test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>

@@ -1,11 +1,11 @@
 // The API client against the STAND-IN API server (apiserver_standin.hpp; no
 // kube-apiserver runs here). Plain HTTP on 127.0.0.1: TLS options are passed
 // to libcurl but not exercised by these tests.
-#include "host/kube_ops.hpp"
+#include "host/verbs/kube_ops.hpp"
 
 #include "apiserver_standin.hpp"
-#include "host/api_paths.hpp"
-#include "host/manifests.hpp"
+#include "host/cluster/api_paths.hpp"
+#include "host/render/manifests.hpp"
 #include "swagger_validator.hpp"
 #include "test_files.hpp"
 
@@ -773,7 +773,7 @@ TEST_CASE("kube_ops: a Secret of the user-data's name that is not this job's is 
   CHECK(server.get(secret) == operators);
 }
 
-// ---- Names into paths: validated, escaped, in one place (host/api_paths.hpp).
+// ---- Names into paths: validated, escaped, in one place (host/cluster/api_paths.hpp).
 
 TEST_CASE("api paths: one builder, Kubernetes name rules, every segment and query value escaped") {
   CHECK(api_path(api::kPods, "cosmic-ac", "virt-launcher-x", "log", {{"container", "guest-console-log"}, {"sinceTime", "2026-01-01T00:00:00Z"}}).value() ==

@@ -1,4 +1,4 @@
-#include "host/kubeconfig.hpp"
+#include "host/cluster/kubeconfig.hpp"
 
 #include "test_files.hpp"
 

@@ -5,8 +5,8 @@
 // settings; and for requests, a TLS server on loopback (tls_server_fixture.py)
 // must see the same SNI, Host, Authorization and client certificate from
 // `kubectl get --raw` as from KubeClient. Fails when kubectl is missing.
-#include "host/kube_client.hpp"
-#include "host/kubeconfig.hpp"
+#include "host/cluster/kube_client.hpp"
+#include "host/cluster/kubeconfig.hpp"
 
 #include "common/process.hpp"
 #include "test_files.hpp"

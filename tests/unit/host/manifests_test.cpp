@@ -1,13 +1,13 @@
 // Every rendered object against the published API schemas (KubeVirt v1.7.0,
 // CDI v1.62.0) and KubeVirt's admission-webhook rules; golden files of the
 // rendered output (regenerate with COSMICAC_UPDATE_GOLDEN=1).
-#include "host/manifests.hpp"
-#include "host/operator_profile.hpp"
+#include "host/render/manifests.hpp"
+#include "host/spec/operator_profile.hpp"
 
-#include "host/guest_layout.hpp"
-#include "host/quantity.hpp"
-#include "host/vmi_resources.hpp"
-#include "host/userdata.hpp"
+#include "host/spec/guest_layout.hpp"
+#include "host/base/quantity.hpp"
+#include "host/render/vmi_resources.hpp"
+#include "host/render/userdata.hpp"
 #include "swagger_validator.hpp"
 #include "test_files.hpp"
 

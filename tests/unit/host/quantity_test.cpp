@@ -1,4 +1,4 @@
-#include "host/quantity.hpp"
+#include "host/base/quantity.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 

@@ -20,7 +20,7 @@ bool type_matches(std::string const& type, nlohmann::json const& v) {
 }
 
 // resource.Quantity: <signedNumber><suffix>, apimachinery's grammar, written
-// independently of host/quantity.cpp so that the test does not trust the code
+// independently of host/base/quantity.cpp so that the test does not trust the code
 // under test.
 bool is_quantity(nlohmann::json const& v) {
   if (v.is_number()) return true;

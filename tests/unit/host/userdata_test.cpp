@@ -1,11 +1,11 @@
-#include "host/userdata.hpp"
+#include "host/render/userdata.hpp"
 
 #include "common/process.hpp"
 #include "config/config_file.hpp"
 #include "config/envs.hpp"
 #include "config/settings.hpp"
-#include "host/guest_layout.hpp"
-#include "host/yaml_json.hpp"
+#include "host/spec/guest_layout.hpp"
+#include "host/base/yaml_json.hpp"
 #include "tests/unit/host/test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>

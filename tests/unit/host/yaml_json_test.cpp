@@ -1,4 +1,4 @@
-#include "host/yaml_json.hpp"
+#include "host/base/yaml_json.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 

@@ -7,12 +7,12 @@
 #include "common/process.hpp"
 #include "config/config_file.hpp"
 #include "config/settings.hpp"
-#include "host/guest_layout.hpp"
-#include "host/job_spec.hpp"
-#include "host/manifests.hpp"
-#include "host/operator_profile.hpp"
-#include "host/userdata.hpp"
-#include "host/yaml_json.hpp"
+#include "host/spec/guest_layout.hpp"
+#include "host/spec/job_spec.hpp"
+#include "host/render/manifests.hpp"
+#include "host/spec/operator_profile.hpp"
+#include "host/render/userdata.hpp"
+#include "host/base/yaml_json.hpp"
 #include "test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>

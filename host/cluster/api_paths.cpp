@@ -1,0 +1,118 @@
+#include "host/cluster/api_paths.hpp"
+
+#include "readiness/terminal_text.hpp"
+
+namespace cosmicac::host {
+namespace {
+
+constexpr ApiResource const* kAll[] = {
+    &api::kSecrets,     &api::kConfigMaps, &api::kPersistentVolumeClaims, &api::kPods,
+    &api::kEvents,      &api::kNodes,      &api::kDataVolumes,            &api::kCdis,
+    &api::kVirtualMachineInstances, &api::kKubeVirts, &api::kStorageClasses, &api::kSelfSubjectAccessReviews,
+};
+
+bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool alnum(char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
+
+Error invalid(std::string const& field, std::string_view value, char const* rule) {
+  return make_error(Reason::ConfigInvalid, field + " " + readiness::terminal_quoted(value) + " is not " + rule +
+                                               ": refused (it would name another path)");
+}
+
+}  // namespace
+
+ApiResource const* find_resource(std::string_view api_version, std::string_view kind) {
+  for (auto const* r : kAll) {
+    std::string const av = r->group.empty() ? std::string(r->version) : std::string(r->group) + "/" + std::string(r->version);
+    if (av == api_version && r->kind == kind) return r;
+  }
+  return nullptr;
+}
+
+bool is_dns1123_label(std::string_view s) {
+  if (s.empty() || s.size() > 63 || !lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
+  for (char c : s)
+    if (!lower_alnum(c) && c != '-') return false;
+  return true;
+}
+
+bool is_dns1123_subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  // Dot-separated labels, each [a-z0-9]([-a-z0-9]*[a-z0-9])? (no length limit of its own).
+  std::size_t start = 0;
+  for (;;) {
+    auto dot = s.find('.', start);
+    std::string_view part = s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (part.empty() || !lower_alnum(part.front()) || !lower_alnum(part.back())) return false;
+    for (char c : part)
+      if (!lower_alnum(c) && c != '-') return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+bool is_label_value(std::string_view s) {
+  if (s.empty()) return true;
+  if (s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
+  for (char c : s)
+    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  return true;
+}
+
+Status check_name(std::string_view name, std::string const& field) {
+  if (!is_dns1123_subdomain(name)) return invalid(field, name, "a Kubernetes object name (DNS-1123 subdomain)");
+  return ok();
+}
+
+Status check_namespace(std::string_view ns, std::string const& field) {
+  if (!is_dns1123_label(ns)) return invalid(field, ns, "a Kubernetes namespace (DNS-1123 label)");
+  return ok();
+}
+
+Status check_label_value(std::string_view value, std::string const& field) {
+  if (!is_label_value(value)) return invalid(field, value, "a Kubernetes label value");
+  return ok();
+}
+
+std::string percent_escape(std::string_view s) {
+  static char const hex[] = "0123456789ABCDEF";
+  std::string out;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (alnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += c;
+    } else {
+      out += '%';
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    }
+  }
+  return out;
+}
+
+Result<std::string> api_path(ApiResource const& r, std::string_view ns, std::string_view name,
+                             std::string_view subresource, Query const& query) {
+  std::string const kind(r.kind);
+  std::string p = r.group.empty() ? "/api/" + std::string(r.version)
+                                  : "/apis/" + std::string(r.group) + "/" + std::string(r.version);
+  if (r.namespaced) {
+    if (auto st = check_namespace(ns, "the namespace of " + kind); !st) return st.error();
+    p += "/namespaces/" + percent_escape(ns);
+  } else if (!ns.empty()) {
+    return make_error(Reason::Internal, kind + " is not namespaced");
+  }
+  p += "/" + std::string(r.plural);
+  if (!name.empty()) {
+    if (auto st = check_name(name, "the " + kind + " name"); !st) return st.error();
+    p += "/" + percent_escape(name);
+    if (!subresource.empty()) p += "/" + percent_escape(subresource);
+  }
+  char sep = '?';
+  for (auto const& [key, value] : query) {
+    p += sep + percent_escape(key) + "=" + percent_escape(value);
+    sep = '&';
+  }
+  return p;
+}
+
+}  // namespace cosmicac::host

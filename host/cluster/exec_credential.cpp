@@ -1,0 +1,220 @@
+#include "host/cluster/exec_credential.hpp"
+
+#include "common/process.hpp"
+#include "host/cluster/kubeconfig.hpp"
+#include "host/base/yaml_json.hpp"
+#include "readiness/terminal_text.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+
+namespace cosmicac::host {
+namespace {
+
+
+Error bad_output(std::string const& what) { return make_error(Reason::Auth, what); }
+
+bool digits(std::string_view s, std::size_t pos, std::size_t n) {
+  if (pos + n > s.size()) return false;
+  for (std::size_t i = pos; i < pos + n; ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+int num(std::string_view s, std::size_t pos, std::size_t n) {
+  int v = 0;
+  for (std::size_t i = pos; i < pos + n; ++i) v = v * 10 + (s[i] - '0');
+  return v;
+}
+
+// A bare name is looked up in the user's $PATH, as kubectl does (the user
+// named the plugin in their own kubeconfig).
+std::string find_program(std::string const& program) {
+  if (program.find('/') != std::string::npos) return program;
+  char const* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    if (!dir.empty() && dir.front() == '/') {
+      std::string p = dir + "/" + program;
+      if (::access(p.c_str(), X_OK) == 0) return p;
+    }
+    start = end + 1;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view s) {
+  // YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)
+  if (!digits(s, 0, 4) || s.size() < 20 || s[4] != '-' || !digits(s, 5, 2) || s[7] != '-' || !digits(s, 8, 2) ||
+      (s[10] != 'T' && s[10] != 't') || !digits(s, 11, 2) || s[13] != ':' || !digits(s, 14, 2) || s[16] != ':' ||
+      !digits(s, 17, 2))
+    return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = num(s, 0, 4) - 1900;
+  tm.tm_mon = num(s, 5, 2) - 1;
+  tm.tm_mday = num(s, 8, 2);
+  tm.tm_hour = num(s, 11, 2);
+  tm.tm_min = num(s, 14, 2);
+  tm.tm_sec = num(s, 17, 2);
+  if (tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+    return std::nullopt;
+  std::size_t i = 19;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    std::size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i == start) return std::nullopt;
+  }
+  long offset = 0;
+  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) {
+    ++i;
+  } else if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    if (!digits(s, i + 1, 2) || i + 3 >= s.size() || s[i + 3] != ':' || !digits(s, i + 4, 2)) return std::nullopt;
+    offset = (num(s, i + 1, 2) * 60L + num(s, i + 4, 2)) * 60L * (s[i] == '-' ? -1 : 1);
+    i += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (i != s.size()) return std::nullopt;
+  // system_clock counts nanoseconds in 64 bits (years 1678-2261): a year
+  // outside that would overflow the conversion. Before 1970 is long expired,
+  // after 2261 is never.
+  int const year = tm.tm_year + 1900;
+  if (year < 1970) return std::chrono::system_clock::time_point{};
+  if (year > 2261) return std::chrono::system_clock::time_point::max();
+  std::time_t t = ::timegm(&tm);
+  return std::chrono::system_clock::from_time_t(t - offset);
+}
+
+Result<ExecCredential> parse_exec_credential(std::string_view text, std::string const& expected_api_version) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return bad_output("its output is not an ExecCredential JSON object");
+  auto str = [](Json const& o, char const* key) -> std::optional<std::string> {
+    auto it = o.find(key);
+    if (it == o.end() || it->is_null()) return std::string{};
+    if (!it->is_string()) return std::nullopt;
+    return it->get<std::string>();
+  };
+  auto kind = str(j, "kind");
+  auto api = str(j, "apiVersion");
+  if (!kind || *kind != "ExecCredential") return bad_output("its output has kind other than ExecCredential");
+  if (!api || *api != expected_api_version)
+    return bad_output("it is configured for apiVersion " + expected_api_version + " but answered in " +
+                      (api && !api->empty() ? "another" : "none"));
+  auto st = j.find("status");
+  if (st == j.end() || !st->is_object()) return bad_output("its ExecCredential has no status");
+  auto token = str(*st, "token");
+  auto cert = str(*st, "clientCertificateData");
+  auto key = str(*st, "clientKeyData");
+  auto exp = str(*st, "expirationTimestamp");
+  if (!token || !cert || !key || !exp) return bad_output("its ExecCredential status has a field of the wrong type");
+  ExecCredential c;
+  c.token = Secret(std::move(*token));
+  c.client_cert_pem = std::move(*cert);
+  c.client_key_pem = Secret(std::move(*key));
+  if (c.client_cert_pem.empty() != c.client_key_pem.empty())
+    return bad_output("its ExecCredential has only one of clientCertificateData and clientKeyData");
+  if (c.token.empty() && c.client_cert_pem.empty())
+    return bad_output("its ExecCredential has neither a token nor clientCertificateData/clientKeyData");
+  if (!exp->empty()) {
+    c.expires = parse_rfc3339(*exp);
+    if (!c.expires) return bad_output("its ExecCredential has an expirationTimestamp that is not RFC 3339");
+  }
+  return c;
+}
+
+std::string exec_info_json(ExecPluginConfig const& cfg, bool interactive, ClusterAccess const& cluster) {
+  Json spec = {{"interactive", interactive}};
+  if (cfg.provide_cluster_info) {
+    Json c = {{"server", cluster.server}};
+    if (!cluster.tls_server_name.empty()) c["tls-server-name"] = cluster.tls_server_name;
+    if (cluster.insecure_skip_tls_verify) c["insecure-skip-tls-verify"] = true;
+    std::string ca = cluster.ca_pem;
+    if (ca.empty() && !cluster.ca_file.empty()) {
+      // client-go sends the CA bytes; a file it cannot read is the request's problem later.
+      std::error_code ec;
+      if (std::filesystem::file_size(cluster.ca_file, ec) < (1u << 20) && !ec) {
+        std::FILE* f = std::fopen(cluster.ca_file.c_str(), "rb");
+        if (f) {
+          char buf[4096];
+          std::size_t n;
+          while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) ca.append(buf, n);
+          std::fclose(f);
+        }
+      }
+    }
+    if (!ca.empty()) c["certificate-authority-data"] = base64_encode(ca);
+    spec["cluster"] = c;
+  }
+  Json j = {{"kind", "ExecCredential"}, {"apiVersion", cfg.api_version}, {"spec", spec}};
+  return j.dump();
+}
+
+Result<bool> exec_interactive(ExecPluginConfig const& cfg, bool stdin_is_terminal) {
+  if (cfg.interactive_mode == "Never") return false;
+  if (cfg.interactive_mode == "Always") {
+    if (!stdin_is_terminal)
+      return make_error(Reason::Auth, "credential plugin " + readiness::terminal_safe(cfg.command) + " (" + cfg.origin +
+                                          ") has interactiveMode Always, but standard input is not a terminal");
+    return true;
+  }
+  return stdin_is_terminal;  // IfAvailable
+}
+
+ExecCredentialSource::ExecCredentialSource(ExecPluginConfig cfg, ClusterAccess const& cluster, ExecEnvironment world)
+    : cfg_(std::move(cfg)), world_(std::move(world)) {
+  if (!world_.now) world_.now = [] { return std::chrono::system_clock::now(); };
+  if (!world_.stdin_is_terminal) world_.stdin_is_terminal = [] { return ::isatty(STDIN_FILENO) == 1; };
+  exec_info_[0] = exec_info_json(cfg_, false, cluster);
+  exec_info_[1] = exec_info_json(cfg_, true, cluster);
+}
+
+Result<std::shared_ptr<ExecCredential const>> ExecCredentialSource::get(bool refresh) {
+  std::lock_guard l(mu_);
+  if (cached_ && !refresh && (!cached_->expires || world_.now() < *cached_->expires)) return cached_;
+  std::string const who = "credential plugin " + readiness::terminal_safe(cfg_.command) + " (" + cfg_.origin + ")";
+  auto interactive = exec_interactive(cfg_, world_.stdin_is_terminal());
+  if (!interactive) return interactive.error();
+
+  Command cmd;
+  cmd.program = find_program(cfg_.program);
+  if (cmd.program.empty())
+    return make_error(Reason::Auth, who + ": executable not found in $PATH" +
+                                        (cfg_.install_hint.empty() ? "" : "; " + readiness::terminal_safe(cfg_.install_hint)));
+  cmd.args = cfg_.args;
+  cmd.description = "running the kubeconfig's credential plugin";
+  cmd.log_args = false;  // oidc-login and friends take client secrets as arguments
+  cmd.log_output_on_failure = false;
+  cmd.inherit_stderr = true;
+  cmd.inherit_stdin = *interactive;
+  cmd.timeout = std::chrono::minutes(*interactive ? 10 : 2);
+  // The scrubbed base, HOME (plugins keep their token caches and logins
+  // there), the kubeconfig's env entries, then the request.
+  if (char const* home = std::getenv("HOME")) cmd.extra_env.push_back(std::string("HOME=") + home);
+  for (auto const& [name, value] : cfg_.env) cmd.extra_env.push_back(name + "=" + value);
+  cmd.extra_env.push_back("KUBERNETES_EXEC_INFO=" + exec_info_[*interactive ? 1 : 0]);
+  ++runs_;
+  auto res = run_command(cmd);
+  if (!res) return make_error(Reason::Auth, who + ": could not be started");
+  if (res->exit_code != 0) {
+    wipe(res->out);
+    return make_error(Reason::Auth, who + (res->timed_out ? " did not finish in time" :
+                                           " failed (exit " + std::to_string(res->exit_code) + ")"));
+  }
+  auto cred = parse_exec_credential(res->out, cfg_.api_version);
+  wipe(res->out);
+  if (!cred) return make_error(Reason::Auth, who + ": " + cred.error().message);
+  cached_ = std::make_shared<ExecCredential const>(std::move(*cred));
+  return cached_;
+}
+
+}  // namespace cosmicac::host

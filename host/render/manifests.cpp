@@ -1,0 +1,231 @@
+#include "host/render/manifests.hpp"
+
+#include "host/spec/guest_layout.hpp"
+#include "host/render/userdata.hpp"
+#include "host/render/vmi_resources.hpp"
+#include "host/spec/spec_fields.hpp"
+
+#include <string>
+
+namespace cosmicac::host {
+namespace {
+
+Json metadata(JobSpec const& spec, std::string const& name) {
+  return Json{{"name", name},
+              {"namespace", spec.ns},
+              {"labels", Json{{"app.kubernetes.io/managed-by", "cosmicac-vmi"}, {"cosmicac.io/job", spec.name}}}};
+}
+
+// The user-data (ENVS included: API keys) lives only here. Inline in the VMI,
+// anyone allowed to `get` VMIs could read it. `apply` adds an ownerReference
+// to the VMI (its uid exists only once the VMI is created), so deleting the
+// VMI collects the Secret.
+Json userdata_secret(JobSpec const& spec, std::string const& userdata) {
+  return Json{{"apiVersion", "v1"},
+              {"kind", "Secret"},
+              {"metadata", metadata(spec, userdata_secret_name(spec))},
+              {"type", "Opaque"},
+              // KubeVirt reads the key "userdata" (or "userData").
+              {"stringData", Json{{"userdata", userdata}}}};
+}
+
+Json root_datavolume(JobSpec const& spec) {
+  return Json{
+      {"apiVersion", "cdi.kubevirt.io/v1beta1"},
+      {"kind", "DataVolume"},
+      {"metadata", metadata(spec, root_datavolume_name(spec))},
+      {"spec",
+       Json{{"source", Json{{"registry", Json{{"url", "docker://" + spec.root_image},
+                                              // CDI reads accessKeyId/secretKey from it.
+                                              {"secretRef", spec.pull_secret}}}}},
+            {"storage", Json{// local-path has no StorageProfile access modes: CDI needs them spelled out.
+                             {"accessModes", Json::array({"ReadWriteOnce"})},
+                             {"storageClassName", spec.storage_class},
+                             {"resources", Json{{"requests", Json{{"storage", spec.root_size}}}}}}}}}};
+}
+
+Json data_pvc(JobSpec const& spec) {
+  return Json{{"apiVersion", "v1"},
+              {"kind", "PersistentVolumeClaim"},
+              {"metadata", metadata(spec, data_pvc_name(spec))},
+              {"spec", Json{{"accessModes", Json::array({"ReadWriteOnce"})},
+                            {"storageClassName", spec.storage_class},
+                            {"volumeMode", "Filesystem"},
+                            {"resources", Json{{"requests", Json{{"storage", spec.data_disk->size}}}}}}}};
+}
+
+// The VMI's disks and the volumes behind them, index for index.
+struct DisksAndVolumes {
+  Json disks = Json::array();
+  Json volumes = Json::array();
+};
+
+DisksAndVolumes vmi_storage(JobSpec const& spec) {
+  DisksAndVolumes s;
+  s.disks.push_back(Json{{"name", "rootdisk"}, {"bootOrder", 1}, {"disk", Json{{"bus", "virtio"}}}});
+  s.volumes.push_back(Json{{"name", "rootdisk"}, {"dataVolume", Json{{"name", root_datavolume_name(spec)}}}});
+
+  if (spec.data_disk) {
+    // The serial is how the agent finds this disk (/dev/disk/by-id/virtio-<serial>).
+    s.disks.push_back(Json{{"name", "datadisk"}, {"serial", spec.data_disk->serial}, {"disk", Json{{"bus", "virtio"}}}});
+    s.volumes.push_back(Json{{"name", "datadisk"}, {"persistentVolumeClaim", Json{{"claimName", data_pvc_name(spec)}}}});
+  }
+
+  // CD-ROMs: bus sata (a cdrom cannot be virtio); no serial (applies to disks
+  // only); each found in the guest by its distinct volume label.
+  s.disks.push_back(Json{{"name", "credentials"}, {"cdrom", Json{{"bus", "sata"}, {"readonly", true}}}});
+  s.volumes.push_back(Json{{"name", "credentials"},
+                           {"secret", Json{{"secretName", spec.credential_secret}, {"volumeLabel", kCredVolumeLabel}}}});
+  s.disks.push_back(Json{{"name", "bootstrap"}, {"cdrom", Json{{"bus", "sata"}, {"readonly", true}}}});
+  s.volumes.push_back(Json{{"name", "bootstrap"},
+                           {"configMap", Json{{"name", spec.bootstrap_configmap}, {"volumeLabel", kBootVolumeLabel}}}});
+
+  s.disks.push_back(Json{{"name", "cloudinit"}, {"disk", Json{{"bus", "virtio"}}}});
+  s.volumes.push_back(Json{{"name", "cloudinit"},
+                           {"cloudInitNoCloud", Json{{"secretRef", Json{{"name", userdata_secret_name(spec)}}}}}});
+  return s;
+}
+
+// `count` device entries named <prefix>0, <prefix>1, … for one device-plugin resource.
+Json device_list(DeviceRequest const& d, std::string const& prefix) {
+  Json list = Json::array();
+  for (int i = 0; i < d.count; ++i) list.push_back(Json{{"name", prefix + std::to_string(i)}, {"deviceName", d.resource}});
+  return list;
+}
+
+struct Networking {
+  Json interfaces;
+  Json networks;
+};
+
+Networking vmi_networking(JobSpec const& spec) {
+  Networking n{Json::array({Json{{"name", "default"}, {"masquerade", Json::object()}}}),
+               Json::array({Json{{"name", "default"}, {"pod", Json::object()}}})};
+  if (!spec.overlay_network.empty()) {
+    n.interfaces.push_back(Json{{"name", "overlay"}, {"bridge", Json::object()}});
+    n.networks.push_back(Json{{"name", "overlay"}, {"multus", Json{{"networkName", spec.overlay_network}}}});
+  }
+  return n;
+}
+
+Json vmi_devices(JobSpec const& spec, Json disks, Json interfaces) {
+  Json devices = Json::object();
+  devices["disks"] = std::move(disks);
+  if (spec.gpu) devices["gpus"] = device_list(*spec.gpu, "gpu");
+  if (spec.infiniband) devices["hostDevices"] = device_list(*spec.infiniband, "ib");
+  devices["interfaces"] = std::move(interfaces);
+  // The agent mirrors its readiness events to ttyS0; KubeVirt streams that
+  // console as the launcher pod's `guest-console-log` container, which is how
+  // `cosmicac-vmi wait` learns why the agent failed. Both explicit, so a
+  // cluster-wide default does not decide.
+  devices["autoattachSerialConsole"] = true;
+  devices["logSerialConsole"] = true;
+  return devices;
+}
+
+// Readiness comes from the agent through the guest agent (KubeVirt cannot
+// attach a custom virtio-serial port to a VMI). `status` exits 0 once the
+// container runs. Until then the VMI is simply not Ready, however long the
+// pull takes: failureThreshold only governs Ready → not Ready, and 6 × 10 s
+// rides out a guest-agent hiccup without flapping.
+Json readiness_probe() {
+  return Json{{"exec", Json{{"command", Json::array({kAgentCommand, "status"})}}},
+              {"initialDelaySeconds", kProbeInitialDelaySeconds},
+              {"periodSeconds", kProbePeriodSeconds},
+              {"timeoutSeconds", kProbeTimeoutSeconds},
+              {"failureThreshold", kProbeFailureThreshold}};
+}
+
+Json vmi_domain(JobSpec const& spec, Json disks, Json interfaces) {
+  Json cpu{{"cores", spec.cpu_cores}};
+  if (spec.dedicated_cpu) cpu["dedicatedCpuPlacement"] = true;
+  Json domain{{"cpu", cpu}, {"resources", vmi_resources(spec)}};
+  if (!spec.hugepage_size.empty()) domain["memory"] = Json{{"hugepages", Json{{"pageSize", spec.hugepage_size}}}};
+  domain["devices"] = vmi_devices(spec, std::move(disks), std::move(interfaces));
+  return domain;
+}
+
+Json vmi(JobSpec const& spec) {
+  DisksAndVolumes storage = vmi_storage(spec);
+  Networking net = vmi_networking(spec);
+  return Json{{"apiVersion", "kubevirt.io/v1"},
+              {"kind", "VirtualMachineInstance"},
+              {"metadata", metadata(spec, spec.name)},
+              {"spec", Json{{"domain", vmi_domain(spec, std::move(storage.disks), std::move(net.interfaces))},
+                            // Passthrough GPUs cannot live-migrate: with a cluster default of
+                            // LiveMigrate the VMI would block every drain of its node.
+                            {"evictionStrategy", "None"},
+                            {"terminationGracePeriodSeconds", spec.termination_grace_seconds},
+                            {"networks", std::move(net.networks)},
+                            {"volumes", std::move(storage.volumes)},
+                            {"readinessProbe", readiness_probe()}}}};
+}
+
+}  // namespace
+
+std::vector<Json> render_manifests(JobSpec const& spec) {
+  std::vector<Json> out;
+  out.push_back(root_datavolume(spec));
+  if (spec.data_disk) out.push_back(data_pvc(spec));
+  out.push_back(vmi(spec));
+  // After the VMI: its ownerReference needs the VMI's uid. Until the Secret
+  // exists, the kubelet retries mounting it into the launcher pod.
+  out.push_back(userdata_secret(spec, render_userdata(spec)));
+  return out;
+}
+
+std::size_t stored_userdata_secret_bytes(JobSpec const& spec) {
+  Json stored = userdata_secret(spec, "");
+  stored.erase("stringData");
+  stored["data"] = Json{{"userdata", ""}};
+  std::size_t const raw = render_userdata(spec).size();
+  std::size_t const base64 = (raw + 2) / 3 * 4;
+  return stored.dump().size() + base64 + kServerMetadataAllowance;
+}
+
+std::optional<SpecLimitError> check_object_limits(JobSpec const& spec) {
+  std::size_t const bytes = stored_userdata_secret_bytes(spec);
+  if (bytes <= kMaxObjectBytes) return std::nullopt;
+  // The guest config's values are what a spec can make large; name the field
+  // behind the largest one.
+  static constexpr std::pair<const char*, const char*> kFieldOf[] = {
+      {"ENVS", "container.env"},     {"IMG", "container.image"},         {"NAME", "container.name"},
+      {"MNT", "dataDisk.mountPoint"}, {"DATA_DISK_SERIAL", "dataDisk.serial"}, {"JOB_TYPE", "container.jobType"}};
+  std::string field = "container.env";
+  std::size_t largest = 0;
+  for (auto const& [key, value] : guest_config_entries(spec))
+    for (auto const& [k, f] : kFieldOf)
+      if (key == k && value.size() > largest) {
+        largest = value.size();
+        field = f;
+      }
+  return SpecLimitError{field, "makes the user-data Secret " + std::to_string(bytes) +
+                                   " bytes as stored (base64 included); Kubernetes refuses objects over " +
+                                   std::to_string(kMaxObjectBytes) + " bytes (1 MiB): this field is " +
+                                   std::to_string(largest) + " bytes of it, shrink it"};
+}
+
+Json as_list(std::vector<Json> const& objects) {
+  return Json{{"apiVersion", "v1"}, {"kind", "List"}, {"metadata", Json::object()}, {"items", objects}};
+}
+
+namespace {
+
+Result<JobSpec> within_object_limits(Result<JobSpec> spec, std::string_view origin) {
+  if (!spec) return spec;
+  if (auto too_big = check_object_limits(*spec))
+    return spec_detail::spec_error(origin, spec_detail::SpecError{too_big->field, too_big->message});
+  return spec;
+}
+
+}  // namespace
+
+Result<JobSpec> parse_renderable_spec(std::string_view text, std::string_view origin, OperatorProfile const& profile) {
+  return within_object_limits(parse_job_spec(text, origin, profile), origin);
+}
+
+Result<JobSpec> load_renderable_spec(std::string const& path, OperatorProfile const& profile) {
+  return within_object_limits(load_job_spec(path, profile), path == "-" ? "<stdin>" : path);
+}
+
+}  // namespace cosmicac::host

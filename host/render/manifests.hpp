@@ -1,0 +1,55 @@
+// The Kubernetes objects for one job: pure functions of the JobSpec.
+#pragma once
+
+#include "host/spec/job_spec.hpp"
+#include "host/base/yaml_json.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cosmicac::host {
+
+// In creation order: root DataVolume, [data PVC,] VMI, user-data Secret.
+// The user-data always goes into the Secret (cloudInitNoCloud.secretRef):
+// no other object carries an env value. The Secret has no ownerReferences
+// here; apply_objects adds the VMI's once it exists.
+std::vector<Json> render_manifests(JobSpec const& spec);
+
+// Kubernetes refuses an object over 1 MiB (etcd's request limit, and the
+// documented limit of a Secret). The user-data Secret is measured as the API
+// server stores it: JSON, stringData turned into base64 data, plus room for
+// the metadata apply and the server add (ownerReference, uid, managedFields).
+inline constexpr std::size_t kMaxObjectBytes = 1u << 20;
+inline constexpr std::size_t kServerMetadataAllowance = 4096;
+
+// The user-data Secret's size as stored (see above), in bytes.
+std::size_t stored_userdata_secret_bytes(JobSpec const& spec);
+
+// When that size is over kMaxObjectBytes: the spec field that contributes
+// most ("container.env", …) and a message saying so.
+struct SpecLimitError {
+  std::string field;
+  std::string message;
+};
+std::optional<SpecLimitError> check_object_limits(JobSpec const& spec);
+
+// parse_job_spec / load_job_spec, and then check_object_limits: a spec whose
+// objects the API server would refuse is a spec error ("<origin>: <field>:
+// …"), found before any object is created. Every command that renders loads
+// its spec through these; spec loading itself knows nothing of rendering.
+Result<JobSpec> parse_renderable_spec(std::string_view text, std::string_view origin,
+                                      OperatorProfile const& profile = OperatorProfile());
+Result<JobSpec> load_renderable_spec(std::string const& path, OperatorProfile const& profile = OperatorProfile());
+
+// `-o json`: a v1 List of the same objects.
+Json as_list(std::vector<Json> const& objects);
+
+// Readiness probe timing (see manifests.cpp for why these values).
+inline constexpr int kProbeInitialDelaySeconds = 30;
+inline constexpr int kProbePeriodSeconds = 10;
+inline constexpr int kProbeTimeoutSeconds = 5;
+inline constexpr int kProbeFailureThreshold = 6;
+
+}  // namespace cosmicac::host

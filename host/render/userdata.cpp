@@ -1,0 +1,117 @@
+#include "host/render/userdata.hpp"
+
+#include "config/config_file.hpp"
+#include "config/envs.hpp"
+#include "host/spec/guest_layout.hpp"
+#include "host/base/yaml_json.hpp"
+
+#include <cstdio>
+
+namespace cosmicac::host {
+
+std::vector<std::pair<std::string, std::string>> guest_config_entries(JobSpec const& spec) {
+  std::vector<std::pair<std::string, std::string>> e;
+  e.emplace_back("IMG", spec.container_image);
+  e.emplace_back("NAME", spec.container_name);
+  if (spec.data_disk) {
+    e.emplace_back("MNT", spec.data_disk->mount_point);
+    e.emplace_back("DATA_DISK_SERIAL", spec.data_disk->serial);
+  }
+  if (!spec.job_type.empty()) e.emplace_back("JOB_TYPE", spec.job_type);
+  if (!spec.env.empty()) e.emplace_back("ENVS", config::encode_envs(spec.env).value());  // validated by parse_job_spec
+  e.emplace_back("CRED_ISO_LABEL", kCredVolumeLabel);
+  return e;
+}
+
+std::string systemd_escape_path(std::string_view path) {
+  while (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  std::string out;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    char c = path[i];
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                 (c == '.' && i > 0);
+    if (c == '/') {
+      out += '-';
+    } else if (plain) {
+      out += c;
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += buf;
+    }
+  }
+  return out;
+}
+
+std::string boot_cdrom_rule_text() {
+  std::string t;
+  t += "# Written by cosmicac-vmi (cloud-init): /dev/" + std::string(kBootCdromLink) + " for the bootstrap CD-ROM\n";
+  t += "# (label " + std::string(kBootVolumeLabel) + ") only: a disk with that label never gets it.\n";
+  t += "ACTION!=\"remove\", SUBSYSTEM==\"block\", KERNEL==\"sr[0-9]*\", ENV{ID_FS_TYPE}==\"iso9660\", "
+       "ENV{ID_FS_LABEL_ENC}==\"" + std::string(kBootVolumeLabel) + "\", SYMLINK+=\"" + kBootCdromLink + "\"\n";
+  return t;
+}
+
+std::string install_unit_text() {
+  std::string dev = std::string("/dev/") + kBootCdromLink;
+  std::string dev_unit = systemd_escape_path(dev) + ".device";
+  std::string mnt = kIsoMountPoint;
+  std::string t;
+  t += "# Written by cosmicac-vmi (cloud-init): installs cosmicac-bootstrap from the\n";
+  t += "# bootstrap CD-ROM (ConfigMap volume, label " + std::string(kBootVolumeLabel) + ", through the udev rule\n";
+  t += "# " + std::string(kBootCdromRule) + ") on every boot, so that\n";
+  t += "# the ConfigMap stays the source of the agent binary. Idempotent.\n";
+  t += "[Unit]\n";
+  t += "Description=Install cosmicac-bootstrap from the bootstrap CD-ROM\n";
+  t += "Requires=" + dev_unit + "\n";
+  t += "After=" + dev_unit + "\n";
+  t += "\n[Service]\n";
+  t += "Type=oneshot\n";
+  t += "ExecStartPre=/bin/mkdir -p " + mnt + "\n";
+  // A crash may have left the ISO mounted: unmount first, ignoring "not mounted".
+  t += "ExecStartPre=-/bin/umount " + mnt + "\n";
+  t += "ExecStartPre=/bin/mount -t iso9660 -o ro,nosuid,nodev,noexec " + dev + " " + mnt + "\n";
+  // ISO files may lack the exec bit: copy with an explicit mode.
+  t += "ExecStartPre=/usr/bin/install -m 0755 " + mnt + "/" + kAgentIsoFile + " " + kAgentPath + "\n";
+  t += "ExecStart=" + std::string(kAgentPath) + " install\n";
+  t += "ExecStopPost=-/bin/umount " + mnt + "\n";
+  t += "\n[Install]\n";
+  t += "WantedBy=multi-user.target\n";
+  return t;
+}
+
+std::string render_userdata(JobSpec const& spec) {
+  std::string header = "Written by cosmicac-vmi for job " + spec.ns + "/" + spec.name +
+                       ". Read as data by cosmicac-bootstrap, never sourced by a shell.";
+  Json files = Json::array();
+  files.push_back(Json{{"path", kGuestConfigPath},
+                       {"owner", "root:root"},
+                       {"permissions", "0600"},  // ENVS may carry API keys
+                       {"content", config::encode_config_file(guest_config_entries(spec), header)}});
+  files.push_back(Json{{"path", kBootCdromRule},
+                       {"owner", "root:root"},
+                       {"permissions", "0644"},
+                       {"content", boot_cdrom_rule_text()}});
+  files.push_back(Json{{"path", std::string("/etc/systemd/system/") + kInstallUnit},
+                       {"owner", "root:root"},
+                       {"permissions", "0644"},
+                       {"content", install_unit_text()}});
+  Json doc = Json::object();
+  doc["write_files"] = files;
+  // Why runcmd and not a .wants/ symlink: write_files cannot create symlinks,
+  // and a unit enabled after systemd computed the boot transaction would not
+  // start until the next boot anyway. `enable` keeps it for later boots (the
+  // ConfigMap may carry a newer agent); `--now --no-block` starts it without
+  // cloud-final waiting on it. cloud-init runs this argv list through /bin/sh
+  // with every word quoted; the words are constants, no spec data reaches it.
+  // The udev rule arrives after udev has seen the CD-ROMs at boot: a change
+  // event (and waiting for it) makes the link before the unit looks for it.
+  // Later boots have the rule from the start.
+  doc["runcmd"] = Json::array({Json::array({"udevadm", "trigger", "--settle", "--action=change", "--subsystem-match=block",
+                                            "--sysname-match=sr*"}),
+                               Json::array({"systemctl", "enable", "--now", "--no-block", kInstallUnit})});
+  return "#cloud-config\n" + to_yaml(doc);
+}
+
+}  // namespace cosmicac::host

@@ -1,0 +1,285 @@
+#include "host/spec/job_spec.hpp"
+
+#include "common/file_io.hpp"
+#include "config/scalars.hpp"
+#include "config/settings.hpp"
+#include "host/spec/guest_layout.hpp"
+#include "host/base/quantity.hpp"
+#include "host/spec/spec_fields.hpp"
+#include "host/base/yaml_json.hpp"
+#include "readiness/terminal_text.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace cosmicac::host {
+namespace {
+
+using spec_detail::check_image;
+using spec_detail::fail;
+using spec_detail::Fields;
+using spec_detail::is_dns_label;
+using spec_detail::is_resource_suffix;
+using spec_detail::SpecError;
+
+constexpr std::size_t kMaxJobName = 63 - 9;  // the longest suffix, "-userdata", must still fit a DNS label
+
+bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z'); }
+
+bool is_env_name(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (char c : s)
+    if (!alnum(c) && c != '_') return false;
+  return true;
+}
+
+bool is_tenant_field(std::string const& path) {
+  for (auto const& f : kSpecFields)
+    if (f.owner == FieldOwner::Tenant && path == f.path) return true;
+  return false;
+}
+
+// The job spec may not name the operator's objects: each such field is
+// refused, present at all (even null), saying where the operator sets it.
+void refuse_operator_fields(Json const& doc) {
+  for (auto const& f : kSpecFields) {
+    if (f.owner != FieldOwner::Operator) continue;
+    std::string_view path = f.path;
+    Json const* at = &doc;
+    while (at) {
+      auto const dot = path.find('.');
+      std::string const key(path.substr(0, dot));
+      auto it = at->is_object() ? at->find(key) : at->end();
+      at = it == at->end() ? nullptr : &*it;
+      if (dot == std::string_view::npos) break;
+      path.remove_prefix(dot + 1);
+    }
+    if (at)
+      fail(f.path, std::string("is set by the operator, not the job spec (operator profile key ") + f.profile_key +
+                       ", given with cosmicac-vmi --profile FILE)");
+  }
+}
+
+// `allowed` (the operator's list for this device; empty: any name) narrows
+// which device-plugin resource the tenant may ask for.
+std::optional<DeviceRequest> device(Fields& top, std::string const& key, std::string const& name_key,
+                                    std::string const& vendor, std::vector<std::string> const& allowed,
+                                    char const* profile_key) {
+  auto f = top.object(key);
+  if (!f) return std::nullopt;
+  std::string suffix = f->required_str(name_key);
+  if (!is_resource_suffix(suffix))
+    fail(f->path(name_key), "must be the resource name after '" + vendor + "/' (letters, digits, '-', '_', '.')");
+  if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), suffix) == allowed.end()) {
+    std::string list;
+    for (auto const& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    fail(f->path(name_key), "'" + suffix + "' is not one the operator allows (operator profile " + profile_key +
+                                ": " + list + ")");
+  }
+  DeviceRequest d{vendor + "/" + suffix, static_cast<int>(f->integer("count", 1, 16).value_or(1))};
+  f->no_unknown_keys();
+  return d;
+}
+
+// The agent's own rule for the config key this field becomes (config/settings):
+// what the host accepts, the agent accepts at boot.
+void agent_rule(std::string const& field, std::string_view key, std::string const& value) {
+  if (auto st = config::check_setting(key, value); !st) fail(field, st.error().message);
+}
+
+// The job's identity: its name (the VMI's, and the guest's hostname) and namespace.
+void read_identity(Fields& top, JobSpec& spec) {
+  spec.name = top.required_str("name");
+  if (!is_dns_label(spec.name, kMaxJobName))
+    fail("name", "'" + spec.name + "' must be a DNS label of at most " + std::to_string(kMaxJobName) +
+                     " characters (lowercase letters, digits, '-')");
+  spec.ns = top.required_str("namespace");
+  if (!is_dns_label(spec.ns)) fail("namespace", "'" + spec.ns + "' is not a valid namespace name");
+}
+
+// What the VMI asks of its node: CPU, memory and passthrough devices.
+void read_resources(Fields& top, OperatorProfile const& profile, JobSpec& spec) {
+  auto cpu = top.integer("cpu", 1, 1024);
+  if (!cpu) fail("cpu", "is required (number of virtual CPU cores)");
+  spec.cpu_cores = static_cast<int>(*cpu);
+  if (Json const* v = top.get("dedicatedCpuPlacement")) {
+    if (!v->is_boolean()) fail("dedicatedCpuPlacement", "must be true or false");
+    spec.dedicated_cpu = v->get<bool>();
+  }
+  auto memory = top.quantity("memory");
+  if (!memory) fail("memory", "is required (for example 64Gi)");
+  spec.memory = *memory;
+
+  // KubeVirt's webhook refuses guest memory that is not a whole number of
+  // pages (vmi-create-admitter, validateHugepagesMemoryRequests); say so here,
+  // naming the spec's fields, instead of after other objects were created.
+  if (auto page = top.str("hugepageSize")) {
+    if (*page != "2Mi" && *page != "1Gi") fail("hugepageSize", "must be 2Mi or 1Gi (got '" + *page + "')");
+    long double const page_bytes = parse_quantity(*page).value();
+    long double const mem = parse_quantity(spec.memory).value();
+    if (mem < page_bytes || std::fmod(mem, page_bytes) != 0)
+      fail("memory", "'" + spec.memory + "' must be a whole multiple of hugepageSize " + *page);
+    spec.hugepage_size = *page;
+  }
+  if (auto grace = top.integer("terminationGracePeriodSeconds", 0, 3600))
+    spec.termination_grace_seconds = static_cast<int>(*grace);
+
+  spec.gpu = device(top, "gpu", "type", "nvidia.com", profile.gpu_types, "gpuTypes");
+  spec.infiniband = device(top, "infiniband", "name", "mellanox.com", profile.infiniband_names, "infinibandNames");
+}
+
+void read_root_disk(Fields& top, JobSpec& spec) {
+  auto root = top.object("rootDisk");
+  if (!root) return;
+  if (auto size = root->quantity("size")) spec.root_size = *size;
+  root->no_unknown_keys();
+}
+
+void read_data_disk(Fields& top, JobSpec& spec) {
+  auto data = top.object("dataDisk");
+  if (!data) return;
+  DataDisk d;
+  auto size = data->quantity("size");
+  if (!size) fail(data->path("size"), "is required (at least 100Gi)");
+  if (parse_quantity(*size).value() < 100 * kGiB)
+    fail(data->path("size"), "must be at least 100Gi (the agent only takes a data disk of 100 GiB or more), got " + *size);
+  d.size = *size;
+  std::string const mnt = data->required_str("mountPoint");
+  auto normal = config::normalise_mount_point(mnt);  // the agent's MNT rule, and its normal form
+  if (!normal) fail(data->path("mountPoint"), normal.error().message);
+  d.mount_point = *normal;
+  d.serial = data->str("serial").value_or(kDefaultDataDiskSerial);
+  if (d.serial.size() > kMaxSerialLength) fail(data->path("serial"), "must be at most 20 characters (virtio-blk limit)");
+  for (char c : d.serial)
+    if (!alnum(c) && c != '-' && c != '_' && c != '.')
+      fail(data->path("serial"), "may contain only letters, digits, '-', '_', '.'");
+  agent_rule(data->path("serial"), "DATA_DISK_SERIAL", d.serial);
+  data->no_unknown_keys();
+  spec.data_disk = d;
+}
+
+// Names of cluster objects the job uses but does not create: the operator's.
+// A NetworkAttachmentDefinition of another namespace is refused: the VMI
+// would join a network its namespace's owner did not choose.
+void take_operator_fields(OperatorProfile const& profile, JobSpec& spec) {
+  spec.root_image = profile.root_image;
+  spec.pull_secret = profile.pull_secret;
+  spec.credential_secret = profile.credential_secret;
+  spec.bootstrap_configmap = profile.bootstrap_configmap;
+  spec.storage_class = profile.storage_class;
+  spec.overlay_network = profile.overlay_network;
+  if (auto slash = spec.overlay_network.find('/'); slash != std::string::npos) {
+    std::string const nad_ns = spec.overlay_network.substr(0, slash);
+    if (nad_ns != spec.ns)
+      throw SpecError{"overlayNetwork", "'" + spec.overlay_network + "' is in namespace " + nad_ns +
+                                            ", not the VMI's (" + spec.ns +
+                                            "): a VMI joins only networks of its own namespace"};
+  }
+}
+
+// container.env: becomes ENVS, kept in the order written.
+void read_env(Fields& container, JobSpec& spec) {
+  Json const* env = container.get("env");
+  if (!env) return;
+  if (!env->is_object()) fail(container.path("env"), "must be a mapping of NAME: value");
+  for (auto it = env->begin(); it != env->end(); ++it) {
+    std::string field = container.path("env") + "." + it.key();
+    if (!is_env_name(it.key())) fail(field, "is not a valid environment variable name");
+    Json const& v = it.value();
+    if (v.is_object() || v.is_array()) {
+      spec.env.emplace_back(it.key(), nlohmann::json::parse(v.dump()));
+    } else if (v.is_string()) {
+      spec.env.emplace_back(it.key(), v.get<std::string>());
+    } else if (v.is_number() || v.is_boolean()) {
+      spec.env.emplace_back(it.key(), v.dump());  // 8080 → "8080", true → "true"
+    } else {
+      fail(field, "must be a string, number, boolean, mapping or list (write \"\" for an empty value)");
+    }
+  }
+  // The encoder is the authority on what ENVS can carry: ask it now so that
+  // rendering cannot fail later.
+  auto encoded = config::encode_envs(spec.env);
+  if (!encoded) fail(container.path("env"), encoded.error().message);
+  agent_rule(container.path("env"), "ENVS", *encoded);
+}
+
+// The inference container the agent runs in the guest.
+void read_container(Fields& top, JobSpec& spec) {
+  spec.container_image = config::kDefaultImage;
+  spec.container_name = config::kDefaultContainerName;
+  auto c = top.object("container");
+  if (!c) return;
+  if (auto img = c->str("image")) {
+    check_image(c->path("image"), *img);
+    agent_rule(c->path("image"), "IMG", *img);
+    spec.container_image = *img;
+  }
+  if (auto n = c->str("name")) {
+    agent_rule(c->path("name"), "NAME", *n);
+    spec.container_name = *n;
+  }
+  if (auto jt = c->str("jobType")) {
+    if (*jt != config::kJobTypeGpuContainer)
+      fail(c->path("jobType"), std::string("must be ") + config::kJobTypeGpuContainer + " or omitted");
+    agent_rule(c->path("jobType"), "JOB_TYPE", *jt);
+    spec.job_type = *jt;
+  }
+  read_env(*c, spec);
+  c->no_unknown_keys();
+}
+
+JobSpec build(Json const& doc, OperatorProfile const& profile) {
+  JobSpec spec;
+  Fields top(doc, "", is_tenant_field);
+  refuse_operator_fields(doc);
+  read_identity(top, spec);
+  read_resources(top, profile, spec);
+  read_root_disk(top, spec);
+  read_data_disk(top, spec);
+  read_container(top, spec);
+  top.no_unknown_keys();
+  return spec;
+}
+
+}  // namespace
+
+Result<JobSpec> parse_job_spec(std::string_view text, std::string_view origin, OperatorProfile const& profile) {
+  auto doc = parse_yaml_or_json(text, origin);
+  if (!doc) return doc.error();
+  JobSpec spec;
+  try {
+    spec = build(*doc, profile);
+  } catch (SpecError const& e) {
+    return spec_detail::spec_error(origin, e);
+  }
+  try {
+    take_operator_fields(profile, spec);
+  } catch (SpecError const& e) {
+    return spec_detail::spec_error(profile.origin, e);
+  }
+  return spec;
+}
+
+Result<JobSpec> load_job_spec(std::string const& path, OperatorProfile const& profile) {
+  constexpr std::size_t kMaxSpecBytes = 1u << 20;
+  UniqueFd owned;
+  if (path != "-") {
+    owned = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    if (!owned.valid()) return make_error(Reason::ConfigInvalid, "cannot open job spec " + readiness::terminal_safe(path));
+  }
+  std::string text;
+  int const err = read_to_end(path == "-" ? STDIN_FILENO : owned.get(), kMaxSpecBytes, text);
+  if (err == EFBIG)
+    return make_error(Reason::ConfigInvalid, "job spec " + readiness::terminal_safe(path) + " is larger than 1 MiB");
+  if (err != 0) return make_error(Reason::ConfigInvalid, "cannot read job spec " + readiness::terminal_safe(path));
+  return parse_job_spec(text, path == "-" ? "<stdin>" : path, profile);
+}
+
+std::string root_datavolume_name(JobSpec const& spec) { return spec.name + "-root"; }
+std::string data_pvc_name(JobSpec const& spec) { return spec.name + "-data"; }
+std::string userdata_secret_name(JobSpec const& spec) { return spec.name + "-userdata"; }
+
+}  // namespace cosmicac::host

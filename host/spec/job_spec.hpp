@@ -1,0 +1,125 @@
+// The job spec: what one CosmicAC GPU VM needs, as written by the tenant (YAML
+// or JSON, see host/examples/), validated into a typed value. The cluster
+// objects the VM uses (images, Secrets, ConfigMap, storage class, network)
+// are the operator's: they come from the operator profile
+// (host/spec/operator_profile.hpp), and a job spec that sets one is refused.
+// Every error names the field ("dataDisk.size: ...") and never echoes an
+// environment value.
+#pragma once
+
+#include "common/error.hpp"
+#include "config/envs.hpp"
+#include "host/spec/operator_profile.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cosmicac::host {
+
+inline constexpr const char* kDefaultRootSize = "150Gi";
+
+// How long KubeVirt waits, after asking the guest to shut down (ACPI), before
+// it powers the VM off. The guest's shutdown is dominated by dockerd stopping
+// the inference container: dockerd waits the longest of its shutdown-timeout
+// (15 s by default) and the container's stop timeout (10 s, the agent sets
+// none), plus 5 s of its own grace, so 20 s; then the data disk is unmounted
+// (a dirty page cache of a large model flushes in seconds) and the guest halts.
+// 60 s covers that with room; KubeVirt's own default (30 s) would cut a slow
+// flush short. The spec may change it (terminationGracePeriodSeconds).
+inline constexpr int kDefaultTerminationGracePeriodSeconds = 60;
+
+struct DeviceRequest {
+  std::string resource;  // full device-plugin resource name: nvidia.com/<type>, mellanox.com/<name>
+  int count = 0;         // >= 1
+};
+
+struct DataDisk {
+  std::string size;         // quantity, >= 100Gi
+  std::string mount_point;  // absolute path in the guest (MNT)
+  std::string serial;       // virtio serial (DATA_DISK_SERIAL)
+};
+
+// Every field of the job spec, by who writes it. Tenant fields are read from
+// the job spec; an operator field in a job spec is refused (exit 2), naming
+// the operator profile key that sets it. The parser reads only tenant
+// fields listed here (anything else it reads is a bug, caught at run time).
+enum class FieldOwner { Tenant, Operator };
+struct SpecField {
+  const char* path;         // "dataDisk.size"
+  FieldOwner owner;
+  const char* profile_key;  // Operator: the operator profile's key; Tenant: nullptr
+};
+inline constexpr SpecField kSpecFields[] = {
+    {"name", FieldOwner::Tenant, nullptr},
+    {"namespace", FieldOwner::Tenant, nullptr},
+    {"cpu", FieldOwner::Tenant, nullptr},
+    {"dedicatedCpuPlacement", FieldOwner::Tenant, nullptr},
+    {"memory", FieldOwner::Tenant, nullptr},
+    {"hugepageSize", FieldOwner::Tenant, nullptr},
+    {"terminationGracePeriodSeconds", FieldOwner::Tenant, nullptr},
+    {"gpu", FieldOwner::Tenant, nullptr},
+    {"gpu.type", FieldOwner::Tenant, nullptr},  // the operator may narrow it (profile gpuTypes)
+    {"gpu.count", FieldOwner::Tenant, nullptr},
+    {"infiniband", FieldOwner::Tenant, nullptr},
+    {"infiniband.name", FieldOwner::Tenant, nullptr},  // the operator may narrow it (profile infinibandNames)
+    {"infiniband.count", FieldOwner::Tenant, nullptr},
+    {"rootDisk", FieldOwner::Tenant, nullptr},
+    {"rootDisk.size", FieldOwner::Tenant, nullptr},
+    {"dataDisk", FieldOwner::Tenant, nullptr},
+    {"dataDisk.size", FieldOwner::Tenant, nullptr},
+    {"dataDisk.mountPoint", FieldOwner::Tenant, nullptr},
+    {"dataDisk.serial", FieldOwner::Tenant, nullptr},
+    {"container", FieldOwner::Tenant, nullptr},
+    {"container.image", FieldOwner::Tenant, nullptr},
+    {"container.name", FieldOwner::Tenant, nullptr},
+    {"container.jobType", FieldOwner::Tenant, nullptr},
+    {"container.env", FieldOwner::Tenant, nullptr},
+    {"rootDisk.image", FieldOwner::Operator, "rootImage"},
+    {"pullSecret", FieldOwner::Operator, "pullSecret"},
+    {"credentialSecret", FieldOwner::Operator, "credentialSecret"},
+    {"bootstrapConfigMap", FieldOwner::Operator, "bootstrapConfigMap"},
+    {"storageClass", FieldOwner::Operator, "storageClass"},
+    {"overlayNetwork", FieldOwner::Operator, "overlayNetwork"},
+};
+
+// The job: the tenant's fields, and the operator's ("operator:") copied from
+// the profile it was parsed with, never from the job spec.
+struct JobSpec {
+  std::string name;       // VMI name; other objects are <name>-root, <name>-data, <name>-userdata
+  std::string ns;         // namespace
+  int cpu_cores = 0;
+  bool dedicated_cpu = false;  // dedicatedCpuPlacement: vCPUs pinned to host CPUs (needs the kubelet's static CPU manager)
+  std::string memory;     // quantity: the guest's RAM
+  std::string hugepage_size;   // "" (ordinary pages), "2Mi" or "1Gi": guest RAM backed by hugepages-<size>
+  int termination_grace_seconds = kDefaultTerminationGracePeriodSeconds;
+  std::optional<DeviceRequest> gpu;
+  std::optional<DeviceRequest> infiniband;
+  std::string root_image = kDefaultRootImage;  // operator: registry reference (no scheme)
+  std::string root_size = kDefaultRootSize;
+  std::optional<DataDisk> data_disk;
+  std::string storage_class = kDefaultStorageClass;    // operator
+  std::string pull_secret = kDefaultPullSecret;        // operator: CDI importer (accessKeyId/secretKey)
+  std::string credential_secret = kDefaultPullSecret;  // operator: the CD-ROM with DOCKER_* keys
+  std::string bootstrap_configmap = kDefaultBootstrapConfigMap;  // operator
+  std::string container_image;  // IMG (default: the agent's default image)
+  std::string container_name;   // NAME (default: the agent's default name)
+  std::string job_type;         // JOB_TYPE (optional)
+  std::vector<std::pair<std::string, config::EnvValue>> env;  // in the order written
+  std::string overlay_network;  // operator: Multus NetworkAttachmentDefinition in the VMI's namespace, optional
+};
+
+// Errors (ConfigInvalid) read "<origin>: <field>: <what is wrong>"; the
+// operator's fields come from `profile` (errors there name the profile).
+Result<JobSpec> parse_job_spec(std::string_view text, std::string_view origin,
+                               OperatorProfile const& profile = OperatorProfile());
+Result<JobSpec> load_job_spec(std::string const& path, OperatorProfile const& profile = OperatorProfile());
+
+// Names of the objects derived from the job.
+std::string root_datavolume_name(JobSpec const& spec);
+std::string data_pvc_name(JobSpec const& spec);
+std::string userdata_secret_name(JobSpec const& spec);
+
+}  // namespace cosmicac::host

@@ -1,0 +1,516 @@
+#include "host/verbs/doctor.hpp"
+
+#include "host/cluster/api_paths.hpp"
+#include "host/spec/guest_layout.hpp"
+#include "host/base/quantity.hpp"
+#include "host/verbs/rbac_role.hpp"
+#include "host/render/vmi_resources.hpp"
+#include "readiness/terminal_text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace cosmicac::host {
+namespace {
+
+constexpr const char* kDoctorRbac = "host/rbac/clusterrole-doctor.yaml";
+
+// The keys CDI's registry import reads from pullSecret, and the agent from
+// the credentials CD-ROM (credentialSecret).
+constexpr const char* kCdiKeys[] = {"accessKeyId", "secretKey"};
+constexpr const char* kAgentKeys[] = {"DOCKER_REGISTRY", "DOCKER_USERNAME", "DOCKER_TOKEN"};
+// The ConfigMap key that names the agent version it carries (agreed with the
+// packaging that writes dist/bootstrap-cm.yaml).
+constexpr const char* kAgentVersionKey = "agent-version";
+
+struct Reply {
+  long status = 0;  // HTTP status; -1: a 2xx whose body is not JSON
+  Json body;
+};
+
+// path: from api_path (host/cluster/api_paths.hpp), which refuses an invalid name.
+Result<Reply> get(KubeClient& client, Result<std::string> const& path) {
+  if (!path) return path.error();
+  auto r = client.request("GET", *path);
+  if (!r) return r.error();
+  Reply out{r->status, Json()};
+  if (r->status / 100 == 2) {
+    try {
+      out.body = Json::parse(r->body);
+    } catch (Json::exception const&) {
+      out.status = -1;
+    }
+  }
+  return out;
+}
+
+Json const* dig(Json const& j, std::initializer_list<const char*> keys) {
+  Json const* p = &j;
+  for (const char* k : keys) {
+    if (!p->is_object()) return nullptr;
+    auto it = p->find(k);
+    if (it == p->end() || it->is_null()) return nullptr;
+    p = &*it;
+  }
+  return p;
+}
+
+std::string str_at(Json const& j, std::initializer_list<const char*> keys, std::string const& fallback = {}) {
+  Json const* v = dig(j, keys);
+  return v && v->is_string() ? v->get<std::string>() : fallback;
+}
+
+// nullopt: no such condition.
+std::optional<bool> condition(Json const& obj, std::string const& type) {
+  Json const* conds = dig(obj, {"status", "conditions"});
+  if (!conds || !conds->is_array()) return std::nullopt;
+  for (auto const& c : *conds)
+    if (c.is_object() && c.value("type", "") == type) return c.value("status", "") == "True";
+  return std::nullopt;
+}
+
+std::string join(std::vector<std::string> const& v, std::string const& sep = ", ") {
+  std::string out;
+  for (auto const& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+Check pass(std::string name, std::string detail) { return {std::move(name), CheckState::Pass, std::move(detail), {}}; }
+Check failed(std::string name, std::string detail, std::string fix) {
+  return {std::move(name), CheckState::Fail, std::move(detail), std::move(fix)};
+}
+Check unknown(std::string name, std::string detail) { return {std::move(name), CheckState::Unknown, std::move(detail), {}}; }
+
+// A read that did not answer 2xx. 403: the optional doctor grants are
+// missing, so the check is not done (!), not failed.
+Check unreadable(std::string name, std::string const& what, long status) {
+  if (status == 403)
+    return unknown(std::move(name), "not checked: reading " + what + " is forbidden to this identity (grant it with " +
+                                        kDoctorRbac + ")");
+  if (status == -1) return unknown(std::move(name), "not checked: the API server's answer for " + what + " is not JSON");
+  return unknown(std::move(name), "not checked: reading " + what + " answered HTTP " + std::to_string(status));
+}
+
+// ---- nodes and what they can hold
+
+std::string amount_text(std::string const& resource, long double v) {
+  char buf[64];
+  if (resource == "cpu") {
+    std::snprintf(buf, sizeof buf, "%.3Lf", v / 1000.0L);  // 127.5, 64: cores, as kubectl shows them
+    std::string s = buf;
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+    return s;
+  }
+  if (resource == "memory" || resource.rfind("hugepages-", 0) == 0)
+    std::snprintf(buf, sizeof buf, "%.1LfGi", v / kGiB);
+  else std::snprintf(buf, sizeof buf, "%.0Lf", v);
+  return buf;
+}
+
+long double allocatable(Json const& node, std::string const& resource) {
+  Json const* a = dig(node, {"status", "allocatable", resource.c_str()});
+  if (!a) return 0;
+  std::string text = a->is_string() ? a->get<std::string>() : a->dump();
+  auto q = parse_quantity(text);
+  if (!q) return 0;
+  return resource == "cpu" ? *q * 1000.0L : *q;  // CPU in millicores, like the requests
+}
+
+bool node_ready(Json const& node) { return condition(node, "Ready").value_or(false); }
+bool node_schedulable(Json const& node) {
+  Json const* u = dig(node, {"spec", "unschedulable"});
+  return !(u && u->is_boolean() && u->get<bool>());
+}
+
+bool is_device_resource(std::string const& r) { return r.rfind("nvidia.com/", 0) == 0 || r.rfind("mellanox.com/", 0) == 0; }
+
+std::map<std::string, long double> requested(DoctorRequest const& req) {
+  if (req.spec) return launcher_pod_requests(*req.spec);
+  std::map<std::string, long double> r;
+  for (auto const& d : req.devices) r[d.resource] += d.count;
+  return r;
+}
+
+// What `node` lacks of `want` ("hugepages-1Gi 512.0Gi > 0.0Gi"), empty when it holds it all.
+std::vector<std::string> shortfall(Json const& node, std::map<std::string, long double> const& want) {
+  std::vector<std::string> s;
+  for (auto const& [res, amount] : want) {
+    long double have = allocatable(node, res);
+    if (have < amount) s.push_back(res + " " + amount_text(res, amount) + " > " + amount_text(res, have));
+  }
+  return s;
+}
+
+void check_nodes(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
+  auto r = get(client, api_path(api::kNodes, {}));
+  if (!r) return out.push_back(unknown("nodes", "not checked: " + r.error().message));
+  if (r->status / 100 != 2) {
+    out.push_back(unreadable("nodes", "nodes (cluster-scoped)", r->status));
+    out.push_back(unknown("capacity", "not checked: needs the node list"));
+    return;
+  }
+  Json const* items = dig(r->body, {"items"});
+  std::vector<Json> nodes;
+  if (items && items->is_array())
+    for (auto const& n : *items) nodes.push_back(n);
+
+  std::vector<std::string> ready, not_ready;
+  for (auto const& n : nodes) (node_ready(n) ? ready : not_ready).push_back(str_at(n, {"metadata", "name"}, "?"));
+  if (nodes.empty()) out.push_back(failed("nodes", "no nodes", "join nodes to the cluster"));
+  else if (!not_ready.empty())
+    out.push_back(failed("nodes", std::to_string(ready.size()) + " Ready, not Ready: " + join(not_ready),
+                         "kubectl describe node " + not_ready.front() + " (kubelet, container runtime, network plugin)"));
+  else out.push_back(pass("nodes", std::to_string(ready.size()) + " Ready"));
+
+  auto const want = requested(req);
+  std::set<std::string> wanted_devices;
+  for (auto const& [res, amount] : want)
+    if (is_device_resource(res)) wanted_devices.insert(res);
+
+  // One line per GPU node: what it advertises of the device resources.
+  int gpu_nodes = 0;
+  std::string best_node;
+  std::vector<std::string> best_short;
+  bool fits = false;
+  for (auto const& n : nodes) {
+    std::string const name = str_at(n, {"metadata", "name"}, "?");
+    std::vector<std::string> devices;
+    if (Json const* alloc = dig(n, {"status", "allocatable"}); alloc && alloc->is_object())
+      for (auto it = alloc->begin(); it != alloc->end(); ++it)
+        if (is_device_resource(it.key()) && allocatable(n, it.key()) > 0)
+          devices.push_back(it.key() + "=" + amount_text(it.key(), allocatable(n, it.key())));
+    for (auto const& w : wanted_devices)
+      if (allocatable(n, w) == 0) devices.push_back(w + "=0");
+    bool const gpu_node = std::any_of(devices.begin(), devices.end(), [](std::string const& d) {
+      return d.rfind("nvidia.com/", 0) == 0 && d.substr(d.size() - 2) != "=0";
+    });
+    if (!gpu_node) continue;
+    ++gpu_nodes;
+    std::string detail = join(devices, " ");
+    for (const char* res : {"cpu", "memory", "hugepages-1Gi", "hugepages-2Mi"})
+      if (allocatable(n, res) > 0) detail += std::string(" ") + res + "=" + amount_text(res, allocatable(n, res));
+    out.push_back(pass("gpu node " + name, detail));
+    if (want.empty() || !node_ready(n) || !node_schedulable(n)) continue;
+    auto s = shortfall(n, want);
+    if (s.empty()) fits = true;
+    else if (best_node.empty() || s.size() < best_short.size()) {
+      best_node = name;
+      best_short = s;
+    }
+  }
+  if (gpu_nodes == 0) {
+    out.push_back(failed("gpu nodes", "no node advertises an nvidia.com/ resource",
+                         "list the GPUs in the KubeVirt CR's permittedHostDevices (virt-handler then advertises "
+                         "them) and bind them to vfio-pci on the hosts"));
+    return;
+  }
+  if (want.empty()) return;
+  std::vector<std::string> asked;
+  asked.reserve(want.size());
+  for (auto const& [res, amount] : want) asked.push_back(res + "=" + amount_text(res, amount));
+  std::string const what = "the VMI's launcher pod (" + join(asked, " ") + ")";
+  if (fits) out.push_back(pass("capacity", "a Ready node can hold " + what + " (allocatable, before what runs there)"));
+  else if (best_node.empty())
+    out.push_back(failed("capacity", "no Ready, schedulable GPU node for " + what,
+                         "bring a GPU node back (kubectl uncordon / fix its kubelet)"));
+  else
+    out.push_back(failed("capacity", "no node can hold " + what + "; closest: " + best_node + ", short of " +
+                                         join(best_short),
+                         "ask for less (cpu, memory, gpu.count), or give the node what it lacks (hugepages: boot "
+                         "the host with hugepagesz=1G hugepages=N; devices: permittedHostDevices)"));
+}
+
+// ---- KubeVirt and CDI
+
+void check_kubevirt(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
+  auto r = get(client, api_path(api::kKubeVirts, {}));
+  if (!r) return out.push_back(unknown("kubevirt", "not checked: " + r.error().message));
+  if (r->status == 404)
+    return out.push_back(failed("kubevirt", "the API kubevirt.io/v1 is not served: KubeVirt is not installed",
+                                "install the KubeVirt operator and its KubeVirt CR"));
+  if (r->status / 100 != 2) return out.push_back(unreadable("kubevirt", "KubeVirt CRs (all namespaces)", r->status));
+  Json const* items = dig(r->body, {"items"});
+  if (!items || !items->is_array() || items->empty())
+    return out.push_back(failed("kubevirt", "no KubeVirt CR in any namespace", "create the KubeVirt CR (kubevirt/kubevirt)"));
+  Json const& kv = (*items)[0];
+  std::string const id = str_at(kv, {"metadata", "namespace"}, "?") + "/" + str_at(kv, {"metadata", "name"}, "?");
+  std::string const phase = str_at(kv, {"status", "phase"}, "(none)");
+  auto available = condition(kv, "Available");
+  std::string const version = str_at(kv, {"status", "observedKubeVirtVersion"}, "unknown");
+  if (phase == "Deployed" && available.value_or(true))
+    out.push_back(pass("kubevirt", id + " Deployed, version " + version));
+  else
+    out.push_back(failed("kubevirt", id + " phase " + phase + (available && !*available ? ", Available=False" : ""),
+                         "kubectl -n " + str_at(kv, {"metadata", "namespace"}, "kubevirt") +
+                             " get kubevirt -o yaml (status.conditions), and the virt-operator logs"));
+
+  bool gate = false;
+  if (Json const* gates = dig(kv, {"spec", "configuration", "developerConfiguration", "featureGates"});
+      gates && gates->is_array())
+    for (auto const& g : *gates) gate = gate || (g.is_string() && g.get<std::string>() == "HostDevices");
+  if (gate) out.push_back(pass("feature gate", "HostDevices on"));
+  else
+    out.push_back(failed("feature gate", "HostDevices is not in spec.configuration.developerConfiguration.featureGates of " + id,
+                         "add HostDevices to that list (kubectl -n " + str_at(kv, {"metadata", "namespace"}, "kubevirt") +
+                             " edit kubevirt " + str_at(kv, {"metadata", "name"}, "kubevirt") + ")"));
+
+  std::set<std::string> permitted;
+  if (Json const* phd = dig(kv, {"spec", "configuration", "permittedHostDevices"}); phd && phd->is_object())
+    for (const char* kind : {"pciHostDevices", "mediatedDevices", "usb"})
+      if (Json const* list = dig(*phd, {kind}); list && list->is_array())
+        for (auto const& d : *list)
+          if (d.is_object() && d.contains("resourceName") && d["resourceName"].is_string())
+            permitted.insert(d["resourceName"].get<std::string>());
+  std::vector<std::string> missing;
+  for (auto const& [res, amount] : requested(req))
+    if (is_device_resource(res) && !permitted.count(res)) missing.push_back(res);
+  std::vector<std::string> listed(permitted.begin(), permitted.end());
+  if (!missing.empty())
+    out.push_back(failed("permittedHostDevices", "does not list " + join(missing) + " (lists: " +
+                                                     (listed.empty() ? std::string("nothing") : join(listed)) + ")",
+                         "add a pciHostDevices entry {pciVendorSelector: \"<vendor>:<device>\", resourceName: " +
+                             missing.front() + "} to spec.configuration.permittedHostDevices of " + id));
+  else if (listed.empty())
+    out.push_back(failed("permittedHostDevices", "empty: no device can be passed through",
+                         "list the GPUs (pciVendorSelector 10DE:2330 for H100 SXM5) in spec.configuration.permittedHostDevices"));
+  else out.push_back(pass("permittedHostDevices", join(listed)));
+
+  // The VMIs cosmicac-vmi renders set logSerialConsole: true, which wins over
+  // the cluster-wide switch (KubeVirt's isSerialConsoleLogEnabled): a warning,
+  // for VMIs created by other means.
+  if (dig(kv, {"spec", "configuration", "virtualMachineOptions", "disableSerialConsoleLog"}))
+    out.push_back(unknown("serial console log", "disabled cluster-wide (virtualMachineOptions.disableSerialConsoleLog); "
+                                                "VMIs from cosmicac-vmi turn it on for themselves, others have no "
+                                                "guest-console-log"));
+  else out.push_back(pass("serial console log", "not disabled cluster-wide"));
+}
+
+void check_cdi(KubeClient& client, std::vector<Check>& out) {
+  auto r = get(client, api_path(api::kCdis, {}));
+  if (!r) return out.push_back(unknown("cdi", "not checked: " + r.error().message));
+  if (r->status == 404)
+    return out.push_back(failed("cdi", "the API cdi.kubevirt.io/v1beta1 is not served: CDI is not installed",
+                                "install the CDI operator and its CDI CR (root disks are imported by CDI)"));
+  if (r->status / 100 != 2) return out.push_back(unreadable("cdi", "CDI CRs (cluster-scoped)", r->status));
+  Json const* items = dig(r->body, {"items"});
+  if (!items || !items->is_array() || items->empty())
+    return out.push_back(failed("cdi", "no CDI CR", "create the CDI CR (kubevirt/containerized-data-importer)"));
+  Json const& cdi = (*items)[0];
+  std::string const name = str_at(cdi, {"metadata", "name"}, "?");
+  std::string const phase = str_at(cdi, {"status", "phase"}, "(none)");
+  auto available = condition(cdi, "Available");
+  if (phase == "Deployed" && available.value_or(true))
+    out.push_back(pass("cdi", name + " Deployed, version " + str_at(cdi, {"status", "observedVersion"}, "unknown")));
+  else
+    out.push_back(failed("cdi", name + " phase " + phase + (available && !*available ? ", Available=False" : ""),
+                         "kubectl get cdi " + name + " -o yaml (status.conditions), and the cdi-operator logs"));
+}
+
+void check_storage_class(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
+  auto r = get(client, api_path(api::kStorageClasses, {}, req.storage_class));
+  if (!r) return out.push_back(unknown("storageclass", "not checked: " + r.error().message));
+  if (r->status == 404)
+    return out.push_back(failed("storageclass", req.storage_class + " does not exist",
+                                "install it (local-path-provisioner for local-path) or name another in the spec's storageClass"));
+  if (r->status / 100 != 2) return out.push_back(unreadable("storageclass", "storageclass " + req.storage_class, r->status));
+  out.push_back(pass("storageclass", req.storage_class + " (provisioner " + str_at(r->body, {"provisioner"}, "?") +
+                                         ", volumeBindingMode " + str_at(r->body, {"volumeBindingMode"}, "Immediate") + ")"));
+}
+
+// ---- namespace prerequisites
+
+// The key names of a Secret or ConfigMap (data, stringData, binaryData);
+// values are dropped here and never kept.
+std::set<std::string> key_names(Json const& obj) {
+  std::set<std::string> keys;
+  for (const char* section : {"data", "stringData", "binaryData"})
+    if (Json const* m = dig(obj, {section}); m && m->is_object())
+      for (auto it = m->begin(); it != m->end(); ++it) keys.insert(it.key());
+  return keys;
+}
+
+void check_secret(KubeClient& client, DoctorRequest const& req, std::string const& name, std::vector<const char*> const& need,
+                  std::string const& used_by, std::vector<Check>& out) {
+  std::string const label = "secret " + name;
+  std::set<std::string> keys;
+  {
+    auto path = api_path(api::kSecrets, req.ns, name);
+    if (!path) return out.push_back(unknown(label, "not checked: " + path.error().message));
+    auto r = client.request("GET", *path);
+    if (!r) return out.push_back(unknown(label, "not checked: " + r.error().message));
+    if (r->status == 404)
+      return out.push_back(failed(label, "does not exist in namespace " + req.ns,
+                                  "kubectl -n " + req.ns + " create secret generic " + name + " with the keys " +
+                                      join(std::vector<std::string>(need.begin(), need.end()))));
+    if (r->status / 100 != 2) return out.push_back(unreadable(label, "secret " + req.ns + "/" + name, r->status));
+    try {
+      keys = key_names(Json::parse(r->body));
+    } catch (Json::exception const&) {
+      return out.push_back(unknown(label, "not checked: the API server's answer is not JSON"));
+    }
+    // r (the Secret with its values) ends here.
+  }
+  std::vector<std::string> missing;
+  for (const char* k : need)
+    if (!keys.count(k)) missing.push_back(k);
+  std::vector<std::string> needed(need.begin(), need.end());
+  if (missing.empty()) out.push_back(pass(label, "has " + join(needed) + " (" + used_by + ")"));
+  else
+    out.push_back(failed(label, "lacks " + join(missing) + " (" + used_by + " reads them)",
+                         "add the keys " + join(missing) + " to secret " + req.ns + "/" + name));
+}
+
+void check_bootstrap_cm(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
+  std::string const label = "configmap " + req.bootstrap_configmap;
+  auto r = get(client, api_path(api::kConfigMaps, req.ns, req.bootstrap_configmap));
+  if (!r) return out.push_back(unknown(label, "not checked: " + r.error().message));
+  std::string const fix = "kubectl -n " + req.ns + " apply -f dist/bootstrap-cm.yaml (of this release, agent " +
+                          req.agent_version + ")";
+  if (r->status == 404) return out.push_back(failed(label, "does not exist in namespace " + req.ns, fix));
+  if (r->status / 100 != 2) return out.push_back(unreadable(label, "configmap " + req.ns + "/" + req.bootstrap_configmap, r->status));
+  auto keys = key_names(r->body);
+  if (!keys.count(kAgentIsoFile))
+    return out.push_back(failed(label, std::string("has no key ") + kAgentIsoFile + " (the agent binary the VMI installs)", fix));
+  std::string const version = str_at(r->body, {"data", kAgentVersionKey});
+  if (version.empty())
+    return out.push_back(failed(label, std::string("does not say which agent it carries (no data key ") + kAgentVersionKey + ")", fix));
+  if (version != req.agent_version)
+    return out.push_back(failed(label, "carries agent " + version + ", this cosmicac-vmi expects " + req.agent_version, fix));
+  out.push_back(pass(label, std::string("has ") + kAgentIsoFile + ", agent " + version));
+}
+
+// ---- RBAC
+
+void check_rbac(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
+  // One review per grant; one line per resource.
+  std::map<std::string, std::pair<std::vector<std::string>, std::vector<std::string>>> by_resource;  // allowed, denied
+  std::vector<std::string> order;
+  for (auto const& g : shipped_role_grants()) {
+    std::string const id = g.resource + (g.group.empty() ? "" : "." + g.group);
+    if (!by_resource.count(id)) order.push_back(id);
+    auto slash = g.resource.find('/');
+    Json attrs{{"namespace", req.ns}, {"verb", g.verb}, {"group", g.group}, {"resource", g.resource.substr(0, slash)}};
+    if (slash != std::string::npos) attrs["subresource"] = g.resource.substr(slash + 1);
+    Json review{{"apiVersion", "authorization.k8s.io/v1"},
+                {"kind", "SelfSubjectAccessReview"},
+                {"spec", Json{{"resourceAttributes", attrs}}}};
+    auto path = api_path(api::kSelfSubjectAccessReviews, {});
+    if (!path) return out.push_back(unknown("rbac", "not checked: " + path.error().message));
+    auto r = client.request("POST", *path, review.dump());
+    if (!r) return out.push_back(unknown("rbac", "not checked: " + r.error().message));
+    if (r->status / 100 != 2) return out.push_back(unreadable("rbac", "selfsubjectaccessreviews (create)", r->status));
+    bool allowed = false;
+    try {
+      Json const answer = Json::parse(r->body);
+      Json const* a = dig(answer, {"status", "allowed"});
+      allowed = a && a->is_boolean() && a->get<bool>();
+    } catch (Json::exception const&) {
+      return out.push_back(unknown("rbac", "not checked: the API server's review answer is not JSON"));
+    }
+    (allowed ? by_resource[id].first : by_resource[id].second).push_back(g.verb);
+  }
+  for (auto const& id : order) {
+    auto const& [allowed, denied] = by_resource[id];
+    if (denied.empty()) out.push_back(pass("rbac " + id, join(allowed)));
+    else
+      out.push_back(failed("rbac " + id, "denied in " + req.ns + ": " + join(denied),
+                           "apply host/rbac/role.yaml in namespace " + req.ns + " and bind it to this identity"));
+  }
+}
+
+}  // namespace
+
+DoctorRequest doctor_request(std::string ns, std::optional<JobSpec> spec, std::vector<DeviceRequest> devices,
+                             std::string agent_version, OperatorProfile const& profile) {
+  DoctorRequest r;
+  r.ns = std::move(ns);
+  r.devices = std::move(devices);
+  r.agent_version = std::move(agent_version);
+  r.storage_class = profile.storage_class;
+  r.pull_secret = profile.pull_secret;
+  r.credential_secret = profile.credential_secret;
+  r.bootstrap_configmap = profile.bootstrap_configmap;
+  if (spec) {
+    r.storage_class = spec->storage_class;
+    r.pull_secret = spec->pull_secret;
+    r.credential_secret = spec->credential_secret;
+    r.bootstrap_configmap = spec->bootstrap_configmap;
+    r.spec = std::move(spec);
+  }
+  return r;
+}
+
+std::vector<Grant> shipped_role_grants() {
+  std::vector<Grant> grants;
+  std::string_view text = kShippedRoleYaml;
+  // The file is a stream of documents; the Role is the one with rules.
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t sep = text.find("\n---\n", start);
+    std::string_view doc = text.substr(start, sep == std::string_view::npos ? std::string_view::npos : sep + 1 - start);
+    auto parsed = parse_yaml_or_json(doc, "host/rbac/role.yaml");
+    if (!parsed) throw std::logic_error(parsed.error().message);  // compiled in: a build-time mistake
+    if (parsed->is_object() && parsed->value("kind", "") == "Role")
+      for (auto const& rule : (*parsed)["rules"])
+        for (auto const& group : rule["apiGroups"])
+          for (auto const& resource : rule["resources"])
+            for (auto const& verb : rule["verbs"])
+              grants.push_back({group.get<std::string>(), resource.get<std::string>(), verb.get<std::string>()});
+    if (sep == std::string_view::npos) break;
+    start = sep + 5;
+  }
+  return grants;
+}
+
+Result<std::vector<Check>> run_doctor(KubeClient& client, DoctorRequest const& req) {
+  // Reachability first: without an answer nothing else can be said.
+  auto probe = client.request("GET", "/version");
+  if (!probe) return probe.error();
+  std::vector<Check> out;
+  check_nodes(client, req, out);
+  check_kubevirt(client, req, out);
+  check_cdi(client, out);
+  check_storage_class(client, req, out);
+  if (req.pull_secret == req.credential_secret) {
+    std::vector<const char*> both(std::begin(kCdiKeys), std::end(kCdiKeys));
+    both.insert(both.end(), std::begin(kAgentKeys), std::end(kAgentKeys));
+    check_secret(client, req, req.pull_secret, both, "CDI and the agent", out);
+  } else {
+    check_secret(client, req, req.pull_secret, {std::begin(kCdiKeys), std::end(kCdiKeys)}, "CDI", out);
+    check_secret(client, req, req.credential_secret, {std::begin(kAgentKeys), std::end(kAgentKeys)}, "the agent", out);
+  }
+  check_bootstrap_cm(client, req, out);
+  check_rbac(client, req, out);
+  return out;
+}
+
+bool doctor_ok(std::vector<Check> const& checks) {
+  return std::none_of(checks.begin(), checks.end(), [](Check const& c) { return c.state == CheckState::Fail; });
+}
+
+std::string doctor_text(std::vector<Check> const& checks) {
+  std::string out;
+  for (auto const& c : checks) {
+    const char* mark = c.state == CheckState::Pass ? "\u2713" : c.state == CheckState::Fail ? "\u2717" : "!";
+    out += std::string(mark) + " " + readiness::terminal_safe(c.name) + ": " + readiness::terminal_safe(c.detail) + "\n";
+    if (c.state == CheckState::Fail) out += "    fix: " + readiness::terminal_safe(c.fix) + "\n";
+  }
+  return out;
+}
+
+Json doctor_json(std::vector<Check> const& checks) {
+  Json list = Json::array();
+  for (auto const& c : checks) {
+    const char* state = c.state == CheckState::Pass ? "pass" : c.state == CheckState::Fail ? "fail" : "unknown";
+    Json j{{"name", c.name}, {"state", state}, {"detail", c.detail}};
+    if (c.state == CheckState::Fail) j["fix"] = c.fix;
+    list.push_back(j);
+  }
+  return Json{{"ok", doctor_ok(checks)}, {"checks", list}};
+}
+
+}  // namespace cosmicac::host

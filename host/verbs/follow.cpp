@@ -1,0 +1,530 @@
+#include "host/verbs/follow.hpp"
+
+#include "host/cluster/api_paths.hpp"
+#include "host/cluster/exec_credential.hpp"
+#include "host/verbs/kube_ops.hpp"
+#include "readiness/console_line.hpp"
+#include "readiness/terminal_text.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <ctime>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <tuple>
+
+namespace cosmicac::host {
+namespace {
+
+using readiness::terminal_safe;
+using clock = std::chrono::steady_clock;
+
+std::string str(Json const& o, char const* key) {
+  if (!o.is_object()) return {};
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+Json const& obj(Json const& o, char const* key) {
+  static Json const empty = Json::object();
+  if (!o.is_object()) return empty;
+  auto it = o.find(key);
+  return it != o.end() && it->is_object() ? *it : empty;
+}
+
+Json const& arr(Json const& o, char const* key) {
+  static Json const empty = Json::array();
+  if (!o.is_object()) return empty;
+  auto it = o.find(key);
+  return it != o.end() && it->is_array() ? *it : empty;
+}
+
+// " (Reason: message)", escaped; empty when both are.
+std::string detail(Json const& c) {
+  std::string reason = str(c, "reason"), message = str(c, "message");
+  if (reason.empty() && message.empty()) return {};
+  return " (" + terminal_safe(reason) + (reason.empty() || message.empty() ? "" : ": ") + terminal_safe(message) + ")";
+}
+
+std::string seconds_text(std::chrono::milliseconds d) {
+  auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  if (s % 60 == 0 && s >= 60) return std::to_string(s / 60) + "m";
+  return std::to_string(s) + "s";
+}
+
+std::optional<Json> parse_json(HttpResponse const& r) {
+  try {
+    return Json::parse(r.body);
+  } catch (nlohmann::json::parse_error const&) {
+    return std::nullopt;
+  }
+}
+
+// The Status body's message of a failed call, escaped (may be empty).
+std::string status_text(HttpResponse const& r) {
+  auto j = parse_json(r);
+  std::string reason = j ? str(*j, "reason") : "", message = j ? str(*j, "message") : "";
+  std::string out = "HTTP " + std::to_string(r.status);
+  if (!reason.empty()) out += " " + terminal_safe(reason);
+  if (!message.empty()) out += ": " + terminal_safe(message);
+  return out;
+}
+
+// "2025-03-01T12:00:00.123456789+01:00": RFC 3339 with nanoseconds and an offset.
+constexpr std::size_t kMaxStampBytes = 35;
+constexpr std::size_t kMaxStampedLineBytes = readiness::kMaxLineBytes + kMaxStampBytes + 1;
+
+// Follows the guest-console-log container's log in a thread of its own: the
+// one streaming GET. Reconnects after a drop with sinceTime (the kubelet's
+// timestamp of the last line, so no clock of ours is involved), and drops the
+// lines the overlap repeats.
+class ConsoleFollower {
+ public:
+  ConsoleFollower(KubeClient& client, std::string ns, std::string pod, FollowOptions const& opts,
+                  std::function<void()> wake)
+      : client_(client), ns_(std::move(ns)), pod_(std::move(pod)), opts_(opts), wake_(std::move(wake)) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~ConsoleFollower() {
+    stop_ = true;
+    thread_.join();
+  }
+  ConsoleFollower(ConsoleFollower const&) = delete;
+  ConsoleFollower& operator=(ConsoleFollower const&) = delete;
+
+  std::string const& pod() const { return pod_; }
+  std::vector<readiness::Event> take() {
+    std::lock_guard l(mu_);
+    return std::exchange(events_, {});
+  }
+  // Set once the log cannot be had at all (RBAC, not served): why.
+  std::optional<std::string> unavailable() const {
+    std::lock_guard l(mu_);
+    return unavailable_;
+  }
+
+ private:
+  void run() {
+    std::string since;
+    auto refused_since = clock::time_point{};
+    while (!stop_) {
+      Query query{{"container", std::string(kConsoleLogContainer)}, {"follow", "true"}, {"timestamps", "true"}};
+      if (!since.empty()) query.emplace_back("sinceTime", since);
+      auto path = api_path(api::kPods, ns_, pod_, "log", query);
+      if (!path) {  // follow_vmi checked the pod's name: not reached
+        give_up(path.error().message);
+        return;
+      }
+      // Line framing holds across an overlong line: its bytes up to the next
+      // newline are dropped, never read as the start of a line (the guest
+      // writes them: a timestamp among them is not the kubelet's).
+      std::string partial;
+      bool overlong = false;
+      auto resp = client_.stream_get(
+          *path,
+          [&](std::string_view chunk) {
+            partial.append(chunk);
+            std::size_t start = 0;
+            for (std::size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+              if (!overlong) line(std::string_view(partial).substr(start, nl - start), since);
+              overlong = false;
+            }
+            partial.erase(0, start);
+            if (partial.size() > kMaxStampedLineBytes) {  // not an agent line: garbage by definition
+              if (!overlong) take_stamp(partial, since);  // the kubelet's, at this line's start
+              partial.clear();
+              overlong = true;
+            }
+            return true;
+          },
+          stop_);
+      if (stop_) return;
+      if (resp && (resp->status == 401 || resp->status == 403)) {
+        give_up("reading pods/log of " + pod_ + " was refused (" + status_text(*resp) +
+                "; host/rbac/role.yaml grants get on pods/log)");
+        return;
+      }
+      if (resp && resp->status == 400) {
+        // "container … is waiting to start" is normal for a moment; a 400
+        // that persists means the container's log cannot be had.
+        if (refused_since == clock::time_point{}) refused_since = clock::now();
+        if (clock::now() - refused_since > std::chrono::seconds(30)) {
+          give_up("the guest-console-log log of " + pod_ + " cannot be read (" + status_text(*resp) + ")");
+          return;
+        }
+      } else if (resp && resp->status == 200) {
+        refused_since = {};
+      }
+      // Dropped, ended (container restarted) or a transient error: again.
+      for (auto waited = std::chrono::milliseconds(0); waited < opts_.reconnect_delay && !stop_;
+           waited += std::chrono::milliseconds(50))
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  // timestamps=true: the kubelet prefixes each line with "2025-03-01T12:00:00.123456789Z ".
+  // Called only at a line's start. The stamp's length, or 0 when there is none.
+  static std::size_t take_stamp(std::string_view l, std::string& since) {
+    auto sp = l.find(' ');
+    if (sp > kMaxStampBytes) return 0;  // npos (no space) included
+    auto t = parse_rfc3339(l.substr(0, sp));
+    if (!t) return 0;
+    // sinceTime has second precision (overlap, then dedupe), in UTC.
+    std::time_t const secs = std::chrono::system_clock::to_time_t(*t);
+    std::tm tm{};
+    ::gmtime_r(&secs, &tm);
+    char buf[32];
+    if (std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) return 0;
+    since = buf;
+    return sp + 1;
+  }
+
+  void line(std::string_view l, std::string& since) {
+    l.remove_prefix(take_stamp(l, since));
+    auto e = readiness::parse_console_line(l);
+    if (!e) return;  // not ours, or malformed (skipped)
+    auto key = std::make_tuple(e->boot_id, e->seq, e->time_ms);
+    std::lock_guard g(mu_);
+    if (!seen_.insert(key).second) return;
+    order_.push_back(key);
+    if (order_.size() > 100000) {
+      seen_.erase(order_.front());
+      order_.pop_front();
+    }
+    events_.push_back(std::move(*e));
+    wake_();
+  }
+
+  void give_up(std::string why) {
+    {
+      std::lock_guard l(mu_);
+      unavailable_ = std::move(why);
+    }
+    wake_();
+  }
+
+  KubeClient& client_;
+  std::string ns_, pod_;
+  FollowOptions opts_;
+  std::function<void()> wake_;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;
+  std::vector<readiness::Event> events_;
+  std::optional<std::string> unavailable_;
+  using Key = std::tuple<std::string, std::uint64_t, std::int64_t>;
+  std::set<Key> seen_;
+  std::deque<Key> order_;
+  std::thread thread_;  // last: starts after everything it uses exists
+};
+
+std::string agent_failure(readiness::Event const& e) {
+  std::string out = "bootstrap failed: reason=" + std::string(reason_name(e.reason.value_or(Reason::Internal)));
+  if (readiness::is_real_step(e.step)) out += " step=" + std::string(readiness::step_name(e.step));
+  out += " message=" + readiness::terminal_quoted(e.message);
+  return out;
+}
+
+}  // namespace
+
+VmiView view_vmi(Json const& vmi) {
+  VmiView v;
+  Json const& status = obj(vmi, "status");
+  v.uid = str(obj(vmi, "metadata"), "uid");
+  for (auto const& vol : arr(obj(vmi, "spec"), "volumes"))
+    if (auto n = str(obj(vol, "dataVolume"), "name"); !n.empty()) v.datavolumes.push_back(n);
+  v.phase = str(status, "phase");
+  if (v.phase.empty()) v.phase = "Pending";
+  std::string ready = "Unknown", ready_detail, others;
+  for (auto const& c : arr(status, "conditions")) {
+    std::string type = str(c, "type"), st = str(c, "status");
+    if (type == "Ready") {
+      ready = st;
+      ready_detail = detail(c);
+    } else if (!type.empty()) {
+      others += " " + terminal_safe(type) + "=" + terminal_safe(st) + (st == "False" ? detail(c) : "");
+    }
+  }
+  v.ready = ready == "True";
+  v.terminal = v.phase == "Failed" || v.phase == "Succeeded";
+  v.line = "phase=" + terminal_safe(v.phase) + " Ready=" + terminal_safe(ready) + ready_detail + others;
+  return v;
+}
+
+DataVolumeView view_datavolume(Json const& dv) {
+  DataVolumeView v;
+  Json const& status = obj(dv, "status");
+  v.phase = str(status, "phase");
+  v.progress = str(status, "progress");
+  if (v.progress == "N/A") v.progress.clear();
+  v.failed = v.phase == "Failed";
+  v.line = v.phase.empty() ? "phase=(none yet)" : "phase=" + terminal_safe(v.phase);
+  if (!v.progress.empty()) v.line += " " + terminal_safe(v.progress);
+  // Conditions Bound/Running/Ready: the ones that are not True say why.
+  for (auto const& c : arr(status, "conditions")) {
+    std::string type = str(c, "type"), st = str(c, "status");
+    if (type.empty() || st == "True") continue;
+    if (str(c, "reason").empty() && str(c, "message").empty()) continue;
+    v.line += " " + terminal_safe(type) + "=" + terminal_safe(st) + detail(c);
+  }
+  return v;
+}
+
+PodView view_pod(Json const& pod) {
+  PodView v;
+  Json const& meta = obj(pod, "metadata");
+  Json const& status = obj(pod, "status");
+  v.name = str(meta, "name");
+  v.deleting = !str(meta, "deletionTimestamp").empty();
+  for (auto const& c : arr(obj(pod, "spec"), "containers"))
+    if (str(c, "name") == kConsoleLogContainer) v.has_console_log = true;
+  std::string phase = str(status, "phase");
+  v.line = "phase=" + terminal_safe(phase.empty() ? "Pending" : phase);
+  for (auto const& c : arr(status, "conditions"))
+    if (str(c, "type") == "PodScheduled" && str(c, "status") == "False") {
+      v.unschedulable = str(c, "reason") == "Unschedulable";
+      v.unschedulable_why = terminal_safe(str(c, "message"));
+      v.line += " PodScheduled=False" + detail(c);
+    }
+  for (auto const& cs : arr(status, "containerStatuses")) {
+    std::string cname = str(cs, "name");
+    Json const& state = obj(cs, "state");
+    if (cname == kConsoleLogContainer && (state.contains("running") || state.contains("terminated")))
+      v.console_log_started = true;
+    // Launcher image problems: ErrImagePull, ImagePullBackOff, InvalidImageName, …
+    Json const& waiting = obj(state, "waiting");
+    std::string reason = str(waiting, "reason");
+    if (!reason.empty() && reason != "ContainerCreating" && reason != "PodInitializing")
+      v.line += " container " + terminal_safe(cname) + " waiting" + detail(waiting);
+  }
+  return v;
+}
+
+std::optional<Json> pick_launcher_pod(Json const& list) {
+  std::optional<Json> best;
+  for (auto const& p : arr(list, "items")) {
+    if (!str(obj(p, "metadata"), "deletionTimestamp").empty()) continue;
+    // RFC 3339 timestamps of one server compare as strings.
+    if (!best || str(obj(p, "metadata"), "creationTimestamp") >= str(obj(*best, "metadata"), "creationTimestamp"))
+      best = p;
+  }
+  return best;
+}
+
+std::optional<std::string> latest_probe_failure(Json const& list) {
+  static constexpr std::string_view kProbe = "Readiness probe failed:";
+  std::optional<std::string> best;
+  std::string best_time;
+  for (auto const& e : arr(list, "items")) {
+    std::string message = str(e, "message");
+    if (message.rfind(kProbe, 0) != 0) continue;
+    // events.k8s.io-era events carry eventTime; core events lastTimestamp.
+    std::string t = str(e, "lastTimestamp");
+    if (t.empty()) t = str(e, "eventTime");
+    if (t.empty()) t = str(obj(e, "metadata"), "creationTimestamp");
+    if (!best || t >= best_time) {
+      best = terminal_safe(message);
+      best_time = t;
+    }
+  }
+  return best;
+}
+
+Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::string const& name,
+                                FollowOptions const& opts, FollowSink& sink) {
+  auto const start = clock::now();
+  auto const deadline = start + opts.timeout;
+  std::string const who = "VirtualMachineInstance " + ns + "/" + name;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool woken = false;
+  auto wake = [&] {
+    std::lock_guard l(mu);
+    woken = true;
+    cv.notify_one();
+  };
+
+  std::map<std::string, std::string> said;  // what -> last text: report changes only
+  auto report = [&](Source s, std::string const& what, std::string const& text) {
+    if (said[what] == text) return;
+    said[what] = text;
+    sink.object(s, what, text);
+  };
+  std::unique_ptr<ConsoleFollower> console;
+  std::optional<std::string> fallback;  // why the console log is not used
+  auto use_fallback = [&](std::string const& why) {
+    if (fallback) return;
+    fallback = why;
+    console.reset();
+    sink.source("agent events: unavailable — " + why +
+                "; following the VMI's Ready condition and the readiness probe's output in the pod's events");
+  };
+
+  bool agent_ready = false;
+  std::string last_vmi = "no response yet", last_agent;
+  std::optional<readiness::Event> ready_event;
+  std::optional<clock::time_point> unschedulable_since;
+  std::set<std::string> dv_noted;
+
+  for (;;) {
+    // 1. The VMI.
+    bool vmi_ready = false;
+    std::string uid;
+    std::vector<std::string> dvs;
+    auto vmi_at = vmi_path(ns, name);
+    if (!vmi_at) return vmi_at.error();
+    auto resp = client.request("GET", *vmi_at);
+    if (!resp) {
+      // Configuration, DNS, certificate and TLS errors do not heal by waiting.
+      if (!resp.error().transient) return resp.error();
+      last_vmi = "API unreachable: " + terminal_safe(resp.error().message);
+      report(Source::Vmi, who, last_vmi);
+    } else if (resp->status == 200) {
+      auto j = parse_json(*resp);
+      if (!j) return make_error(Reason::Internal, "GET " + who + ": the response is not JSON");
+      VmiView v = view_vmi(*j);
+      last_vmi = v.line;
+      report(Source::Vmi, who, v.line);
+      if (v.terminal)
+        return make_error(Reason::Internal,
+                          who + " reached phase " + terminal_safe(v.phase) + " and will never become ready (" + v.line + ")");
+      vmi_ready = v.ready;
+      uid = v.uid;
+      dvs = v.datavolumes;
+    } else if (resp->status == 404) {
+      return make_error(Reason::ConfigInvalid, who + " does not exist (" + status_text(*resp) + ")");
+    } else if (resp->status == 401 || resp->status == 403) {
+      auto status = parse_json(*resp);
+      return make_error(Reason::Auth, "getting " + who + ": " + status_text(*resp) +
+                                          (resp->status == 401 ? " (the kubeconfig's credentials were not accepted)"
+                                                               : forbidden_hint(status ? str(*status, "message") : "")));
+    } else if (!transient_status(resp->status)) {
+      return make_error(Reason::Internal, "getting " + who + ": " + status_text(*resp));
+    } else {
+      last_vmi = status_text(*resp) + " from the API server";
+      report(Source::Vmi, who, last_vmi);
+    }
+
+    // 2. Its DataVolumes: import progress and failure.
+    for (auto const& dv : dvs) {
+      // A name from the API's answer goes into a path: checked, naming where it came from.
+      if (auto st = check_name(dv, "spec.volumes[].dataVolume.name of " + who); !st) return st.error();
+      auto dv_at = api_path(api::kDataVolumes, ns, dv);
+      if (!dv_at) return dv_at.error();
+      std::string what = "DataVolume " + ns + "/" + dv;
+      auto r = client.request("GET", *dv_at);
+      if (!r) continue;  // the VMI poll reports an unreachable server
+      if (r->status == 200) {
+        auto j = parse_json(*r);
+        if (!j) continue;
+        DataVolumeView v = view_datavolume(*j);
+        report(Source::DataVolume, what, v.line);
+        if (v.failed) return make_error(Reason::Internal, what + " failed: " + v.line);
+      } else if (r->status == 404) {
+        report(Source::DataVolume, what, "not found (garbage-collected after its import, or deleted)");
+      } else if (dv_noted.insert(dv).second) {
+        report(Source::DataVolume, what, "not readable: " + status_text(*r));
+      }
+    }
+
+    // 3. The virt-launcher pod: scheduling, image problems, the console log.
+    if (!uid.empty()) {
+      // The uid goes into a label selector: a value with ',' or '=' would add terms.
+      if (auto st = check_label_value(uid, "metadata.uid of " + who); !st) return st.error();
+      auto pods_at = api_path(api::kPods, ns, {}, {},
+                              {{"labelSelector", "kubevirt.io=virt-launcher,kubevirt.io/created-by=" + uid}});
+      if (!pods_at) return pods_at.error();
+      auto r = client.request("GET", *pods_at);
+      if (r && (r->status == 401 || r->status == 403)) {
+        use_fallback("listing pods was refused (" + status_text(*r) + "; see host/rbac/role.yaml)");
+      } else if (r && r->status == 200) {
+        auto list = parse_json(*r);
+        auto pod = list ? pick_launcher_pod(*list) : std::nullopt;
+        if (pod) {
+          PodView p = view_pod(*pod);
+          // Its name goes into the log's path and the events' field selector.
+          if (auto st = check_name(p.name, "metadata.name of the launcher pod (pods list) of " + who); !st)
+            return st.error();
+          report(Source::Pod, "pod " + ns + "/" + p.name, p.line);
+          if (p.unschedulable) {
+            if (!unschedulable_since) unschedulable_since = clock::now();
+            if (clock::now() - *unschedulable_since >= opts.schedule_timeout)
+              return make_error(Reason::Internal, who + " could not be scheduled for " +
+                                                      seconds_text(opts.schedule_timeout) + ": " + p.unschedulable_why);
+          } else {
+            unschedulable_since.reset();
+          }
+          if (!fallback && !p.has_console_log)
+            use_fallback("the launcher pod " + p.name + " has no " + std::string(kConsoleLogContainer) +
+                         " container (serial console log disabled cluster-wide, or KubeVirt older than v0.59)");
+          if (!fallback && p.console_log_started && (!console || console->pod() != p.name)) {
+            console.reset();
+            console = std::make_unique<ConsoleFollower>(client, ns, p.name, opts, wake);
+            sink.source("agent events: the serial console log of pod " + ns + "/" + p.name + " (container " +
+                        std::string(kConsoleLogContainer) + ")");
+          }
+          if (fallback) {
+            auto events_at = api_path(api::kEvents, ns, {}, {}, {{"fieldSelector", "involvedObject.name=" + p.name}});
+            if (!events_at) return events_at.error();
+            auto ev = client.request("GET", *events_at);
+            if (ev && ev->status == 200) {
+              if (auto j = parse_json(*ev))
+                if (auto probe = latest_probe_failure(*j)) report(Source::Probe, "probe", *probe);
+            } else if (ev && ev->status != 200) {
+              report(Source::Events, "events", "events not readable: " + status_text(*ev));
+            }
+          }
+        }
+      }
+    }
+
+    // 4. The agent's events.
+    if (console) {
+      if (auto why = console->unavailable()) {
+        use_fallback(*why);
+      } else {
+        for (auto const& e : console->take()) {
+          sink.agent(e);
+          if (e.phase == readiness::Phase::Failed) return make_error(Reason::Internal, agent_failure(e));
+          if (e.phase == readiness::Phase::Ready) {
+            agent_ready = true;
+            ready_event = e;
+          }
+          if (readiness::is_real_step(e.step))
+            last_agent = std::string(readiness::step_name(e.step)) + " " +
+                         (e.status ? std::string(readiness::status_name(*e.status)) : std::string());
+        }
+      }
+    }
+
+    // Followed, the console log must show the agent's ready too; without it
+    // (fallback, or no launcher pod seen) Ready is the probe's word alone.
+    if (vmi_ready && (agent_ready || !console)) {
+      FollowResult res;
+      res.agent_reported = agent_ready;
+      if (ready_event && ready_event->container)
+        res.summary = "ready: container " + terminal_safe(ready_event->container->name) + " " +
+                      terminal_safe(ready_event->container->id.substr(0, 12)) + " (agent ready, VMI Ready)";
+      else
+        res.summary = "ready: " + who + " is Ready" +
+                      (agent_ready ? " (agent ready)" : fallback ? " (Ready condition only)" : " (Ready condition only: no launcher pod seen)");
+      return res;
+    }
+    auto now = clock::now();
+    if (now >= deadline)
+      return make_error(Reason::Internal, who + " did not become ready within " + seconds_text(opts.timeout) +
+                                              "; last state: " + last_vmi +
+                                              (last_agent.empty() ? "" : "; agent: " + last_agent));
+    // The agent said ready: the probe turns the VMI Ready within a period.
+    auto pause = agent_ready ? std::min<std::chrono::milliseconds>(opts.interval, std::chrono::seconds(1)) : opts.interval;
+    std::unique_lock l(mu);
+    cv.wait_until(l, std::min<clock::time_point>(now + pause, deadline), [&] { return woken; });
+    woken = false;
+  }
+}
+
+}  // namespace cosmicac::host

@@ -1,0 +1,100 @@
+// `cosmicac-vmi wait NAME`: follows one VMI through the Kubernetes API until
+// the agent inside it is ready or has failed (README, "cosmicac-vmi", wait).
+// Sources, polled by GET (RBAC-light, no watch): the VMI (phase, conditions
+// with messages), its DataVolumes (import progress, failure), the
+// virt-launcher pod (scheduling, launcher image problems). One streamed GET:
+// the pod's `guest-console-log` container log, in which the agent's
+// readiness events appear as console lines (readiness protocol v1). When
+// that log cannot be had, the fallback is the Ready condition and the probe's
+// output in the pod's events. It reports what it learns to a FollowSink and
+// knows nothing about terminals; every API string it puts in a report has
+// been through readiness::terminal_safe already.
+#pragma once
+
+#include "common/error.hpp"
+#include "host/cluster/kube_client.hpp"
+#include "host/base/yaml_json.hpp"
+#include "readiness/event.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cosmicac::host {
+
+// KubeVirt's container that streams the VMI's serial console log; the agent's
+// lines in it are read with readiness::parse_console_line (console_line.hpp).
+inline constexpr std::string_view kConsoleLogContainer = "guest-console-log";
+
+// --- What each object says, as pure functions of its JSON -----------------
+struct VmiView {
+  std::string phase;           // "Pending" when the status has none yet
+  bool ready = false;          // condition Ready=True
+  bool terminal = false;       // Failed/Succeeded: never ready
+  std::string uid;
+  std::vector<std::string> datavolumes;  // spec.volumes[].dataVolume.name
+  std::string line;            // "phase=Running Ready=False (ContainersNotReady: …) …", escaped
+};
+VmiView view_vmi(Json const& vmi);
+
+struct DataVolumeView {
+  std::string phase;      // ImportScheduled, ImportInProgress, Succeeded, Failed, …
+  std::string progress;   // "45.20%", or empty
+  bool failed = false;    // phase Failed
+  std::string line;       // escaped
+};
+DataVolumeView view_datavolume(Json const& dv);
+
+struct PodView {
+  std::string name;
+  bool deleting = false;
+  bool unschedulable = false;      // PodScheduled=False, reason Unschedulable
+  std::string unschedulable_why;   // its message, escaped
+  bool has_console_log = false;    // a guest-console-log container in the spec
+  bool console_log_started = false;  // … that has started (its log can be read)
+  std::string line;                // escaped
+};
+PodView view_pod(Json const& pod);
+// The launcher pod among a PodList: the newest that is not being deleted.
+std::optional<Json> pick_launcher_pod(Json const& pod_list);
+
+// The newest "Readiness probe failed: …" message among an EventList, escaped.
+std::optional<std::string> latest_probe_failure(Json const& event_list);
+
+// --- Following ---------------------------------------------------------------
+enum class Source { Vmi, DataVolume, Pod, Probe, Events };
+
+class FollowSink {
+ public:
+  virtual ~FollowSink() = default;
+  // An object's state changed (text already escaped); `what` names it.
+  virtual void object(Source source, std::string const& what, std::string const& text) = 0;
+  // Where agent progress comes from (or why only the Ready condition is left).
+  virtual void source(std::string const& text) = 0;
+  // An agent event from the console log (strings raw: the sink escapes them).
+  virtual void agent(readiness::Event const& e) = 0;
+};
+
+struct FollowOptions {
+  std::chrono::milliseconds timeout{std::chrono::minutes(20)};
+  std::chrono::milliseconds schedule_timeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds interval{std::chrono::seconds(5)};  // object polls
+  std::chrono::milliseconds reconnect_delay{std::chrono::seconds(1)};
+};
+
+struct FollowResult {
+  bool agent_reported = false;  // the console log gave the agent's ready
+  std::string summary;          // "ready: container … (agent and VMI)", escaped
+};
+
+// Ok when the agent reports ready AND the VMI is Ready (on the fallback: the
+// VMI is Ready). An Error, at once, when the agent reports failed (its reason
+// and message, escaped), a DataVolume or the VMI fails, the VMI does not
+// exist, the credentials are refused; after schedule_timeout of an
+// unschedulable pod (naming what is missing); or after timeout.
+Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::string const& name,
+                                FollowOptions const& opts, FollowSink& sink);
+
+}  // namespace cosmicac::host

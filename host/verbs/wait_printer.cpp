@@ -1,0 +1,122 @@
+#include "host/verbs/wait_printer.hpp"
+
+#include "readiness/terminal_text.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace cosmicac::host {
+namespace {
+
+using readiness::terminal_safe;
+
+// "9.0 GB", "12.3 MB", "512.0 kB": decimal units, one decimal.
+std::string size_text(std::uint64_t bytes) {
+  char buf[32];
+  auto b = static_cast<double>(bytes);
+  if (b >= 1e9) std::snprintf(buf, sizeof buf, "%.1f GB", b / 1e9);
+  else if (b >= 1e6) std::snprintf(buf, sizeof buf, "%.1f MB", b / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
+  return buf;
+}
+
+std::string pull_text(readiness::PullProgress const& p) {
+  // The agent says which; an older agent does not: bytes_done counts
+  // downloaded layer bytes, so once they are all in it is extracting.
+  bool extracting = p.activity ? *p.activity == readiness::PullActivity::Extracting
+                               : p.bytes_total > 0 && p.bytes_done >= p.bytes_total;
+  if (p.bytes_total == 0) return std::string(extracting ? "extracting" : "downloading") + " (" + size_text(p.bytes_done) + " so far)";
+  if (extracting) return "extracting (" + size_text(p.bytes_total) + " downloaded)";
+  return "downloading " + std::to_string(p.bytes_done * 100 / p.bytes_total) + "% (" + size_text(p.bytes_done) +
+         " of " + size_text(p.bytes_total) + ")";
+}
+
+}  // namespace
+
+std::string agent_event_text(readiness::Event const& e) {
+  using readiness::Step;
+  using readiness::StepStatus;
+  if (!readiness::is_real_step(e.step)) return {};
+  std::string step(readiness::step_name(e.step));
+  std::string n = "[" + std::to_string(static_cast<int>(e.step) + 1) + "/" + std::to_string(readiness::kStepCount) + "] ";
+  if (e.phase == readiness::Phase::Ready && e.container)
+    return n + "ready: container " + terminal_safe(e.container->name) + " " +
+           terminal_safe(e.container->id.substr(0, 12)) + " image " + terminal_safe(e.container->image);
+  StepStatus st = e.status.value_or(StepStatus::Progress);
+  std::string out = n + step + " " + std::string(readiness::status_name(st));
+  if (st == StepStatus::Failed) {
+    out += ": reason=" + std::string(reason_name(e.reason.value_or(Reason::Internal))) +
+           " message=" + readiness::terminal_quoted(e.message);
+    return out;
+  }
+  if (e.step == Step::Pull && e.pull && st == StepStatus::Progress) return n + "pull: " + pull_text(*e.pull);
+  if (e.duration_ms) out += " in " + std::to_string(*e.duration_ms) + " ms";
+  if (!e.message.empty()) out += ": " + terminal_safe(e.message);
+  return out;
+}
+
+void WaitPrinter::line(std::string const& text) {
+  std::FILE* f = mode_ == WaitOutput::NdJson ? err_ : out_;
+  if (mode_ == WaitOutput::Tty && status_shown_) std::fputs("\r\x1b[2K", f);  // clear the updating line
+  std::fputs(text.c_str(), f);
+  std::fputc('\n', f);
+  status_shown_ = false;
+  redraw();
+  std::fflush(f);
+}
+
+void WaitPrinter::redraw() {
+  if (mode_ != WaitOutput::Tty || status_.empty()) return;
+  std::fputs("\r\x1b[2K", out_);
+  std::fputs(status_.c_str(), out_);
+  status_shown_ = true;
+  std::fflush(out_);
+}
+
+void WaitPrinter::object(Source, std::string const& what, std::string const& text) {
+  line(terminal_safe(what) + ": " + text);
+}
+
+void WaitPrinter::source(std::string const& text) { line(text); }
+
+void WaitPrinter::agent(readiness::Event const& e) {
+  if (mode_ == WaitOutput::NdJson) {
+    // ASCII-only JSON: a C1 control or bidi override in a string becomes \uXXXX.
+    std::string l = nlohmann::json::parse(readiness::to_json_line(e)).dump(-1, ' ', true) + "\n";
+    std::fputs(l.c_str(), out_);
+    std::fflush(out_);
+    return;
+  }
+  std::string text = agent_event_text(e);
+  if (text.empty()) return;
+  text = "agent " + text;
+  if (mode_ == WaitOutput::Tty) {
+    if (text == status_) return;  // nothing new to draw
+    status_ = text;
+    redraw();
+    return;
+  }
+  // One line per change of a step (steps run in parallel: disk beside pull).
+  std::string& last = last_agent_[static_cast<std::size_t>(e.step)];
+  if (text == last) return;
+  last = text;
+  line(text);
+}
+
+void WaitPrinter::end_progress() {
+  if (mode_ == WaitOutput::Tty && status_shown_) {
+    std::fputc('\n', out_);  // keep the last progress on screen
+    status_shown_ = false;
+    status_.clear();
+    std::fflush(out_);
+  }
+}
+
+void WaitPrinter::final_line(std::string const& text, bool to_stderr) {
+  end_progress();
+  std::FILE* f = to_stderr || mode_ == WaitOutput::NdJson ? err_ : out_;
+  std::fputs(text.c_str(), f);
+  std::fputc('\n', f);
+  std::fflush(f);
+}
+
+}  // namespace cosmicac::host

@@ -1,0 +1,46 @@
+// How `cosmicac-vmi wait` shows what it follows: on a terminal, object
+// changes as lines and the agent's progress as ONE updating line; otherwise
+// one line per change; with --json, the agent's events as NDJSON on stdout
+// (the rest on stderr). Every string from the guest is escaped here with
+// readiness::terminal_safe (API strings arrive escaped from follow.cpp).
+#pragma once
+
+#include "host/verbs/follow.hpp"
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace cosmicac::host {
+
+enum class WaitOutput { Tty, Lines, NdJson };
+
+// One line for an agent event, escaped ("pull: downloading 45% (9.0 GB of
+// 20.0 GB)", "login failed: reason=auth message=\"…\""); empty for
+// heartbeats and state snapshots.
+std::string agent_event_text(readiness::Event const& e);
+
+class WaitPrinter : public FollowSink {
+ public:
+  WaitPrinter(WaitOutput mode, std::FILE* out, std::FILE* err) : mode_(mode), out_(out), err_(err) {}
+  void object(Source source, std::string const& what, std::string const& text) override;
+  void source(std::string const& text) override;
+  void agent(readiness::Event const& e) override;
+  // A line after the follow (the result), below any updating line.
+  void final_line(std::string const& text, bool to_stderr);
+  // Ends the updating line (leaving it on screen) before an error is printed.
+  void end_progress();
+
+ private:
+  void line(std::string const& text);  // a permanent line (stderr in JSON mode)
+  void redraw();
+
+  WaitOutput mode_;
+  std::FILE* out_;
+  std::FILE* err_;
+  std::string status_;        // the updating line's text (TTY)
+  bool status_shown_ = false;
+  std::array<std::string, readiness::kStepCount> last_agent_;  // per step, the last line printed (Lines)
+};
+
+}  // namespace cosmicac::host
