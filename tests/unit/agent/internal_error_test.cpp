@@ -1,5 +1,5 @@
-// Issue 15 item 5: a throw escaping the bootstrap is reported as `internal` on
-// the agent's failure path (state file, console, port) instead of a silent death.
+// A throw escaping the bootstrap is reported as `internal` on the agent's
+// failure path (state file, console, port) instead of a silent death.
 #include "agent/internal_error.hpp"
 #include "agent/commands.hpp"
 #include "readiness/console_line.hpp"
