@@ -26,6 +26,8 @@ MAX_README_LINES = 300
 # [text](target) or [text](target "title"); images (![alt](src)) alike.
 LINK = re.compile(r"\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
 URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+# [label]: target (a reference-style link's definition)
+DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?([^\s>]+)>?")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
@@ -71,6 +73,9 @@ def anchors(text: str) -> set[str]:
 def links(text: str):
     """(line number, target) of every link outside code."""
     for n, line in prose_lines(text):
+        if m := DEFINITION.match(line):
+            yield n, m.group(1)
+            continue
         for m in LINK.finditer(CODE_SPAN.sub("", line)):
             yield n, m.group(1)
 

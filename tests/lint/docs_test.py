@@ -108,6 +108,10 @@ class PlantedFaults(unittest.TestCase):
         self.assertEqual(self.findings(), [
             "docs/configuration.md:3: link events.md#not-a-heading: docs/events.md has no heading #not-a-heading"])
 
+    def test_a_reference_style_definition(self):
+        self.edit("docs/configuration.md", "## The keys", "[ev]: events.md#note\n\n## The keys")
+        self.assertEqual(self.findings(), ["docs/configuration.md:5: link events.md#note: docs/events.md has no heading #note"])
+
     def test_a_link_leaving_the_repository(self):
         self.edit("docs/configuration.md", "(../README.md)", "(../../etc/passwd)")
         self.assertEqual(self.findings(), ["docs/configuration.md:3: link ../../etc/passwd leaves the repository"])
