@@ -1,5 +1,5 @@
 // The last line of defence: anything thrown past the steps' own error handling
-// is a bug or an unexpected system error (README, "Failure reasons": `internal`).
+// is a bug or an unexpected system error (docs/events.md, "Failure reasons": `internal`).
 // The host must hear that, with what was thrown, instead of an agent that died
 // without a word.
 #pragma once

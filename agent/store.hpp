@@ -1,6 +1,6 @@
-// Docker's image store on the data disk (issue 17): bind the data disk's
-// docker/ directory over /var/lib/docker before dockerd runs on it, and never
-// switch a store under a running container.
+// Docker's image store on the data disk, so that a re-created VM finds its
+// images: bind the data disk's docker/ directory over /var/lib/docker before
+// dockerd runs on it, and never switch a store under a running container.
 //
 // The store outlives the VM (a re-created VM keeps the data disk): its images
 // are what a re-created VM should find, the containers of the VM that used it

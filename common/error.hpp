@@ -15,7 +15,7 @@
 
 namespace cosmicac {
 
-// The fixed failure vocabulary of the readiness protocol (README, "Readiness").
+// The fixed failure vocabulary of the readiness protocol (docs/events.md, "Failure reasons").
 // Append only: hosts match on these names.
 enum class Reason {
   ConfigInvalid,          // config-invalid

@@ -1,4 +1,4 @@
-// The ENVS grammar (README, "ENVS"): a hand-written scanner,
+// The ENVS grammar (docs/configuration.md, "ENVS"): a hand-written scanner,
 // because the format is this project's own (inherited from the shell script).
 #include "config/envs.hpp"
 

@@ -1,4 +1,4 @@
-// ENVS: the legacy one-line environment list (README, "ENVS grammar").
+// ENVS: the legacy one-line environment list (docs/configuration.md, "ENVS").
 //
 // Parsed as data, never as shell: entries split on top-level ';', KEY=VALUE,
 // JS-style object/array literals emitted as strict compact JSON, quoted values

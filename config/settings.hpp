@@ -1,5 +1,5 @@
 // The agent's settings: what /etc/default/docker-bootstrap says, typed and
-// validated, with documented defaults (README, "Configuration").
+// validated, with documented defaults (docs/configuration.md, "Keys").
 #pragma once
 
 #include "common/error.hpp"

@@ -252,7 +252,8 @@ Result<DiskOutcome> apply(DiskPlan const& plan, DiskWanted const& wanted, Progre
   // first): nothing will be written to the disk, so there is nothing to look
   // at again. The re-probe, the partition wait and the superblock probe cost
   // a second or more under emulation on the second boot's critical path
-  // (issue 17 §2); the plan's probe, a moment ago, is what the kernel mounted.
+  // (dockerd waits for the disk unit); the plan's probe, a moment ago, is
+  // what the kernel mounted.
   bool const as_mounted = was.kind == ContentKind::Ours && !was.fs_type.empty() && !was.fs_uuid.empty() &&
                           chosen.already_mounted && !chosen.device.empty();
   UniqueFd partition_fd;  // see hold_partition: open until apply returns

@@ -14,9 +14,10 @@ namespace {
 
 // Where the data filesystem is already mounted at its place (the fstab line
 // mounted it at boot), mountinfo names its disk: probe that one disk with
-// libblkid instead of every candidate (issue 17 §2; each probe costs ~1 s
-// under emulation). The plan must choose that disk as ours; anything else
-// (a refusal, another class) falls back to the full look.
+// libblkid instead of every candidate (each probe costs ~1 s under emulation,
+// on the second boot's critical path: dockerd waits for the disk unit). The
+// plan must choose that disk as ours; anything else (a refusal, another
+// class) falls back to the full look.
 std::optional<DiskPlan> plan_from_mountinfo(DiskWanted const& wanted, ProbeOptions const& options) {
   ProbeOptions quick = options;
   quick.probe_content = false;

@@ -1,4 +1,4 @@
-// The readiness events on the VM's serial console (README, "Readiness",
+// The readiness events on the VM's serial console (docs/events.md,
 // "The serial console"). KubeVirt logs the first serial port; the kernel,
 // systemd and getty write there too, so each agent line carries a fixed
 // prefix with the protocol version:

@@ -1,7 +1,7 @@
 // Mirrors the readiness events onto the VM's first serial console, which
 // KubeVirt (logSerialConsole) turns into the launcher pod's
 // `guest-console-log` container log: the only channel from the agent that a
-// host sees in a real cluster (README, "The serial console").
+// host sees in a real cluster (docs/events.md, "The serial console").
 //
 // It must never slow the bootstrap: a thread owns the device and writes
 // without blocking (O_NONBLOCK; a partial write keeps its remainder, so

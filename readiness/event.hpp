@@ -1,6 +1,7 @@
 // The readiness event: one line of newline-delimited JSON, protocol v1
-// (README, "Readiness"). The agent writes these to the virtio-serial port and,
-// as a `state` snapshot, to the state file; the host tool reads them back.
+// (docs/events.md, "Event lines (protocol v1)"). The agent writes these to
+// the virtio-serial port and, as a `state` snapshot, to the state file; the
+// host tool reads them back.
 #pragma once
 
 #include "common/error.hpp"
@@ -44,8 +45,9 @@ struct ContainerInfo {
 };
 
 // What dockerd is doing with the layers: the bytes count downloads while any
-// layer is still downloading, then extraction (README, "Events"). Optional
-// within v1: absent from older agents' lines.
+// layer is still downloading, then extraction (docs/events.md, "Event lines
+// (protocol v1)", `activity`). Optional within v1: absent from older agents'
+// lines.
 enum class PullActivity { Downloading, Extracting };
 std::string_view activity_name(PullActivity a) noexcept;
 bool activity_from_name(std::string_view name, PullActivity& out) noexcept;

@@ -1,6 +1,7 @@
 // Writes event lines to the virtio-serial port without ever blocking the
 // bootstrap. A background thread owns the port; the host may be absent,
-// arrive late, leave and come back (see README, "Reconnects and the port").
+// arrive late, leave and come back (docs/events.md, "Reconnects and the
+// port").
 //
 // Kernel facts this is built on (drivers/char/virtio_console.c): one opener
 // at a time (others get EBUSY); write() blocks while the host end is closed

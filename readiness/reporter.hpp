@@ -1,6 +1,9 @@
 // What the agent reports through: stamps each event, folds it into the
 // State, stores the state file, forwards the line to the port writer and the
-// console writer and a sentence to the log. Thread-safe (the disk and pull steps run in parallel).
+// console writer and a sentence to the log. Thread-safe: the steps publish one
+// after another from the agent's thread, while the port writer's and the
+// console writer's threads call back for a snapshot (on connect) and
+// heartbeats.
 #pragma once
 
 #include "readiness/event.hpp"

@@ -11,7 +11,7 @@ namespace cosmicac::readiness {
 // One line without '\n', e.g.
 //   ready container=cosmicac-container id=0123456789ab image=… digest=sha256:…
 //   failed reason=auth step=login message="401 Unauthorized from ghcr.io"
-//   running step=pull 45% (also: disk)
+//   running step=pull 45% downloading
 //   starting
 std::string status_line(State const& s);
 

@@ -25,7 +25,7 @@ MSG_UNIT_STARTED = "39f53479d3a045ac8e11786248231fbf"  # also "Finished" of a on
 MSG_UNIT_FAILED = "be02cf6855d2428ba40df7e9d022f03d"
 MSG_UNIT_RESULT = "7ad2d189f7e94e70a38c781354912448"   # "Failed with result ..."
 
-DISK_UNIT = "cosmicac-bootstrap-disk.service"  # the agent's disk step before dockerd (issue 17)
+DISK_UNIT = "cosmicac-bootstrap-disk.service"  # the agent's disk step, before dockerd (docker's store on the data disk)
 AGENT_STEPS = ["config", "disk", "credentials", "docker", "login", "pull", "container", "ready"]
 
 

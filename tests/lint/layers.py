@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The layering check (issue 15, item 3): every module's CMake target links
+"""The layering check: every module's CMake target links
 exactly what its #includes use, and a module includes only the modules its
 layer allows. The include root is the whole tree, so without this nothing
 stops disk/ from including registry/.

@@ -183,7 +183,8 @@ class Suite:
     # --- cases ------------------------------------------------------------------------------
     def case_apply_creates(self, ns):
         """First apply: all four objects, written by the restricted user's cosmicac-vmi, owned
-        by the VMI where the README says so; the user cannot read Secrets."""
+        by the VMI as docs/host-tool.md says ("Cluster access", apply's ownership); the user
+        cannot read Secrets."""
         kc = self.tester_kubeconfig(ns)
         status, _ = self.cp.tester.request("GET", path_of("Secret", "x-userdata", ns), ok=None)
         check(status == 403, f"the restricted user can read Secrets (GET answered {status})")

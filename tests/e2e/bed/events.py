@@ -1,7 +1,7 @@
-"""Readiness-port events as the host sees them (README, "Readiness", protocol
-v1): parse the raw lines, pick one boot's run, check the step graph's order,
-and look inside the guest for leaked secrets. Additive helpers for the agent
-scenarios."""
+"""Readiness-port events as the host sees them (docs/events.md, "Event lines
+(protocol v1)"): parse the raw lines, pick one boot's run, check the step
+graph's order, and look inside the guest for leaked secrets. Additive helpers
+for the agent scenarios."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ def parse(lines: list[str]) -> list[dict]:
 def step_events(events: list[dict]) -> list[dict]:
     """Step events in arrival order, with every `state` snapshot expanded into
     the step events it stands for (the agent sends one on each connect instead
-    of the events written before the host was seen; README, "Readiness")."""
+    of the events written before the host was seen; docs/events.md,
+    "Reconnects and the port")."""
     out = []
     for e in events:
         if e.get("step") in STEPS:
@@ -169,7 +170,7 @@ def wait_unit_substate(vm: VM, unit: str, states: tuple[str, ...], timeout: floa
     raise ScenarioFailed(f"{unit} still {state} after {timeout}s (wanted {states})")
 
 
-# ---- the serial console (README, "Readiness", "The serial console") ---------
+# ---- the serial console (docs/events.md, "The serial console") --------------
 # The agent mirrors each event to ttyS0 as `cosmicac-bootstrap v1 <event JSON>`;
 # the bed's QEMU writes ttyS0 to vm.console_log, among the kernel's, systemd's
 # and getty's output. The reader below mirrors readiness/console_line.cpp:

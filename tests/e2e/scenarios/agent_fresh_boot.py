@@ -66,7 +66,7 @@ def agent_fresh_boot(t):
     events.scan_for_secret(t, vm, reg.token, control="/dev/sr1")
     t.step("first boot: ENVS exact, nothing executed, events in graph order, token nowhere in the guest")
 
-    # `cosmicac-vmi wait` (issue 19), reading the same console through the
+    # `cosmicac-vmi wait`, reading the same console through the
     # (stand-in) API: each step in order, the pull's activity, exit 0 at ready.
     rc = kube.finish(120)
     out = kube.output()

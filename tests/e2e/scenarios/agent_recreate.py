@@ -1,5 +1,5 @@
-"""Issue 17: docker's image store on the data disk. Boot 1, cold, blank data
-disk, the main unit only (as when the agent is installed after docker came
+"""Docker's image store on the data disk: a re-created VM keeps its images.
+Boot 1, cold, blank data disk, the main unit only (as when the agent is installed after docker came
 up): dockerd has started on the root disk's store with no container, so the
 disk step restarts it on the data disk's store; ready. Then a NEW VM (a fresh
 overlay of the guest image as root disk) with the same data disk, all three

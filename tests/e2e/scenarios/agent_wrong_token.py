@@ -79,7 +79,7 @@ def agent_wrong_token(t):
     t.step(f"console: {failed_lines[0]['step']} failed ({failed_lines[0]['reason']}): "
            f"{failed_lines[0].get('message', '')[:80]}; kept as {ev_mod.keep_console(t, vm)}")
 
-    # `cosmicac-vmi wait` (issue 19): the same failure, read from the console
+    # `cosmicac-vmi wait`: the same failure, read from the console
     # log through the (stand-in) API, exits 1 with reason auth within 10 s of
     # the console showing it — not at its 20-minute timeout.
     rc = kube.finish(120)

@@ -6,7 +6,7 @@ cleanly (the container, owned by dockerd, may keep running). The package
 enables the units but does not start them on install (they format disks),
 hence one reboot. A blank data disk and MNT: the .deb's disk unit and docker's
 drop-in bind the data disk's docker/ over /var/lib/docker before dockerd
-starts at that reboot (issue 17), so the main unit's disk step finds the store
+starts at that reboot, so the main unit's disk step finds the store
 bound and never restarts dockerd. The readiness probe cosmicac-vmi renders runs
 the bare name `cosmicac-bootstrap`, which qemu-ga must resolve to /usr/sbin here."""
 

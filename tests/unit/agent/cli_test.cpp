@@ -63,7 +63,7 @@ TEST_CASE("an invalid config file makes plan exit 2 naming the key and line") {
   std::filesystem::remove(path);
 }
 
-// Issue 14 item 11: the config file may hold keys (ENVS); a copy readable by
+// The config file may hold keys (ENVS); a copy readable by
 // group or others is reported (not fatal), naming the file and the fix.
 TEST_CASE("a group- or world-readable config file draws a warning naming it and chmod 600; 0600 none") {
   namespace fs = std::filesystem;

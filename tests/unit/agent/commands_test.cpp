@@ -10,7 +10,7 @@ namespace fs = std::filesystem;
 using cosmicac::agent::config_permission_warning;
 using cosmicac::test::TempDir;
 
-// Issue 14 item 11: the config file may hold keys in ENVS.
+// The config file may hold keys in ENVS: a copy others can read leaks them.
 TEST_CASE("config_permission_warning: any group/other bit warns, naming the file, its mode and chmod 600") {
   TempDir t{"agent-cfg"};
   auto const path = (t.path / "docker-bootstrap").string();

@@ -39,7 +39,7 @@ TEST_CASE("install puts the binary (0755) and the embedded unit (0644) under the
   CHECK((fs::status(unit).permissions() & fs::perms::all) == static_cast<fs::perms>(0644));
   CHECK(slurp(unit) == std::string(embedded_unit()));
   CHECK(slurp(unit).find("ExecStart=/usr/local/bin/cosmicac-bootstrap run") != std::string::npos);
-  // Issue 17: the disk unit (before docker) and docker.service's drop-in (after it).
+  // Docker's store on the data disk: the disk unit (before docker) and docker.service's drop-in (after it).
   auto disk_unit = root.path / "etc/systemd/system/cosmicac-bootstrap-disk.service";
   auto dropin = root.path / "etc/systemd/system/docker.service.d/cosmicac-data-disk.conf";
   CHECK(slurp(disk_unit) == std::string(embedded_disk_unit()));
@@ -85,7 +85,7 @@ TEST_CASE("install reports a missing source binary as an error naming it") {
   CHECK(r.error().message.find("nope") != std::string::npos);
 }
 
-// Issue 14 item 10: the old temporary name was predictable (<target>.cosmicac-new)
+// The old temporary name was predictable (<target>.cosmicac-new)
 // and opened without O_EXCL|O_NOFOLLOW, so root wrote through a planted symlink.
 TEST_CASE("install does not follow a symlink planted at the old temporary name or at the target") {
   TempDir root{"cosmicac-install"};

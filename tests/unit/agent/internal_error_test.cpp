@@ -1,5 +1,5 @@
-// Issue 15 item 5: a throw escaping the bootstrap is reported as `internal` on
-// the agent's failure path (state file, console, port) instead of a silent death.
+// A throw escaping the bootstrap is reported as `internal` on the agent's
+// failure path (state file, console, port) instead of a silent death.
 #include "agent/internal_error.hpp"
 #include "agent/commands.hpp"
 #include "readiness/console_line.hpp"
@@ -56,7 +56,7 @@ TEST_CASE("run_reporting_internal: a throw mid-step reports that step failed wit
     });
     reporter.flush(std::chrono::seconds(2));
   }
-  CHECK(code == agent::kExitFailed);  // README: 1, bootstrap failed (the unit retries)
+  CHECK(code == agent::kExitFailed);  // docs/agent.md: 1, bootstrap failed (the unit retries)
 
   auto state = readiness::read_state(o.state_path);
   REQUIRE(state);

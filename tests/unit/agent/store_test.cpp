@@ -69,7 +69,8 @@ void image(fs::path const& store) {
 
 }  // namespace
 
-// Issue 17: dockerd never has its store switched under a running container.
+// dockerd never has its store switched under a running container: the
+// container keeps the store it runs from; the bind waits for the next boot.
 TEST_CASE("store: bind before dockerd; restart an idle dockerd around the bind; never switch under a container") {
   CHECK(decide_store({.bound = true, .docker_active = true, .running_containers = 3}) == StoreAction::AlreadyBound);
   CHECK(decide_store({.bound = false, .docker_active = false}) == StoreAction::Bind);

@@ -159,8 +159,8 @@ TEST_CASE("ENVS: an invalid key is never echoed, however short or printable") {
   }
 }
 
-// Item 9 of issue 14 (quadratic parsing): large adversarial inputs come out
-// right. Timing is bench/parse's job, not a test's.
+// Parsing was once quadratic in the number of entries: large adversarial
+// inputs come out right. Timing is bench/parse's job, not a test's.
 TEST_CASE("ENVS: 100,000 entries, and a duplicate of the first one at the end") {
   std::string envs;
   for (int k = 0; k < 100000; ++k) envs += "K" + std::to_string(k) + "=v" + std::to_string(k) + ";";

@@ -1,6 +1,6 @@
 // Property: an error of the ENVS, JS-literal or config-file parser carries no
-// text of the input except a key that is a valid name (security issue 14,
-// item 5). Inputs hold a distinctive marker in values and in invalid keys;
+// text of the input except a key that is a valid name (a mangled entry's
+// "key" is often a piece of a secret value). Inputs hold a distinctive marker in values and in invalid keys;
 // the marker's characters are chosen so that no valid name followed by '='
 // can contain any 3 consecutive characters of it.
 #include "config/config_file.hpp"
@@ -100,7 +100,7 @@ std::string random_text(std::mt19937_64& rng, std::vector<std::string> const& pi
 
 }  // namespace
 
-TEST_CASE("error text: the issue's ENVS example names entry 2 and nothing of the value") {
+TEST_CASE("error text: a connection string with a ; in its password names entry 2 and nothing of the value") {
   auto r = parse_envs("DB_URL=postgres://app:pw;Secret@db/x?sslmode=require");
   REQUIRE_FALSE(r);
   CHECK(r.error().reason == Reason::ConfigInvalid);

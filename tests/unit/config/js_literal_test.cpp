@@ -73,7 +73,7 @@ TEST_CASE("literal: duplicate keys are found at any distance, after decoding") {
   CHECK(lit("{a:{a:1},b:[{a:2}]}") == R"({"a":{"a":1},"b":[{"a":2}]})");  // per object
 }
 
-// Item 9 of issue 14: the duplicate check was a linear search per key, O(n²)
+// The duplicate check was once a linear search per key, O(n²)
 // (169k keys: 42 s). These sizes only check the results; bench/parse times them.
 TEST_CASE("literal: 200,000 distinct keys, and a duplicate as the last of them") {
   std::string s = "{";

@@ -153,7 +153,8 @@ TEST_CASE("apply on a blank 120 GiB loop device: partition, format, mount, fstab
   CHECK(out2->uuid == out->uuid);
   CHECK(out2->device == out->device);
   CHECK(out2->fs_type == "ext4");
-  // Mounted and ours: no second look at the disk, no wait for the partition (issue 17 §2).
+  // Mounted and ours: no second look at the disk, no wait for the partition (each costs
+  // seconds under emulation on the second boot's critical path).
   REQUIRE_FALSE(progress2.empty());
   CHECK(progress2.back().find(", as mounted") != std::string::npos);
   for (auto const& msg : progress2) CHECK(msg.find("waiting for partition") == std::string::npos);
@@ -251,7 +252,7 @@ TEST_CASE("ensure_mounted: a different filesystem at the mount point is an error
   CHECK(other.error().message.find(lb.path()) != std::string::npos);
 }
 
-// Issue 17: with a data root, a filesystem we make is laid out (mnt/ for MNT,
+// With a data root, a filesystem we make is laid out (mnt/ for MNT,
 // docker/ for docker's store), MNT is a bind of mnt/, and fstab has the three
 // lines; the plan, run again from a fresh look, changes nothing.
 TEST_CASE("apply with a data root: our new filesystem at the data root, mnt/ bound at MNT, docker/ offered") {

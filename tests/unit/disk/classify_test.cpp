@@ -274,7 +274,8 @@ TEST_CASE("refused: a probe failure (unreadable device)") {
 }
 
 // ---- Blank means blank: a zapped table, end-of-disk metadata, a filesystem
-// left without its table are all foreign (security issue 14, item 3).
+// left without its table are all foreign: each once read as blank and would
+// have been formatted.
 
 TEST_CASE("refused: a zapped primary GPT whose backup lists an ext4 with files at 1 MiB") {
   TempDir dir;

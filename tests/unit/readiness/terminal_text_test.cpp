@@ -1,5 +1,6 @@
-// The one terminal escaper (issue 14 item 4): nothing a terminal acts on
-// survives, printable UTF-8 does.
+// The one terminal escaper: nothing a terminal acts on survives (a guest or a
+// cluster must not retitle, clear or forge lines on the operator's terminal),
+// printable UTF-8 does.
 #include "readiness/status.hpp"
 #include "readiness/terminal_text.hpp"
 

@@ -239,8 +239,9 @@ std::string propagation_child(fs::path const& shared_dir, fs::path const& peer_d
 }
 }  // namespace
 
-// Issue 14 item 12: the ISO mount must not propagate to shared mount peers
-// while it exists (the kernel here has no iso9660 driver: ext4, same path).
+// The ISO mount must not propagate to shared mount peers while it exists: a
+// peer would see the token's files, and keep them mounted if the agent died
+// (the kernel here has no iso9660 driver: ext4, same path).
 TEST_CASE("the credential mount does not propagate to a shared mount's peer while it is mounted") {
   TempDir t{"iso-test"};
   key_files(t.path / "src");

@@ -1,4 +1,4 @@
-// Issue 14 item 8: after credentials -> login -> pull, no copy of the registry
+// After credentials -> login -> pull, no copy of the registry
 // token, raw or inside the base64 X-Registry-Auth value, is left anywhere in
 // this process's writable memory (heap, malloc arenas, stacks, .data/.bss).
 // The fake dockerd runs in a forked child, so what it received is not ours.
