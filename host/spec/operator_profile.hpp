@@ -32,8 +32,8 @@ struct OperatorProfile {
   std::vector<std::string> infiniband_names;  // infiniband.name values tenants may request; empty: any
 };
 
-// A profile file: YAML or JSON, one mapping of the keys documented in README
-// ("Operator profile"); unknown or repeated keys are errors. Errors
+// A profile file: YAML or JSON, one mapping of the keys documented in
+// docs/host-tool.md, "Operator profile"; unknown or repeated keys are errors. Errors
 // (ConfigInvalid) read "<origin>: <key>: <what is wrong>", never quoting
 // the text.
 Result<OperatorProfile> parse_operator_profile(std::string_view text, std::string_view origin);

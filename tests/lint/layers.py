@@ -153,10 +153,11 @@ def check(root: Path) -> list[str]:
                 findings.append(f"{module}/CMakeLists.txt does not link {target}, but a file of {module}/ includes {header}")
             if target in links and header not in headers:
                 findings.append(f"{module}/CMakeLists.txt links {target}, but no file of {module}/ includes {header}")
+        module_of_target = {target_of(m): m for m in ALLOWED}
         for target in sorted(t for t in links if t.startswith("cosmicac_") and t not in EXTRA_TARGETS):
             if target not in {target_of(m) for m in ours}:
-                findings.append(f"{module}/CMakeLists.txt links {target}, but no file of {module}/ includes "
-                                f"the module of that target")
+                named = module_of_target.get(target, target.removeprefix("cosmicac_"))
+                findings.append(f"{module}/CMakeLists.txt links {target}, but no file of {module}/ includes {named}/")
 
         wanted = {THIRD_PARTY[p] for p in theirs}
         third_links = {t for t in links if not t.startswith("cosmicac_")}

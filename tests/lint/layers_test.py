@@ -53,6 +53,15 @@ class PlantedViolations(unittest.TestCase):
         self.assertIn("engine/CMakeLists.txt does not link cosmicac_config, but engine/planted.hpp includes config/",
                       found)
 
+    def test_rendering_reaching_the_cluster(self):
+        # The host's libraries are modules of their own: what renders objects
+        # offline must not include the client that reaches a cluster.
+        self.plant("host/render/planted.cpp", '#include "host/cluster/kube_client.hpp"\n')
+        self.edit("host/render/CMakeLists.txt", "DEPS cosmicac_host_spec", "DEPS cosmicac_host_cluster cosmicac_host_spec")
+        self.assertEqual(self.findings(), [
+            "host/render/ must not depend on host/cluster/ (host/render/planted.cpp includes it; "
+            "host/render/ may use: common, config, host/base, host/spec)"])
+
     def test_an_include_without_its_link(self):
         self.edit("agent/CMakeLists.txt", "cosmicac_disk ", "")
         self.assertEqual(self.findings(), [
