@@ -24,7 +24,7 @@ from .registry import GUEST_ADDR
 READINESS_PORT = "org.cosmicac.bootstrap.0"
 QGA_PORT = "org.qemu.guest_agent.0"
 BOOT_MARKER = "COSMICAC-E2E-MULTI-USER"
-REFERENCE_DIR = Path("/work/shared/reference")
+REFERENCE_DIR = Path(__file__).resolve().parents[3] / "tests" / "data" / "reference"
 APT_LINE = ("apt-get update && apt-get install -y curl ca-certificates docker.io parted "
             "e2fsprogs util-linux")
 

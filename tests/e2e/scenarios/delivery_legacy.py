@@ -9,7 +9,7 @@ key now carries the agent: it must reach ready with the same events as any
 agent boot, with the worker's /etc/default/docker-bootstrap (the original
 script's keys, written 0644 as the worker writes it).
 
-The seed (../shared/reference, cluster-requirements.txt) shows the ConfigMap
+The seed (tests/data/reference, cluster-requirements.txt) shows the ConfigMap
 and the unit, not the worker's cloud-init: the user-data below is the minimal
 one that does what the seed says (mount the bootstrap-cm CD-ROM, install the
 two keys so that the unit's ExecStart=/usr/local/bin/docker-bootstrap.sh runs,

@@ -97,7 +97,7 @@ std::vector<std::string> resource_violations(json const& spec) {
   return v;
 }
 
-// KubeVirt's webhook rules that Swagger cannot express (shared/schemas/README.md).
+// KubeVirt's webhook rules that Swagger cannot express (tests/data/kubevirt-schemas/README.md).
 std::vector<std::string> webhook_violations(json const& vmi, std::vector<json> const& rendered) {
   std::vector<std::string> v;
   auto const& spec = vmi["spec"];
@@ -179,7 +179,7 @@ json find_kind(std::vector<Json> const& objs, std::string const& kind) {
 
 }  // namespace
 
-TEST_CASE("manifests: the schemas are present (shared/schemas beside the repo)") {
+TEST_CASE("manifests: the schemas are present (tests/data/kubevirt-schemas)") {
   REQUIRE(std::filesystem::exists(test::schemas_dir() + "/kubevirt-v1.7.0-swagger.json"));
   REQUIRE(std::filesystem::exists(test::schemas_dir() + "/cdi-v1.62.0-swagger.json"));
   CHECK(kubevirt().has_definition("v1.VirtualMachineInstance"));

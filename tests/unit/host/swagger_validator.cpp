@@ -38,7 +38,7 @@ SwaggerValidator::SwaggerValidator(nlohmann::json swagger) : swagger_(std::move(
 
 SwaggerValidator SwaggerValidator::load(std::string const& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error("schema file missing: " + path + " (the shared folder must sit beside the repo)");
+  if (!in) throw std::runtime_error("schema file missing: " + path);
   std::stringstream ss;
   ss << in.rdbuf();
   return SwaggerValidator(nlohmann::json::parse(ss.str()));

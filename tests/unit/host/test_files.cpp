@@ -36,7 +36,7 @@ std::vector<std::string> example_specs() {
   return out;
 }
 
-std::string schemas_dir() { return COSMICAC_SOURCE_DIR "/../shared/schemas"; }
+std::string schemas_dir() { return COSMICAC_SOURCE_DIR "/tests/data/kubevirt-schemas"; }
 std::string golden_dir() { return COSMICAC_SOURCE_DIR "/tests/unit/host/golden"; }
 
 TempDir::TempDir() {

@@ -17,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 DIST = os.environ.get("COSMICAC_DIST") or os.path.join(ROOT, "dist")  # another build's, to compare
 CM = os.path.join(DIST, "bootstrap-cm.yaml")
 PACKED = os.path.join(DIST, "cosmicac-bootstrap")
-SEED_UNIT = "/work/shared/reference/docker-bootstrap.service"
+SEED_UNIT = os.path.join(ROOT, "tests", "data", "reference", "docker-bootstrap.service")
 LIMIT = 1024 * 1024
 ENCODED_LIMIT = 1536 * 1024
 
