@@ -74,7 +74,8 @@ def agent_unit() -> Path:
 
 def agent_store_units() -> tuple[list[Path], dict]:
     """What `cosmicac-bootstrap install` adds to the main unit so that docker's
-    store can live on the data disk: the disk unit, ordered before docker.service, and docker's drop-in. Absent in
+    store can live on the data disk: the disk unit, ordered before
+    docker.service, and docker's drop-in. Absent in
     an older checkout: then the agent runs as it did (store on the root disk)."""
     disk = REPO_DIR / "units" / "cosmicac-bootstrap-disk.service"
     dropin = REPO_DIR / "units" / "docker.service.d" / "cosmicac-data-disk.conf"

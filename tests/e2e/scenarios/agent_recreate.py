@@ -1,6 +1,6 @@
 """Docker's image store on the data disk: a re-created VM keeps its images.
-Boot 1, cold, blank data disk, the main unit only (as when the agent is installed after docker came
-up): dockerd has started on the root disk's store with no container, so the
+Boot 1, cold, blank data disk, the main unit only (as when the agent is
+installed after docker came up): dockerd has started on the root disk's store with no container, so the
 disk step restarts it on the data disk's store; ready. Then a NEW VM (a fresh
 overlay of the guest image as root disk) with the same data disk, all three
 units (the disk unit before docker.service), and the registry stopped: ready

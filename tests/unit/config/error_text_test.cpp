@@ -1,8 +1,9 @@
 // Property: an error of the ENVS, JS-literal or config-file parser carries no
 // text of the input except a key that is a valid name (a mangled entry's
-// "key" is often a piece of a secret value). Inputs hold a distinctive marker in values and in invalid keys;
-// the marker's characters are chosen so that no valid name followed by '='
-// can contain any 3 consecutive characters of it.
+// "key" is often a piece of a secret value). Inputs hold a distinctive
+// marker in values and in invalid keys; the marker's characters are chosen
+// so that no valid name followed by '=' can contain any 3 consecutive
+// characters of it.
 #include "config/config_file.hpp"
 #include "config/envs.hpp"
 #include "config/settings.hpp"
