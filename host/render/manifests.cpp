@@ -174,18 +174,11 @@ std::vector<Json> render_manifests(JobSpec const& spec) {
   return out;
 }
 
-std::size_t stored_userdata_secret_bytes(JobSpec const& spec) {
-  Json stored = userdata_secret(spec, "");
-  stored.erase("stringData");
-  stored["data"] = Json{{"userdata", ""}};
-  std::size_t const raw = render_userdata(spec).size();
-  std::size_t const base64 = (raw + 2) / 3 * 4;
-  return stored.dump().size() + base64 + kServerMetadataAllowance;
-}
+std::size_t userdata_secret_data_bytes(JobSpec const& spec) { return render_userdata(spec).size(); }
 
 std::optional<SpecLimitError> check_object_limits(JobSpec const& spec) {
-  std::size_t const bytes = stored_userdata_secret_bytes(spec);
-  if (bytes <= kMaxObjectBytes) return std::nullopt;
+  std::size_t const bytes = userdata_secret_data_bytes(spec);
+  if (bytes <= kMaxSecretDataBytes) return std::nullopt;
   // The guest config's values are what a spec can make large; name the field
   // behind the largest one.
   static constexpr std::pair<const char*, const char*> kFieldOf[] = {
@@ -199,9 +192,9 @@ std::optional<SpecLimitError> check_object_limits(JobSpec const& spec) {
         largest = value.size();
         field = f;
       }
-  return SpecLimitError{field, "makes the user-data Secret " + std::to_string(bytes) +
-                                   " bytes as stored (base64 included); Kubernetes refuses objects over " +
-                                   std::to_string(kMaxObjectBytes) + " bytes (1 MiB): this field is " +
+  return SpecLimitError{field, "makes the user-data Secret's data " + std::to_string(bytes) +
+                                   " bytes; Kubernetes refuses a Secret whose data is over " +
+                                   std::to_string(kMaxSecretDataBytes) + " bytes (1 MiB): this field is " +
                                    std::to_string(largest) + " bytes of it, shrink it"};
 }
 

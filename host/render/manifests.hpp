@@ -17,17 +17,17 @@ namespace cosmicac::host {
 // here; apply_objects adds the VMI's once it exists.
 std::vector<Json> render_manifests(JobSpec const& spec);
 
-// Kubernetes refuses an object over 1 MiB (etcd's request limit, and the
-// documented limit of a Secret). The user-data Secret is measured as the API
-// server stores it: JSON, stringData turned into base64 data, plus room for
-// the metadata apply and the server add (ownerReference, uid, managedFields).
-inline constexpr std::size_t kMaxObjectBytes = 1u << 20;
-inline constexpr std::size_t kServerMetadataAllowance = 4096;
+// Kubernetes refuses a Secret whose data values, decoded, add up to more than
+// 1 MiB (kube-apiserver's Secret validation, MaxSecretSize): it counts the
+// raw bytes, not their base64 in the JSON body, so the user-data may be up to
+// 1 MiB. (The whole object stays far under etcd's request limit of 1.5 MiB:
+// the metadata is a few KiB.)
+inline constexpr std::size_t kMaxSecretDataBytes = 1u << 20;
 
-// The user-data Secret's size as stored (see above), in bytes.
-std::size_t stored_userdata_secret_bytes(JobSpec const& spec);
+// The user-data Secret's data as kube-apiserver counts it, in bytes.
+std::size_t userdata_secret_data_bytes(JobSpec const& spec);
 
-// When that size is over kMaxObjectBytes: the spec field that contributes
+// When that size is over kMaxSecretDataBytes: the spec field that contributes
 // most ("container.env", …) and a message saying so.
 struct SpecLimitError {
   std::string field;

@@ -108,10 +108,15 @@ TEST_CASE("cli spec: a user-data Secret over 1 MiB exits 2 naming container.env,
                        "clusters:\n- name: c\n  cluster: {server: '" +
                            server.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
   std::string const spec = dir.path + "/big.yaml";
-  test::write_text(spec, kBase + "container:\n  env:\n    WEIGHTS_INLINE: \"" + std::string(790 * 1000, 'w') + "\"\n");
+  // A spec file stays under its own 1 MiB cap, so the value is one that the
+  // 7-bit user-data writes longer than the spec does: 300,000 × "é" (2 bytes
+  // in the file) is about 1.2 MB of user-data.
+  std::string value;
+  for (int i = 0; i < 300 * 1000; ++i) value += "\u00e9";
+  test::write_text(spec, kBase + "container:\n  env:\n    WEIGHTS_INLINE: \"" + value + "\"\n");
   for (auto const& r : {run_vmi({"render", "-f", spec}), run_vmi({"apply", "-f", spec, "--kubeconfig", kc})}) {
     CHECK(r.exit_code == 2);
-    CHECK(r.err.find(spec + ": container.env: makes the user-data Secret ") != std::string::npos);
+    CHECK(r.err.find(spec + ": container.env: makes the user-data Secret's data ") != std::string::npos);
     CHECK(r.out.empty());
   }
   CHECK(server.requests().empty());
