@@ -13,7 +13,7 @@
 using namespace cosmicac;
 
 namespace {
-CommandResult agent(std::vector<std::string> args) {
+CommandResult run_agent(std::vector<std::string> args) {
   auto r = run_command({.program = COSMICAC_AGENT_BINARY, .args = std::move(args)});
   REQUIRE(r);
   return *r;
@@ -39,21 +39,21 @@ TEST_CASE("every command of the table is dispatched to its own handler") {
   for (auto const& c : agent::command_table()) {
     std::string const name(c.name);
     INFO("command " << name);
-    auto r = agent({name, "--no-such-flag"});
+    auto r = run_agent({name, "--no-such-flag"});
     CHECK(r.exit_code == agent::kExitUsage);
     CHECK(r.err.rfind("cosmicac-bootstrap " + name + ": unexpected argument '--no-such-flag'", 0) == 0);
   }
 }
 
 TEST_CASE("an unknown command is a usage error (exit 2) naming it, followed by the usage") {
-  auto r = agent({"frobnicate", "--json"});
+  auto r = run_agent({"frobnicate", "--json"});
   CHECK(r.exit_code == 2);
   CHECK(r.out.empty());
   CHECK(r.err == "cosmicac-bootstrap: unknown command 'frobnicate'\n" + agent::usage_text());
 }
 
 TEST_CASE("--help prints the usage built from the table, listing every command with its help line") {
-  auto r = agent({"--help"});
+  auto r = run_agent({"--help"});
   CHECK(r.exit_code == 0);
   CHECK(r.out == agent::usage_text());
   for (auto const& c : agent::command_table()) {
@@ -76,14 +76,14 @@ TEST_CASE("the usage lines line up: a synopsis shorter than the column is padded
 }
 
 TEST_CASE("global option errors are usage errors (exit 2), with nothing run") {
-  auto missing = agent({"--config"});
+  auto missing = run_agent({"--config"});
   CHECK(missing.exit_code == 2);
   CHECK(missing.err == "cosmicac-bootstrap: --config needs a file\n");
-  auto unknown = agent({"--frob", "status"});
+  auto unknown = run_agent({"--frob", "status"});
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err == "cosmicac-bootstrap: unknown option --frob\n" + agent::usage_text());
   CHECK(unknown.out.empty());
-  auto none = agent({"--verbose"});
+  auto none = run_agent({"--verbose"});
   CHECK(none.exit_code == 2);
   CHECK(none.err == agent::usage_text());
 }
