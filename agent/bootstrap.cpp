@@ -12,6 +12,7 @@
 // unless every step before it succeeded.
 #include "agent/bootstrap.hpp"
 
+#include "agent/exit_codes.hpp"
 #include "agent/options.hpp"
 #include "agent/store.hpp"
 #include "common/log.hpp"
@@ -139,12 +140,12 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
   engine::Client docker(opts.engine);
   if (auto disk = disk_step(s, opts, docker, reporter); !disk) {
     systemd::notify_status("failed: " + std::string(reason_name(disk.error().reason)) + ": " + disk.error().message);
-    return 1;
+    return kExitFailed;
   }
   auto image = prepare_image(opts, docker, reporter);
   if (!image) {
     systemd::notify_status("failed: " + std::string(reason_name(image.error().reason)) + ": " + image.error().message);
-    return 1;
+    return kExitFailed;
   }
 
   auto info = step(reporter, Step::Container, [&] {
@@ -155,7 +156,7 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
   });
   if (!info) {
     systemd::notify_status("failed: " + std::string(reason_name(info.error().reason)) + ": " + info.error().message);
-    return 1;
+    return kExitFailed;
   }
 
   log::set_field("CONTAINER", info->name);
@@ -167,13 +168,13 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
   spdlog::info("ready: container {} ({}) {} in {} ms", info->name, info->id.substr(0, 12),
                container::action_name(info->action), took.count());
   systemd::notify_ready("ready: container " + info->name + " running");
-  return 0;
+  return kExitOk;
 }
 
 int run_disk_only(config::Settings const& s, Environment const& env, readiness::Reporter& reporter) {
   ModuleOptions const opts = module_options(s, env);
   engine::Client docker(opts.engine);
-  return disk_step(s, opts, docker, reporter) ? 0 : 1;
+  return disk_step(s, opts, docker, reporter) ? kExitOk : kExitFailed;
 }
 
 }  // namespace cosmicac::agent

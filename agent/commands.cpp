@@ -1,5 +1,5 @@
-// The subcommands: each loads what it needs, calls one module or the
-// bootstrap graph, and turns the outcome into an exit code.
+// The subcommands and their table: each loads what it needs, calls one module
+// or the bootstrap graph, and turns the outcome into an exit code.
 #include "agent/commands.hpp"
 
 #include "agent/bootstrap.hpp"
@@ -21,13 +21,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 namespace cosmicac::agent {
-int run_disk_step(GlobalOptions const& opts);
+
+std::string config_permission_warning(std::string const& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || (st.st_mode & (S_IRWXG | S_IRWXO)) == 0) return {};
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  return "configuration " + path + " is readable or writable by group or others (mode " + mode +
+         ") but may hold keys in ENVS: chmod 600 " + path;
+}
+
 namespace {
 
 bool no_args(std::vector<std::string> const& args, const char* command) {
@@ -35,8 +45,6 @@ bool no_args(std::vector<std::string> const& args, const char* command) {
   std::fprintf(stderr, "cosmicac-bootstrap %s: unexpected argument '%s'\n", command, args.front().c_str());
   return false;
 }
-
-}  // namespace
 
 // The disk unit's run: the journal only (the main unit reports to the host).
 int run_disk_step(GlobalOptions const& opts) {
@@ -48,15 +56,6 @@ int run_disk_step(GlobalOptions const& opts) {
   }
   readiness::Reporter quiet(readiness::ReporterOptions{});
   return run_disk_only(loaded->settings, Environment{}, quiet);
-}
-
-std::string config_permission_warning(std::string const& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || (st.st_mode & (S_IRWXG | S_IRWXO)) == 0) return {};
-  char mode[8];
-  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-  return "configuration " + path + " is readable or writable by group or others (mode " + mode +
-         ") but may hold keys in ENVS: chmod 600 " + path;
 }
 
 int cmd_run(GlobalOptions const& opts, std::vector<std::string> const& args) {
@@ -181,6 +180,38 @@ int cmd_install(GlobalOptions const& opts, std::vector<std::string> const& args)
   std::printf("cosmicac-bootstrap installed: binary %s, unit %s%s\n", report->binary_changed ? "updated" : "unchanged",
               report->unit_changed ? "updated" : "unchanged", report->started ? ", unit started" : "");
   return kExitOk;
+}
+
+constexpr std::array kCommands{
+    Command{.name = "run",
+            .help = "bootstrap now (what the systemd unit runs on every boot)",
+            .handler = cmd_run,
+            .variant = {.arguments = "--step=disk",
+                        .help = "the data disk and docker's image store only (the disk unit, before docker)"}},
+    Command{.name = "plan",
+            .arguments = "[--json]",
+            .help = "print what `run` would do, changing nothing",
+            .handler = cmd_plan},
+    Command{.name = "status",
+            .help = "print the bootstrap state in one line; exit 0 only when ready",
+            .handler = cmd_status},
+    Command{.name = "parse-envs",
+            .help = "read an ENVS string on stdin, print Docker's Env array as JSON",
+            .handler = cmd_parse_envs},
+    Command{.name = "install",
+            .help = "install this binary and its systemd unit, enable and start it",
+            .handler = cmd_install},
+};
+
+}  // namespace
+
+std::span<Command const> command_table() { return kCommands; }
+
+Command const* find_command(std::string_view name) {
+  for (auto const& c : kCommands) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
 }
 
 }  // namespace cosmicac::agent

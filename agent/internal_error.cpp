@@ -1,6 +1,6 @@
 #include "agent/internal_error.hpp"
 
-#include "agent/commands.hpp"
+#include "agent/exit_codes.hpp"
 #include "common/systemd_manager.hpp"
 
 #include <nlohmann/json.hpp>

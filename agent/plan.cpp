@@ -1,5 +1,6 @@
 #include "agent/plan.hpp"
 
+#include "agent/exit_codes.hpp"
 #include "agent/options.hpp"
 #include "disk/disk.hpp"
 #include "engine/daemon.hpp"
@@ -23,7 +24,7 @@ std::vector<std::string> env_names(std::vector<std::string> const& env) {
 
 int print_plan(config::Settings const& s, Environment const& env, bool json) {
   nlohmann::json out;
-  int code = 0;
+  int code = kExitOk;
   ModuleOptions o = module_options(s, env);
   o.disk.wait = std::chrono::seconds(0);  // a plan looks once, it does not wait for disks
   bool const gpus = o.container.gpus;
@@ -47,11 +48,11 @@ int print_plan(config::Settings const& s, Environment const& env, bool json) {
     if (plan) {
       out["disk"] = disk::to_json(*plan);
       disk_text = disk::describe(*plan);
-      if (plan->refusal) code = 1;
+      if (plan->refusal) code = kExitFailed;
     } else {
       out["disk"] = {{"error", plan.error().message}};
       disk_text = "data disk: cannot probe: " + plan.error().message + "\n";
-      code = 1;
+      code = kExitFailed;
     }
   }
 

@@ -132,80 +132,119 @@ bool must_claim_store(StoreFacts const& f, StoreAction a) noexcept {
   return false;
 }
 
-Result<StoreOutcome> place_docker_store(disk::DiskOutcome const& disk, engine::Client& docker,
-                                        StoreOptions const& options) {
-  if (disk.docker_store.empty()) return StoreOutcome{.action = StoreAction::AlreadyBound, .message = disk.layout_note};
-  std::string const target = disk::kDockerStoreTarget;
-  std::string const fs_root = std::string("/") + disk::kDockerDir;
-  auto const& mountinfo = options.mountinfo;
-  auto at = disk::mounted_at(target, mountinfo);
+namespace {
+
+std::string docker_fs_root() { return std::string("/") + disk::kDockerDir; }
+
+// What the placement decides on: this VM's id and the store's facts.
+struct StoreState {
+  std::string id;
+  StoreFacts facts;
+};
+
+Result<StoreState> gather_store_state(disk::DiskOutcome const& disk, engine::Client& docker,
+                                      StoreOptions const& options) {
+  auto at = disk::mounted_at(disk::kDockerStoreTarget, options.mountinfo);
   if (!at) return at.error();
   auto id = instance_id(options.instance_id_path);
   if (!id) return id.error();
   auto owner = disk::read_trusted_attribute(disk.docker_store, disk::kStoreOwnerAttribute);
   if (!owner) return owner.error();
   StoreFacts facts;
-  facts.bound = *at && (*at)->devno == disk.devno && (*at)->root == fs_root;
+  facts.bound = *at && (*at)->devno == disk.devno && (*at)->root == docker_fs_root();
   facts.owned = *owner == *id;
   if (!facts.bound || !facts.owned) facts.docker_active = is_running_state(systemd::active_state(kDockerService));
   if (!facts.bound && facts.docker_active) facts.running_containers = running_containers(docker);
-  StoreOutcome out{.action = decide_store(facts)};
-  auto claim = [&]() -> Status {
-    if (!must_claim_store(facts, out.action)) return ok();
-    if (dockerd_running(options.proc_root)) {
-      spdlog::warn("{} was last used by another root disk, but a dockerd process runs: its containers are not "
-                   "dropped this run",
-                   disk.docker_store);
-      return ok();
-    }
-    auto dropped = claim_store(disk.docker_store, *id);
-    if (!dropped) return dropped.error();
-    out.dropped_containers = *dropped;
+  return StoreState{.id = std::move(*id), .facts = facts};
+}
+
+// Claims the store for this VM when out.action needs it, dropping the
+// earlier VM's containers (never under a running dockerd).
+Status claim_if_needed(disk::DiskOutcome const& disk, StoreOptions const& options, StoreState const& state,
+                       StoreOutcome& out) {
+  if (!must_claim_store(state.facts, out.action)) return ok();
+  if (dockerd_running(options.proc_root)) {
+    spdlog::warn("{} was last used by another root disk, but a dockerd process runs: its containers are not "
+                 "dropped this run",
+                 disk.docker_store);
     return ok();
-  };
-  auto bind = [&]() -> Status {
-    if (auto st = claim(); !st) return st;
-    auto b = disk::ensure_bind_mounted(disk.docker_store, target, disk.devno, fs_root, mountinfo);
-    if (!b) return b.error();
-    return ok();
-  };
+  }
+  auto dropped = claim_store(disk.docker_store, state.id);
+  if (!dropped) return dropped.error();
+  out.dropped_containers = *dropped;
+  return ok();
+}
+
+Status claim_and_bind(disk::DiskOutcome const& disk, StoreOptions const& options, StoreState const& state,
+                      StoreOutcome& out) {
+  if (auto st = claim_if_needed(disk, options, state, out); !st) return st;
+  auto b = disk::ensure_bind_mounted(disk.docker_store, disk::kDockerStoreTarget, disk.devno, docker_fs_root(),
+                                     options.mountinfo);
+  if (!b) return b.error();
+  return ok();
+}
+
+// dockerd started on the root disk's store before us (e.g. the agent was
+// installed after docker came up) and runs nothing: switching now costs a
+// dockerd restart, nothing else.
+Status restart_docker_around_bind(disk::DiskOutcome const& disk, StoreOptions const& options,
+                                  StoreState const& state, StoreOutcome& out) {
+  spdlog::info("dockerd runs on the root disk's store with no container: stopping it to bind {}", disk.docker_store);
+  for (auto const* unit : {kDockerSocket, kDockerService})
+    if (auto st = systemd::stop_unit(unit); !st) return make_error(Reason::DiskError, st.error().message);
+  if (auto st = wait_inactive(kDockerService, std::chrono::seconds(60)); !st) return st.error();
+  // The store is claimed here, dockerd being stopped.
+  if (auto st = claim_and_bind(disk, options, state, out); !st) return st.error();
+  (void)systemd::start_unit(kDockerSocket);  // absent on some installs; docker.service alone is enough
+  if (auto st = systemd::start_unit(kDockerService); !st) return make_error(Reason::DockerUnavailable, st.error().message);
+  out.message = "docker's image store: " + disk.docker_store + " bound at " + disk::kDockerStoreTarget +
+                " (dockerd restarted: it had started on the root disk's store)" + dropped_note(out.dropped_containers);
+  return ok();
+}
+
+std::string already_bound_message(disk::DiskOutcome const& disk, StoreFacts const& facts, int dropped) {
+  std::string message = "docker's image store is " + disk.docker_store + " (already at " + disk::kDockerStoreTarget +
+                        ")" + dropped_note(dropped);
+  if (!facts.owned && facts.docker_active) {
+    message += "; dockerd already runs on it, and it was last used by another root disk (or a version that "
+               "did not record it): its containers stay this boot, and the disk unit drops them at the next "
+               "boot, before dockerd starts";
+  }
+  return message;
+}
+
+std::string keep_root_store_message(disk::DiskOutcome const& disk, StoreFacts const& facts) {
+  return "dockerd already runs " +
+         (facts.running_containers < 0 ? std::string("(with containers it could not count)")
+                                       : std::to_string(facts.running_containers) + " container(s)") +
+         " on the root disk's store: it stays there this boot; /etc/fstab binds " + disk.docker_store + " at " +
+         disk::kDockerStoreTarget + " from the next boot";
+}
+
+}  // namespace
+
+Result<StoreOutcome> place_docker_store(disk::DiskOutcome const& disk, engine::Client& docker,
+                                        StoreOptions const& options) {
+  if (disk.docker_store.empty()) return StoreOutcome{.action = StoreAction::AlreadyBound, .message = disk.layout_note};
+  auto state = gather_store_state(disk, docker, options);
+  if (!state) return state.error();
+  StoreOutcome out{.action = decide_store(state->facts)};
   switch (out.action) {
     case StoreAction::AlreadyBound:
-      if (auto st = claim(); !st) return st.error();
-      out.message = "docker's image store is " + disk.docker_store + " (already at " + target + ")" +
-                    dropped_note(out.dropped_containers);
-      if (!facts.owned && facts.docker_active) {
-        out.message += "; dockerd already runs on it, and it was last used by another root disk (or a version that "
-                       "did not record it): its containers stay this boot, and the disk unit drops them at the next "
-                       "boot, before dockerd starts";
-        spdlog::warn("{}", out.message);
-      }
+      if (auto st = claim_if_needed(disk, options, *state, out); !st) return st.error();
+      out.message = already_bound_message(disk, state->facts, out.dropped_containers);
+      if (!state->facts.owned && state->facts.docker_active) spdlog::warn("{}", out.message);
       break;
     case StoreAction::Bind:
-      if (auto st = bind(); !st) return st.error();
-      out.message = "docker's image store: " + disk.docker_store + " bound at " + target +
+      if (auto st = claim_and_bind(disk, options, *state, out); !st) return st.error();
+      out.message = "docker's image store: " + disk.docker_store + " bound at " + disk::kDockerStoreTarget +
                     dropped_note(out.dropped_containers);
       break;
     case StoreAction::RestartDockerAround:
-      // dockerd started on the root disk's store before us (e.g. the agent was
-      // installed after docker came up) and runs nothing: switching now costs
-      // a dockerd restart, nothing else.
-      spdlog::info("dockerd runs on the root disk's store with no container: stopping it to bind {}", disk.docker_store);
-      for (auto const* unit : {kDockerSocket, kDockerService})
-        if (auto st = systemd::stop_unit(unit); !st) return make_error(Reason::DiskError, st.error().message);
-      if (auto st = wait_inactive(kDockerService, std::chrono::seconds(60)); !st) return st.error();
-      if (auto st = bind(); !st) return st.error();  // the store is claimed here, dockerd being stopped
-      (void)systemd::start_unit(kDockerSocket);  // absent on some installs; docker.service alone is enough
-      if (auto st = systemd::start_unit(kDockerService); !st) return make_error(Reason::DockerUnavailable, st.error().message);
-      out.message = "docker's image store: " + disk.docker_store + " bound at " + target +
-                    " (dockerd restarted: it had started on the root disk's store)" + dropped_note(out.dropped_containers);
+      if (auto st = restart_docker_around_bind(disk, options, *state, out); !st) return st.error();
       break;
     case StoreAction::KeepRootStore:
-      out.message = "dockerd already runs " +
-                    (facts.running_containers < 0 ? std::string("(with containers it could not count)")
-                                                  : std::to_string(facts.running_containers) + " container(s)") +
-                    " on the root disk's store: it stays there this boot; /etc/fstab binds " + disk.docker_store +
-                    " at " + target + " from the next boot";
+      out.message = keep_root_store_message(disk, state->facts);
       spdlog::warn("{}", out.message);
       break;
   }

@@ -48,6 +48,69 @@ std::optional<std::vector<std::string>> list(int fd) {
   return names;
 }
 
+// The state of remove_tree's depth-first walk.
+struct TreeWalk {
+  struct Level {
+    std::string name;
+    std::vector<std::string> subdirs;  // still to remove
+  };
+  std::vector<Level> path;  // the directories entered and not removed yet
+  std::string where;        // for errors; grows and shrinks with the walk
+  UniqueFd cur;             // the innermost directory entered
+  dev_t dev = 0;            // the store's filesystem
+};
+
+// Unlinks everything in directory `fd` but directories, and returns those.
+Result<std::vector<std::string>> unlink_all_but_subdirs(int fd, std::string const& where) {
+  auto names = list(fd);
+  if (!names) return failed("cannot list", where, errno);
+  std::vector<std::string> subdirs;
+  for (auto const& n : *names) {
+    struct stat e {};
+    if (::fstatat(fd, n.c_str(), &e, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;
+      return failed("cannot stat", where + "/" + n, errno);
+    }
+    if (S_ISDIR(e.st_mode)) {
+      subdirs.push_back(n);
+    } else if (::unlinkat(fd, n.c_str(), 0) != 0 && errno != ENOENT) {
+      return failed("cannot remove", where + "/" + n, errno);
+    }
+  }
+  return subdirs;
+}
+
+// Enters directory `dir` of `from` (walk.where names it): empties it but for
+// its subdirectories, which become the walk's next level.
+Status enter(TreeWalk& walk, int from, std::string const& dir) {
+  UniqueFd fd = open_dir_at(from, dir);
+  if (!fd.valid()) return failed("cannot open", walk.where, errno);
+  struct stat here {};
+  if (::fstat(fd.get(), &here) != 0) return failed("cannot stat", walk.where, errno);
+  if (here.st_dev != walk.dev)
+    return make_error(Reason::DiskError, walk.where + " is another filesystem mounted in the store: not removing it");
+  auto subdirs = unlink_all_but_subdirs(fd.get(), walk.where);
+  if (!subdirs) return subdirs.error();
+  walk.path.push_back({.name = dir, .subdirs = std::move(*subdirs)});
+  walk.cur = std::move(fd);
+  return ok();
+}
+
+// Removes the innermost directory (now empty) and climbs back to its parent
+// (`top` for the walk's first level).
+Status leave(TreeWalk& walk, int top) {
+  std::string const& name = walk.path.back().name;
+  UniqueFd up(walk.path.size() == 1 ? ::fcntl(top, F_DUPFD_CLOEXEC, 0)
+                                    : ::openat(walk.cur.get(), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!up.valid()) return failed("cannot open the parent of", walk.where, errno);
+  if (::unlinkat(up.get(), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
+    return failed("cannot remove", walk.where, errno);
+  walk.where.resize(walk.where.size() - std::min(walk.where.size(), name.size() + 1));
+  walk.path.pop_back();
+  walk.cur = std::move(up);
+  return ok();
+}
+
 // Removes `name` of directory `parent` and everything under it, depth first.
 // Only one descriptor is held below `parent` whatever the depth (a
 // container's layer may nest deeper than PATH_MAX): the walk climbs back
@@ -60,58 +123,18 @@ Status remove_tree(int parent, std::string const& name, std::string const& shown
     if (::unlinkat(parent, name.c_str(), 0) != 0 && errno != ENOENT) return failed("cannot remove", shown, errno);
     return ok();
   }
-  struct Level {
-    std::string name;
-    std::vector<std::string> subdirs;  // still to remove
-  };
-  std::vector<Level> path;
-  std::string where = shown;  // for errors; grows and shrinks with the walk
-  UniqueFd cur;
-  // Enters directory `dir` of `from`: unlinks everything in it but directories, which it lists.
-  auto enter = [&](int from, std::string const& dir) -> Status {
-    UniqueFd fd = open_dir_at(from, dir);
-    if (!fd.valid()) return failed("cannot open", where, errno);
-    struct stat here {};
-    if (::fstat(fd.get(), &here) != 0) return failed("cannot stat", where, errno);
-    if (here.st_dev != dev)
-      return make_error(Reason::DiskError, where + " is another filesystem mounted in the store: not removing it");
-    auto names = list(fd.get());
-    if (!names) return failed("cannot list", where, errno);
-    Level level{.name = dir, .subdirs = {}};
-    for (auto const& n : *names) {
-      struct stat e {};
-      if (::fstatat(fd.get(), n.c_str(), &e, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno == ENOENT) continue;
-        return failed("cannot stat", where + "/" + n, errno);
-      }
-      if (S_ISDIR(e.st_mode)) {
-        level.subdirs.push_back(n);
-      } else if (::unlinkat(fd.get(), n.c_str(), 0) != 0 && errno != ENOENT) {
-        return failed("cannot remove", where + "/" + n, errno);
-      }
-    }
-    path.push_back(std::move(level));
-    cur = std::move(fd);
-    return ok();
-  };
-  if (auto s = enter(parent, name); !s) return s;
-  while (!path.empty()) {
-    Level& top = path.back();
-    if (!top.subdirs.empty()) {
-      std::string const sub = std::move(top.subdirs.back());
-      top.subdirs.pop_back();
-      where += "/" + sub;
-      if (auto s = enter(cur.get(), sub); !s) return s;
+  TreeWalk walk{.path = {}, .where = shown, .cur = UniqueFd(), .dev = dev};
+  if (auto s = enter(walk, parent, name); !s) return s;
+  while (!walk.path.empty()) {
+    auto& level = walk.path.back();
+    if (level.subdirs.empty()) {
+      if (auto s = leave(walk, parent); !s) return s;
       continue;
     }
-    UniqueFd up(path.size() == 1 ? ::fcntl(parent, F_DUPFD_CLOEXEC, 0)
-                                 : ::openat(cur.get(), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!up.valid()) return failed("cannot open the parent of", where, errno);
-    if (::unlinkat(up.get(), top.name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
-      return failed("cannot remove", where, errno);
-    where.resize(where.size() - std::min(where.size(), top.name.size() + 1));
-    path.pop_back();
-    cur = std::move(up);
+    std::string const sub = std::move(level.subdirs.back());
+    level.subdirs.pop_back();
+    walk.where += "/" + sub;
+    if (auto s = enter(walk, walk.cur.get(), sub); !s) return s;
   }
   return ok();
 }

@@ -45,6 +45,78 @@ void read_all(asio::readable_pipe& pipe, std::string& sink, std::shared_ptr<std:
     if (!ec) read_all(pipe, sink, buf);
   });
 }
+
+// Our ends of the child's stdio; a pipe the command does not use stays closed.
+struct Pipes {
+  explicit Pipes(asio::io_context& ctx) : out(ctx), err(ctx), in(ctx) {}
+  asio::readable_pipe out;
+  asio::readable_pipe err;
+  asio::writable_pipe in;
+};
+
+// Starts the child with its stdio wired as `cmd` asks.
+Result<std::unique_ptr<bp::process>> spawn_child(asio::io_context& ctx, std::string const& exe, Command const& cmd,
+                                                 Pipes& pipes) {
+  auto env = scrubbed_environment();
+  env.insert(env.end(), cmd.extra_env.begin(), cmd.extra_env.end());
+  std::unique_ptr<bp::process> proc;
+  try {
+    // process_stdio's bindings own pipe ends: built in place, never assigned.
+    auto spawn = [&](auto&& in, auto&& err) {
+      proc = std::make_unique<bp::process>(ctx, exe, cmd.args, bp::process_stdio{in, pipes.out, err},
+                                           bp::process_environment{env});
+    };
+    auto with_stdin = [&](auto&& err) {
+      if (!cmd.input.empty()) spawn(pipes.in, err);
+      else if (cmd.inherit_stdin) spawn(stdin, err);
+      else spawn(nullptr, err);
+    };
+    if (cmd.inherit_stderr) with_stdin(stderr);
+    else with_stdin(pipes.err);
+  } catch (boost::system::system_error const& e) {
+    return make_error(Reason::Internal, "cannot start " + exe + ": " + e.code().message());
+  }
+  return proc;
+}
+
+// Queues the child's I/O: the input written then stdin closed, stdout and
+// (unless inherited) stderr captured into `res`.
+void start_io(Command const& cmd, Pipes& pipes, CommandResult& res) {
+  if (!cmd.input.empty()) {
+    asio::async_write(pipes.in, asio::buffer(cmd.input), [&in = pipes.in](boost::system::error_code, std::size_t) {
+      boost::system::error_code ignored;
+      in.close(ignored);
+    });
+  }
+  read_all(pipes.out, res.out, std::make_shared<std::array<char, 4096>>());
+  if (!cmd.inherit_stderr) read_all(pipes.err, res.err, std::make_shared<std::array<char, 4096>>());
+}
+
+// Runs the I/O until the child exits, killing it (SIGKILL) at the timeout.
+void wait_for_exit(asio::io_context& ctx, bp::process& proc, std::chrono::milliseconds timeout, CommandResult& res) {
+  asio::steady_timer timer(ctx, timeout);
+  timer.async_wait([&](boost::system::error_code tec) {
+    if (tec) return;
+    res.timed_out = true;
+    boost::system::error_code kec;
+    proc.terminate(kec);  // SIGKILL
+  });
+  proc.async_wait([&](boost::system::error_code wec, int code) {
+    timer.cancel();
+    res.exit_code = wec ? -1 : code;
+  });
+  ctx.run();
+  if (res.timed_out) res.exit_code = -1;
+}
+
+void log_failure(Command const& cmd, CommandResult const& res) {
+  if (res.exit_code == 0) return;
+  auto const ms = cmd.timeout.count();
+  spdlog::warn("{} failed ({}){}{}", cmd.program,
+               res.timed_out ? "killed after " + std::to_string(ms) + " ms" : "exit " + std::to_string(res.exit_code),
+               cmd.log_output_on_failure && !res.err.empty() ? ": " : "",
+               cmd.log_output_on_failure ? res.err.substr(0, 2000) : std::string{});
+}
 }  // namespace
 
 std::vector<std::string> scrubbed_environment() {
@@ -69,62 +141,13 @@ Result<CommandResult> run_command(Command const& cmd) {
                cmd.log_args ? join_argv(cmd) : cmd.program);
 
   asio::io_context ctx;
-  asio::readable_pipe out_pipe(ctx), err_pipe(ctx);
-  asio::writable_pipe in_pipe(ctx);
+  Pipes pipes(ctx);
+  auto proc = spawn_child(ctx, exe, cmd, pipes);
+  if (!proc) return proc.error();
   CommandResult res;
-  boost::system::error_code ec;
-  auto env = scrubbed_environment();
-  env.insert(env.end(), cmd.extra_env.begin(), cmd.extra_env.end());
-
-  std::unique_ptr<bp::process> proc;
-  try {
-    // process_stdio's bindings own pipe ends: built in place, never assigned.
-    auto spawn = [&](auto&& in, auto&& err) {
-      proc = std::make_unique<bp::process>(ctx, exe, cmd.args, bp::process_stdio{in, out_pipe, err},
-                                           bp::process_environment{env});
-    };
-    auto with_stdin = [&](auto&& err) {
-      if (!cmd.input.empty()) spawn(in_pipe, err);
-      else if (cmd.inherit_stdin) spawn(stdin, err);
-      else spawn(nullptr, err);
-    };
-    if (cmd.inherit_stderr) with_stdin(stderr);
-    else with_stdin(err_pipe);
-  } catch (boost::system::system_error const& e) {
-    return make_error(Reason::Internal, "cannot start " + exe + ": " + e.code().message());
-  }
-
-  if (!cmd.input.empty()) {
-    asio::async_write(in_pipe, asio::buffer(cmd.input), [&in_pipe](boost::system::error_code, std::size_t) {
-      boost::system::error_code ignored;
-      in_pipe.close(ignored);
-    });
-  }
-  read_all(out_pipe, res.out, std::make_shared<std::array<char, 4096>>());
-  if (!cmd.inherit_stderr) read_all(err_pipe, res.err, std::make_shared<std::array<char, 4096>>());
-
-  asio::steady_timer timer(ctx, cmd.timeout);
-  timer.async_wait([&](boost::system::error_code tec) {
-    if (tec) return;
-    res.timed_out = true;
-    boost::system::error_code kec;
-    proc->terminate(kec);  // SIGKILL
-  });
-  proc->async_wait([&](boost::system::error_code wec, int code) {
-    timer.cancel();
-    res.exit_code = wec ? -1 : code;
-  });
-  ctx.run();
-  if (res.timed_out) res.exit_code = -1;
-
-  auto const ms = cmd.timeout.count();
-  if (res.exit_code != 0) {
-    spdlog::warn("{} failed ({}){}{}", cmd.program,
-                 res.timed_out ? "killed after " + std::to_string(ms) + " ms" : "exit " + std::to_string(res.exit_code),
-                 cmd.log_output_on_failure && !res.err.empty() ? ": " : "",
-                 cmd.log_output_on_failure ? res.err.substr(0, 2000) : std::string{});
-  }
-  (void)ec;
+  start_io(cmd, pipes, res);
+  wait_for_exit(ctx, **proc, cmd.timeout, res);
+  log_failure(cmd, res);
   return res;
 }
 

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 namespace cosmicac::config {
 namespace {
 
@@ -95,6 +97,78 @@ bool valid_domain(std::string_view d) {
   return valid_host(host);
 }
 
+// A problem found in a part of the reference; nullopt when that part is valid.
+using Problem = std::optional<Error>;
+
+Problem check_characters(std::string_view text) {
+  for (char c : text) {
+    auto const u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7F) return bad("contains whitespace, control or non-ASCII characters");
+  }
+  return std::nullopt;
+}
+
+// Takes "@sha256:<hex>" off the end of `name` into ref.digest.
+Problem take_digest(std::string_view& name, ImageRef& ref) {
+  std::size_t const at = name.find('@');
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view const digest = name.substr(at + 1);
+  name = name.substr(0, at);
+  if (!digest.starts_with("sha256:")) return bad("digest must be sha256:<64 hex digits>");
+  std::string_view const hex = digest.substr(7);
+  if (hex.size() != 64) return bad("digest must be sha256:<64 hex digits>");
+  for (char c : hex)
+    if (!hex_lower(c)) return bad("digest must be sha256:<64 lowercase hex digits>");
+  ref.digest = std::string(digest);
+  return std::nullopt;
+}
+
+// Takes ":<tag>" off the end of `name` (after its last '/') into ref.tag.
+Problem take_tag(std::string_view& name, ImageRef& ref) {
+  std::size_t const slash = name.rfind('/');
+  std::size_t const colon = name.rfind(':');
+  if (colon == std::string_view::npos || (slash != std::string_view::npos && colon < slash)) return std::nullopt;
+  std::string_view const tag = name.substr(colon + 1);
+  name = name.substr(0, colon);
+  if (tag.empty()) return bad("empty tag after ':'");
+  if (tag.size() > kMaxTagLength) return bad("tag longer than 128 characters");
+  auto word = [](char c) { return alnum(c) || c == '_'; };
+  if (!word(tag.front())) return bad("tag must start with a letter, digit or '_'");
+  for (char c : tag)
+    if (!word(c) && c != '.' && c != '-') return bad("tag may contain only letters, digits, '_', '.' and '-'");
+  ref.tag = std::string(tag);
+  return std::nullopt;
+}
+
+// Takes a registry host off the front of `name` into ref.domain when the first
+// component looks like one (has '.' or ':', is "localhost", or has capitals),
+// as Docker decides; `name` is left as the repository path.
+Problem take_domain(std::string_view& name, ImageRef& ref) {
+  std::size_t const first = name.find('/');
+  if (first == std::string_view::npos) return std::nullopt;
+  std::string_view const head = name.substr(0, first);
+  if (head.find_first_of(".:") == std::string_view::npos && head != "localhost" && !has_upper(head))
+    return std::nullopt;
+  if (!valid_domain(head)) return bad("invalid registry host or port");
+  ref.domain = std::string(head);
+  name = name.substr(first + 1);
+  return std::nullopt;
+}
+
+Problem check_path(std::string_view path) {
+  if (path.empty()) return bad("missing repository path");
+  if (has_upper(path)) return bad("repository name must be lowercase");
+  std::size_t b = 0;
+  for (;;) {
+    std::size_t e = path.find('/', b);
+    if (e == std::string_view::npos) e = path.size();
+    if (!valid_path_component(path.substr(b, e - b)))
+      return bad("path components are lowercase letters and digits separated by '.', '_', '__' or '-'");
+    if (e == path.size()) return std::nullopt;
+    b = e + 1;
+  }
+}
+
 }  // namespace
 
 std::string ImageRef::repository() const { return domain + "/" + path; }
@@ -108,64 +182,16 @@ std::string ImageRef::str() const {
 
 Result<ImageRef> parse_image_ref(std::string_view text) {
   if (text.empty()) return bad("empty");
-  for (char c : text) {
-    auto const u = static_cast<unsigned char>(c);
-    if (u <= 0x20 || u >= 0x7F) return bad("contains whitespace, control or non-ASCII characters");
-  }
+  if (auto p = check_characters(text)) return *p;
   ImageRef ref;
   std::string_view name = text;
-
-  if (std::size_t const at = name.find('@'); at != std::string_view::npos) {
-    std::string_view const digest = name.substr(at + 1);
-    name = name.substr(0, at);
-    if (!digest.starts_with("sha256:")) return bad("digest must be sha256:<64 hex digits>");
-    std::string_view const hex = digest.substr(7);
-    if (hex.size() != 64) return bad("digest must be sha256:<64 hex digits>");
-    for (char c : hex)
-      if (!hex_lower(c)) return bad("digest must be sha256:<64 lowercase hex digits>");
-    ref.digest = std::string(digest);
-  }
-
-  std::size_t const slash = name.rfind('/');
-  std::size_t const colon = name.rfind(':');
-  if (colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash)) {
-    std::string_view const tag = name.substr(colon + 1);
-    name = name.substr(0, colon);
-    if (tag.empty()) return bad("empty tag after ':'");
-    if (tag.size() > kMaxTagLength) return bad("tag longer than 128 characters");
-    auto word = [](char c) { return alnum(c) || c == '_'; };
-    if (!word(tag.front())) return bad("tag must start with a letter, digit or '_'");
-    for (char c : tag)
-      if (!word(c) && c != '.' && c != '-') return bad("tag may contain only letters, digits, '_', '.' and '-'");
-    ref.tag = std::string(tag);
-  }
+  if (auto p = take_digest(name, ref)) return *p;
+  if (auto p = take_tag(name, ref)) return *p;
   if (name.empty()) return bad("missing repository name");
-
-  // A first component is a registry host when it looks like one (has '.' or
-  // ':', is "localhost", or has capitals), as Docker decides.
-  std::string_view path = name;
-  std::size_t const first = name.find('/');
-  if (first != std::string_view::npos) {
-    std::string_view const head = name.substr(0, first);
-    if (head.find_first_of(".:") != std::string_view::npos || head == "localhost" || has_upper(head)) {
-      if (!valid_domain(head)) return bad("invalid registry host or port");
-      ref.domain = std::string(head);
-      path = name.substr(first + 1);
-    }
-  }
+  if (auto p = take_domain(name, ref)) return *p;
   if (ref.domain.empty() || ref.domain == "index.docker.io") ref.domain = "docker.io";
-  if (path.empty()) return bad("missing repository path");
-  if (has_upper(path)) return bad("repository name must be lowercase");
-  std::size_t b = 0;
-  for (;;) {
-    std::size_t e = path.find('/', b);
-    if (e == std::string_view::npos) e = path.size();
-    if (!valid_path_component(path.substr(b, e - b)))
-      return bad("path components are lowercase letters and digits separated by '.', '_', '__' or '-'");
-    if (e == path.size()) break;
-    b = e + 1;
-  }
-  ref.path = std::string(path);
+  if (auto p = check_path(name)) return *p;
+  ref.path = std::string(name);
   if (ref.domain == "docker.io" && ref.path.find('/') == std::string::npos) ref.path = "library/" + ref.path;
   // Measured after normalisation, so that str() always parses back.
   if (ref.repository().size() > kMaxNameLength) return bad("repository name longer than 255 characters");

@@ -98,6 +98,36 @@ FstabEntry bind_fstab_entry(std::string const& source, std::string const& target
           .options = "bind,nosuid,nodev,nofail,x-systemd.requires-mounts-for=" + data_root, .freq = 0, .passno = 0};
 }
 
+// The laid-out filesystem, mounted at data_root: completes its layout, binds
+// its mnt/ at the mount point and writes the fstab lines for the next boot.
+// `mounted_before`: data_root was mounted before this run.
+Status bind_store_layout(std::string const& mount_point, DiskWanted const& wanted, ProbeOptions const& options,
+                         ProgressFn const& progress, bool mounted_before, DiskOutcome& out) {
+  // Also for a layout already marked: completes one a crash interrupted (writes nothing otherwise).
+  if (auto c = create_store_layout(wanted.data_root); !c) return c.error();
+  std::string const data_dir = wanted.data_root + "/" + kContainerDir;
+  say(progress, "binding " + data_dir + " at " + mount_point);
+  auto bound = ensure_bind_mounted(data_dir, mount_point, out.devno, std::string("/") + kContainerDir, options.mountinfo);
+  if (!bound) return bound.error();
+  out.already_mounted = mounted_before && *bound;
+  out.data_root = wanted.data_root;
+  out.docker_store = wanted.data_root + "/" + kDockerDir;
+
+  // fstab: the filesystem at data_root (replacing an earlier line for the same
+  // UUID, or this line as an earlier version wrote it), then the two binds, so
+  // that the next boot has them before docker.
+  bool changed = false;
+  for (auto const& e : {data_fstab_entry(out.uuid, wanted.data_root, out.fs_type, wanted.fstab_device_timeout),
+                        bind_fstab_entry(data_dir, mount_point, wanted.data_root),
+                        bind_fstab_entry(out.docker_store, kDockerStoreTarget, wanted.data_root)}) {
+    auto c = ensure_fstab_entry(wanted.fstab_path, e);
+    if (!c) return c.error();
+    changed = changed || *c;
+  }
+  out.fstab_changed = changed;
+  return ok();
+}
+
 // Mounts the filesystem where its layout says (disk/layout.hpp): a filesystem
 // an earlier version made or one we adopted keeps its files at its root and is
 // mounted directly at the mount point, as before (docker's store then stays on
@@ -158,29 +188,7 @@ Status place_filesystem(std::string const& node, std::string const& mount_point,
   if (*content == RootContent::Empty)
     say(progress, "laying out " + wanted.data_root + ": " + kContainerDir + "/ for " + mount_point + ", " + kDockerDir +
                       "/ for docker's image store");
-  // Also for a layout already marked: completes one a crash interrupted (writes nothing otherwise).
-  if (auto c = create_store_layout(wanted.data_root); !c) return c.error();
-  std::string const data_dir = wanted.data_root + "/" + kContainerDir;
-  say(progress, "binding " + data_dir + " at " + mount_point);
-  auto bound = ensure_bind_mounted(data_dir, mount_point, out.devno, std::string("/") + kContainerDir, options.mountinfo);
-  if (!bound) return bound.error();
-  out.already_mounted = *mounted && *bound;
-  out.data_root = wanted.data_root;
-  out.docker_store = wanted.data_root + "/" + kDockerDir;
-
-  // fstab: the filesystem at data_root (replacing an earlier line for the same
-  // UUID, or this line as an earlier version wrote it), then the two binds, so
-  // that the next boot has them before docker.
-  bool changed = false;
-  for (auto const& e : {data_fstab_entry(out.uuid, wanted.data_root, out.fs_type, wanted.fstab_device_timeout),
-                        bind_fstab_entry(data_dir, mount_point, wanted.data_root),
-                        bind_fstab_entry(out.docker_store, kDockerStoreTarget, wanted.data_root)}) {
-    auto c = ensure_fstab_entry(wanted.fstab_path, e);
-    if (!c) return c.error();
-    changed = changed || *c;
-  }
-  out.fstab_changed = changed;
-  return ok();
+  return bind_store_layout(mount_point, wanted, options, progress, *mounted, out);
 }
 
 // The writes the plan calls for, on a fresh look at the disk: partition if

@@ -81,14 +81,34 @@ std::vector<KernelPartition> kernel_partitions(ProbeOptions const& options, std:
   return out;
 }
 
-Result<SystemFacts> probe_system(ProbeOptions const& options) {
-  SystemFacts facts;
+namespace {
+
+using DevnoIndex = std::map<std::string, std::string>;  // "major:minor" → kernel name
+
+std::string devno_key(dev_t devno) { return std::to_string(major(devno)) + ":" + std::to_string(minor(devno)); }
+
+// A whole disk's facts from its sysfs directory (`resolved`).
+DiskFacts whole_disk_facts(ProbeOptions const& options, std::string const& name, fs::path const& resolved) {
+  DiskFacts d;
+  d.name = name;
+  d.dev_path = options.dev_root + "/" + name;
+  std::string const sectors = trim(read_attr(resolved / "size"));
+  d.size_bytes = std::strtoull(sectors.c_str(), nullptr, 10) * 512;  // sysfs size is in 512-byte units, always
+  d.serial = read_serial(options, name);
+  d.not_candidate = kind_exclusion(name, resolved, d.size_bytes);
+  d.kernel_partitions = kernel_partitions(options, name);
+  return d;
+}
+
+// Every block device of /sys/class/block: the holder graph, the whole disks
+// (sorted by name) and the index of device numbers that the mounts refer to.
+Result<DevnoIndex> list_block_devices(ProbeOptions const& options, SystemFacts& facts) {
   std::error_code ec;
   fs::path const class_block = fs::path(options.sysfs_root) / "class/block";
   fs::directory_iterator it(class_block, ec);
   if (ec) return make_error(Reason::DiskError, "cannot list " + class_block.native() + ": " + ec.message());
 
-  std::map<std::string, std::string> by_devno;  // "major:minor" → kernel name
+  DevnoIndex by_devno;
   for (auto const& e : it) {
     std::string const name = e.path().filename();
     fs::path const resolved = fs::canonical(e.path(), ec);
@@ -100,49 +120,60 @@ Result<SystemFacts> probe_system(ProbeOptions const& options) {
     ec.clear();
     if (auto dev = trim(read_attr(resolved / "dev")); !dev.empty()) by_devno[dev] = name;
     facts.graph.push_back(std::move(node));
-    if (is_partition) continue;
-
-    DiskFacts d;
-    d.name = name;
-    d.dev_path = options.dev_root + "/" + name;
-    std::string const sectors = trim(read_attr(resolved / "size"));
-    d.size_bytes = std::strtoull(sectors.c_str(), nullptr, 10) * 512;  // sysfs size is in 512-byte units, always
-    d.serial = read_serial(options, name);
-    d.not_candidate = kind_exclusion(name, resolved, d.size_bytes);
-    d.kernel_partitions = kernel_partitions(options, name);
-    facts.disks.push_back(std::move(d));
+    if (!is_partition) facts.disks.push_back(whole_disk_facts(options, name, resolved));
   }
   std::sort(facts.disks.begin(), facts.disks.end(), [](auto const& a, auto const& b) { return a.name < b.name; });
+  return by_devno;
+}
 
+// The kernel name of the block device a mount is on; "" when none.
+std::string mount_device(libmnt_fs* mfs, std::string const& source, DevnoIndex const& by_devno) {
+  if (auto f = by_devno.find(devno_key(mnt_fs_get_devno(mfs))); f != by_devno.end()) return f->second;
+  if (!starts_with(source, "/dev/")) return {};
+  // btrfs shows an anonymous devno; its source names the device.
+  struct stat st {};
+  if (::stat(source.c_str(), &st) != 0 || !S_ISBLK(st.st_mode)) return {};
+  auto g = by_devno.find(devno_key(st.st_rdev));
+  return g != by_devno.end() ? g->second : std::string();
+}
+
+// The mounts on block devices, and "/" whatever it is on, in mountinfo order.
+Result<std::vector<MountFacts>> read_mounts(ProbeOptions const& options, DevnoIndex const& by_devno) {
   mnt::TablePtr tb(mnt_new_table());
   if (!tb || mnt_table_parse_file(tb.get(), options.mountinfo.c_str()) != 0)
     return make_error(Reason::DiskError, "cannot read " + options.mountinfo);
+  std::vector<MountFacts> mounts;
   mnt::IterPtr iter(mnt_new_iter(MNT_ITER_FORWARD));
   libmnt_fs* mfs = nullptr;
   while (mnt_table_next_fs(tb.get(), iter.get(), &mfs) == 0) {
     MountFacts m{.target = mnt_fs_get_target(mfs) ? mnt_fs_get_target(mfs) : "",
                  .source = mnt_fs_get_source(mfs) ? mnt_fs_get_source(mfs) : ""};
-    dev_t const devno = mnt_fs_get_devno(mfs);
-    if (auto f = by_devno.find(std::to_string(major(devno)) + ":" + std::to_string(minor(devno))); f != by_devno.end()) {
-      m.device = f->second;
-    } else if (starts_with(m.source, "/dev/")) {
-      // btrfs shows an anonymous devno; its source names the device.
-      struct stat st {};
-      if (::stat(m.source.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
-        auto g = by_devno.find(std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev)));
-        if (g != by_devno.end()) m.device = g->second;
-      }
-    }
+    m.device = mount_device(mfs, m.source, by_devno);
     if (m.device.empty() && m.target != "/") continue;  // not on a block device: irrelevant
-    facts.mounts.push_back(std::move(m));
+    mounts.push_back(std::move(m));
   }
-  // "/" first (the last mount on "/" is the visible one).
-  auto root = std::find_if(facts.mounts.rbegin(), facts.mounts.rend(), [](auto const& m) { return m.target == "/"; });
-  if (root != facts.mounts.rend()) {
-    MountFacts r = *root;
-    facts.mounts.erase(std::next(root).base());
-    facts.mounts.insert(facts.mounts.begin(), std::move(r));
-  }
+  return mounts;
+}
+
+// "/" first (the last mount on "/" is the visible one).
+void put_root_first(std::vector<MountFacts>& mounts) {
+  auto root = std::find_if(mounts.rbegin(), mounts.rend(), [](auto const& m) { return m.target == "/"; });
+  if (root == mounts.rend()) return;
+  MountFacts r = *root;
+  mounts.erase(std::next(root).base());
+  mounts.insert(mounts.begin(), std::move(r));
+}
+
+}  // namespace
+
+Result<SystemFacts> probe_system(ProbeOptions const& options) {
+  SystemFacts facts;
+  auto by_devno = list_block_devices(options, facts);
+  if (!by_devno) return by_devno.error();
+  auto mounts = read_mounts(options, *by_devno);
+  if (!mounts) return mounts.error();
+  facts.mounts = std::move(*mounts);
+  put_root_first(facts.mounts);
 
   if (options.probe_content) {
     for (auto& d : facts.disks) {
