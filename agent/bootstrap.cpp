@@ -70,7 +70,8 @@ Status prepare_disk(ModuleOptions const& o, engine::Client& docker, readiness::R
   auto say = [&](std::string_view m) { reporter.publish(readiness::progress(Step::Disk, std::string(m))); };
   auto disk = disk::apply(*plan, wanted, say, probe);
   if (!disk) return disk.error();
-  auto store = place_docker_store(*disk, docker, {.mountinfo = probe.mountinfo, .instance_id_path = o.instance_id_path});
+  auto store =
+      place_docker_store(*disk, docker, {.mountinfo = probe.mountinfo, .instance_id_path = o.instance_id_path});
   if (!store) return store.error();
   if (!store->message.empty()) say(store->message);
   return ok();
@@ -162,9 +163,9 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
   log::set_field("CONTAINER", info->name);
   log::set_field("IMAGE_DIGEST", info->image_digest);
   auto const took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t0);
-  reporter.publish(readiness::ready({.name = info->name, .id = info->id, .image = s.image.str(),
-                                     .image_digest = info->image_digest},
-                                    took));
+  reporter.publish(
+      readiness::ready({.name = info->name, .id = info->id, .image = s.image.str(), .image_digest = info->image_digest},
+                       took));
   spdlog::info("ready: container {} ({}) {} in {} ms", info->name, info->id.substr(0, 12),
                container::action_name(info->action), took.count());
   systemd::notify_ready("ready: container " + info->name + " running");

@@ -11,7 +11,7 @@ struct Environment {
   std::string fstab_path = "/etc/fstab";
   std::string sysfs_root = "/sys";
   std::string dev_root = "/dev";
-  std::string data_root = "/var/lib/cosmicac/data";  // disk/layout.hpp; "" keeps the earlier layout
+  std::string data_root = "/var/lib/cosmicac/data";                // disk/layout.hpp; "" keeps the earlier layout
   std::string instance_id_path = "/var/lib/cosmicac/instance-id";  // agent/store.hpp: this root disk's id
 };
 

@@ -113,7 +113,8 @@ int cmd_plan(GlobalOptions const& opts, std::vector<std::string> const& args) {
     }
   }
   log::setup(opts.verbose);
-  if (auto w = config_permission_warning(opts.config_path); !w.empty()) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (auto w = config_permission_warning(opts.config_path); !w.empty())
+    std::fprintf(stderr, "warning: %s\n", w.c_str());
   auto loaded = config::load_settings(opts.config_path);
   if (!loaded) {
     std::fprintf(stderr, "cosmicac-bootstrap: configuration %s: %s\n", opts.config_path.c_str(),

@@ -10,10 +10,10 @@
 namespace cosmicac::agent {
 
 struct InstallOptions {
-  std::string root = "/";              // install under this root (tests, image baking)
+  std::string root = "/";  // install under this root (tests, image baking)
   std::string source_binary = "/proc/self/exe";
-  bool use_systemd = true;             // reload + enable + start via sd-bus
-  bool start = true;                   // start the unit after enabling it
+  bool use_systemd = true;  // reload + enable + start via sd-bus
+  bool start = true;        // start the unit after enabling it
 };
 
 struct InstallReport {

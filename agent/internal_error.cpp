@@ -3,8 +3,8 @@
 #include "agent/exit_codes.hpp"
 #include "common/systemd_manager.hpp"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <exception>

@@ -4,7 +4,9 @@
 
 namespace cosmicac::agent {
 namespace {
-std::chrono::milliseconds ms(std::chrono::seconds s) { return std::chrono::duration_cast<std::chrono::milliseconds>(s); }
+std::chrono::milliseconds ms(std::chrono::seconds s) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(s);
+}
 }  // namespace
 
 bool want_gpus(config::GpuMode mode, std::string const& sysfs_root) {
@@ -33,8 +35,12 @@ ModuleOptions module_options(config::Settings const& s, Environment const& env) 
   o.docker.socket_path = s.docker_socket;
   o.docker.install = s.install_docker;
 
-  o.image = {.domain = s.image.domain, .repository = s.image.repository(), .tag = s.image.tag, .digest = s.image.digest};
-  o.pull_policy = s.pull_policy == config::PullPolicy::Always ? registry::PullPolicy::Always : registry::PullPolicy::Missing;
+  o.image = {.domain = s.image.domain,
+             .repository = s.image.repository(),
+             .tag = s.image.tag,
+             .digest = s.image.digest};
+  o.pull_policy =
+      s.pull_policy == config::PullPolicy::Always ? registry::PullPolicy::Always : registry::PullPolicy::Missing;
   o.cred_iso.label = s.cred_iso_label;
   o.cred_iso.wait = ms(s.cred_iso_wait);
   o.cred_iso.sysfs_root = env.sysfs_root;

@@ -63,12 +63,12 @@ int print_plan(config::Settings const& s, Environment const& env, bool json) {
     std::printf("%s\n", out.dump(2).c_str());
     return code;
   }
-  std::printf("configuration\n  image        %s (pull policy %s)\n  container    %s\n  mount point  %s\n"
-              "  job type     %s\n  GPUs         %s (GPU_MODE=%s)\n  env          %zu variables\n\n",
-              s.image.str().c_str(), std::string(config::pull_policy_name(s.pull_policy)).c_str(),
-              s.container_name.c_str(), s.mount_point.empty() ? "(none)" : s.mount_point.c_str(),
-              s.job_type.empty() ? "(none)" : s.job_type.c_str(), gpus ? "all" : "none",
-              std::string(config::gpu_mode_name(s.gpu_mode)).c_str(), s.env.size());
+  std::printf(
+      "configuration\n  image        %s (pull policy %s)\n  container    %s\n  mount point  %s\n"
+      "  job type     %s\n  GPUs         %s (GPU_MODE=%s)\n  env          %zu variables\n\n",
+      s.image.str().c_str(), std::string(config::pull_policy_name(s.pull_policy)).c_str(), s.container_name.c_str(),
+      s.mount_point.empty() ? "(none)" : s.mount_point.c_str(), s.job_type.empty() ? "(none)" : s.job_type.c_str(),
+      gpus ? "all" : "none", std::string(config::gpu_mode_name(s.gpu_mode)).c_str(), s.env.size());
   std::printf("%s\ndocker: %s\n", disk_text.c_str(), docker.explanation.c_str());
   return code;
 }

@@ -73,7 +73,8 @@ Result<std::string> instance_id(std::string const& path) {
     std::string id = *text;
     while (!id.empty() && id.back() == '\n') id.pop_back();
     if (is_instance_id(id)) return id;
-    spdlog::warn("{} does not hold an instance id: making a new one (the data disk's store is then another VM's)", path);
+    spdlog::warn("{} does not hold an instance id: making a new one (the data disk's store is then another VM's)",
+                 path);
   } else if (::access(path.c_str(), F_OK) == 0 || errno != ENOENT) {
     return text.error();
   }
@@ -164,9 +165,10 @@ Status claim_if_needed(disk::DiskOutcome const& disk, StoreOptions const& option
                        StoreOutcome& out) {
   if (!must_claim_store(state.facts, out.action)) return ok();
   if (dockerd_running(options.proc_root)) {
-    spdlog::warn("{} was last used by another root disk, but a dockerd process runs: its containers are not "
-                 "dropped this run",
-                 disk.docker_store);
+    spdlog::warn(
+        "{} was last used by another root disk, but a dockerd process runs: its containers are not "
+        "dropped this run",
+        disk.docker_store);
     return ok();
   }
   auto dropped = claim_store(disk.docker_store, state.id);
@@ -187,8 +189,8 @@ Status claim_and_bind(disk::DiskOutcome const& disk, StoreOptions const& options
 // dockerd started on the root disk's store before us (e.g. the agent was
 // installed after docker came up) and runs nothing: switching now costs a
 // dockerd restart, nothing else.
-Status restart_docker_around_bind(disk::DiskOutcome const& disk, StoreOptions const& options,
-                                  StoreState const& state, StoreOutcome& out) {
+Status restart_docker_around_bind(disk::DiskOutcome const& disk, StoreOptions const& options, StoreState const& state,
+                                  StoreOutcome& out) {
   spdlog::info("dockerd runs on the root disk's store with no container: stopping it to bind {}", disk.docker_store);
   for (auto const* unit : {kDockerSocket, kDockerService})
     if (auto st = systemd::stop_unit(unit); !st) return make_error(Reason::DiskError, st.error().message);
@@ -196,7 +198,8 @@ Status restart_docker_around_bind(disk::DiskOutcome const& disk, StoreOptions co
   // The store is claimed here, dockerd being stopped.
   if (auto st = claim_and_bind(disk, options, state, out); !st) return st.error();
   (void)systemd::start_unit(kDockerSocket);  // absent on some installs; docker.service alone is enough
-  if (auto st = systemd::start_unit(kDockerService); !st) return make_error(Reason::DockerUnavailable, st.error().message);
+  if (auto st = systemd::start_unit(kDockerService); !st)
+    return make_error(Reason::DockerUnavailable, st.error().message);
   out.message = "docker's image store: " + disk.docker_store + " bound at " + disk::kDockerStoreTarget +
                 " (dockerd restarted: it had started on the root disk's store)" + dropped_note(out.dropped_containers);
   return ok();
@@ -206,9 +209,10 @@ std::string already_bound_message(disk::DiskOutcome const& disk, StoreFacts cons
   std::string message = "docker's image store is " + disk.docker_store + " (already at " + disk::kDockerStoreTarget +
                         ")" + dropped_note(dropped);
   if (!facts.owned && facts.docker_active) {
-    message += "; dockerd already runs on it, and it was last used by another root disk (or a version that "
-               "did not record it): its containers stay this boot, and the disk unit drops them at the next "
-               "boot, before dockerd starts";
+    message +=
+        "; dockerd already runs on it, and it was last used by another root disk (or a version that "
+        "did not record it): its containers stay this boot, and the disk unit drops them at the next "
+        "boot, before dockerd starts";
   }
   return message;
 }

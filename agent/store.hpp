@@ -25,8 +25,9 @@ namespace cosmicac::agent {
 inline constexpr const char* kDefaultInstanceIdPath = "/var/lib/cosmicac/instance-id";
 
 struct StoreFacts {
-  bool bound = false;          // /var/lib/docker already is the data disk's docker/
-  bool docker_active = false;  // docker.service active, activating, reloading or deactivating (known when !bound or !owned)
+  bool bound = false;  // /var/lib/docker already is the data disk's docker/
+  bool docker_active =
+      false;  // docker.service active, activating, reloading or deactivating (known when !bound or !owned)
   int running_containers = 0;  // when docker_active and !bound; -1: could not tell
   bool owned = false;          // the store's owner attribute names this root disk
 };
@@ -35,7 +36,8 @@ enum class StoreAction {
   AlreadyBound,         // nothing to do
   Bind,                 // dockerd is not running: bind now (the usual case: the disk unit runs before docker)
   RestartDockerAround,  // dockerd runs with no container: stop docker.socket + docker.service, bind, start them
-  KeepRootStore,        // a container runs (or we cannot tell): this boot keeps the root disk's store; fstab binds it next boot
+  KeepRootStore,  // a container runs (or we cannot tell): this boot keeps the root disk's store; fstab binds it next
+                  // boot
 };
 std::string_view store_action_name(StoreAction a) noexcept;
 

@@ -185,8 +185,8 @@ Result<DroppedContainers> drop_containers(std::string const& store) {
     if (!drivers) return failed("cannot list", store + "/image", errno);
     for (auto const& driver : *drivers) {
       std::string const mounts_dir = store + "/image/" + driver + "/layerdb/mounts";
-      UniqueFd mounts(::openat(image.get(), (driver + "/layerdb/mounts").c_str(),
-                               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      UniqueFd mounts(
+          ::openat(image.get(), (driver + "/layerdb/mounts").c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!mounts.valid()) continue;  // no container ever had a layer of this driver
       auto entries = list(mounts.get());
       if (!entries) return failed("cannot list", mounts_dir, errno);

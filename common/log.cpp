@@ -64,10 +64,8 @@ bool stderr_is_journal() {
 
 void setup(bool verbose) {
   std::shared_ptr<spdlog::sinks::sink> sink;
-  if (stderr_is_journal())
-    sink = std::make_shared<JournalSink>();
-  else
-    sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  if (stderr_is_journal()) sink = std::make_shared<JournalSink>();
+  else sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   auto logger = std::make_shared<spdlog::logger>("cosmicac", sink);
   if (!stderr_is_journal()) logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   logger->set_level(verbose ? spdlog::level::debug : spdlog::level::info);

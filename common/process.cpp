@@ -5,13 +5,13 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/writable_pipe.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/process/v2/environment.hpp>
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
-#include <boost/process/v2/environment.hpp>
 // Boost 1.83 header-only mode forgets this implementation file (fixed upstream
 // later); without it process_environment::on_setup is undefined at link time.
-#include <boost/process/v2/impl/environment.ipp>
 #include <spdlog/spdlog.h>
+#include <boost/process/v2/impl/environment.ipp>
 
 #include <unistd.h>
 
@@ -27,7 +27,7 @@ namespace asio = boost::asio;
 namespace {
 constexpr std::size_t kMaxCapture = 1 << 20;
 constexpr std::array<const char*, 6> kToolDirs{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
-                                               "/usr/bin", "/sbin", "/bin"};
+                                               "/usr/bin",        "/sbin",          "/bin"};
 
 std::string join_argv(Command const& cmd) {
   std::string s = cmd.program;
@@ -120,8 +120,7 @@ void log_failure(Command const& cmd, CommandResult const& res) {
 }  // namespace
 
 std::vector<std::string> scrubbed_environment() {
-  return {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8",
-          "LC_ALL=C.UTF-8"};
+  return {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "LC_ALL=C.UTF-8"};
 }
 
 std::string tool_path(std::string const& name) {
@@ -135,8 +134,7 @@ std::string tool_path(std::string const& name) {
 
 Result<CommandResult> run_command(Command const& cmd) {
   std::string const exe = tool_path(cmd.program);
-  if (exe.empty())
-    return make_error(Reason::Internal, "cannot run " + cmd.program + ": not installed");
+  if (exe.empty()) return make_error(Reason::Internal, "cannot run " + cmd.program + ": not installed");
   spdlog::info("{}: {}", cmd.description.empty() ? "running" : cmd.description,
                cmd.log_args ? join_argv(cmd) : cmd.program);
 

@@ -19,7 +19,7 @@ struct Command {
   std::vector<std::string> args;  // argv[1..]
   std::string description;        // "formatting /dev/vdb1 as ext4", for the log
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
-  std::string input;              // written to the child's stdin, then closed
+  std::string input;  // written to the child's stdin, then closed
   bool log_output_on_failure = true;
   // Added to the scrubbed environment ("NAME=value"; never a secret), e.g.
   // DEBIAN_FRONTEND=noninteractive for apt-get.

@@ -57,7 +57,9 @@ Status enable_unit_files(std::vector<std::string> const& names) {
   sd_bus_error err{};  // == SD_BUS_ERROR_NULL (a C compound literal)
   if (r >= 0) r = sd_bus_call(bus->get(), m, 0, &err, nullptr);
   sd_bus_message_unref(m);
-  Status res = r < 0 ? Status(bus_error("enabling " + (names.empty() ? std::string() : names.front()) + " failed", err, r)) : ok();
+  Status res =
+      r < 0 ? Status(bus_error("enabling " + (names.empty() ? std::string() : names.front()) + " failed", err, r))
+            : ok();
   sd_bus_error_free(&err);
   return res;
 }
@@ -93,7 +95,8 @@ std::string active_state(std::string const& name) {
     char* value = nullptr;
     sd_bus_error err2{};  // == SD_BUS_ERROR_NULL (a C compound literal)
     if (sd_bus_get_property_string(bus->get(), kDest, path, "org.freedesktop.systemd1.Unit", "ActiveState", &err2,
-                                   &value) >= 0 && value) {
+                                   &value) >= 0 &&
+        value) {
       state = value;
       free(value);  // NOLINT: sd-bus hands out malloc'd strings
     }

@@ -44,8 +44,7 @@ class Scanner {
         skip_comment();
         continue;
       }
-      if (s_.substr(i_).starts_with("export") && i_ + 6 < s_.size() && is_blank(s_[i_ + 6]) &&
-          s_[i_ + 6] != '\r') {
+      if (s_.substr(i_).starts_with("export") && i_ + 6 < s_.size() && is_blank(s_[i_ + 6]) && s_[i_ + 6] != '\r') {
         i_ += 6;
         skip_blanks();
       }
@@ -125,12 +124,17 @@ class Scanner {
           }
           ++i_;
           break;
-        case '$': case '`':
+        case '$':
+        case '`':
           return fail(e.line, e.key, "shell expansion ($ or `) is not supported (use single quotes or escape it)");
-        case ';': case '&': case '|': case '<': case '>': case '(': case ')':
-          return fail(e.line, e.key, "unquoted shell operator in the value (quote the value)");
-        default:
-          v += c;
+        case ';':
+        case '&':
+        case '|':
+        case '<':
+        case '>':
+        case '(':
+        case ')': return fail(e.line, e.key, "unquoted shell operator in the value (quote the value)");
+        default: v += c;
       }
     }
   }
@@ -151,10 +155,13 @@ class Scanner {
       if (at_end()) return fail(e.line, e.key, "unterminated double quote");
       char const x = s_[i_++];
       switch (x) {
-        case '"': case '\\': case '$': case '`': v += x; break;
+        case '"':
+        case '\\':
+        case '$':
+        case '`': v += x; break;
         case 'n': v += '\n'; break;
         case '\n': ++line_; break;  // line continuation, as in the shell
-        default:  // the shell keeps other backslashes
+        default:                    // the shell keeps other backslashes
           v += '\\';
           v += x;
       }
@@ -170,10 +177,17 @@ class Scanner {
 bool is_bare_safe(char c) {
   if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) return true;
   switch (c) {
-    case '_': case '-': case '.': case '/': case ':': case '@': case '%': case '+': case ',': case '=':
-      return true;
-    default:
-      return false;
+    case '_':
+    case '-':
+    case '.':
+    case '/':
+    case ':':
+    case '@':
+    case '%':
+    case '+':
+    case ',':
+    case '=': return true;
+    default: return false;
   }
 }
 
@@ -190,7 +204,13 @@ std::string quote_value(std::string_view v) {
   std::string out = "\"";
   for (char c : v) {
     switch (c) {
-      case '"': case '\\': case '$': case '`': out += '\\'; out += c; break;
+      case '"':
+      case '\\':
+      case '$':
+      case '`':
+        out += '\\';
+        out += c;
+        break;
       case '\n': out += "\\n"; break;
       default: out += c;
     }

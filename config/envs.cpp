@@ -21,8 +21,7 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' |
 // and numbers (entry_message is called by the three typed builders only).
 // Nothing else of the input can reach the message.
 Error entry_message(int entry, std::string_view key, std::string_view reason) {
-  if (!is_env_name(key))
-    return make_error(Reason::ConfigInvalid, fmt::format("ENVS entry {}: {}", entry, reason));
+  if (!is_env_name(key)) return make_error(Reason::ConfigInvalid, fmt::format("ENVS entry {}: {}", entry, reason));
   return make_error(Reason::ConfigInvalid, fmt::format("ENVS entry {} ({}): {}", entry, key, reason));
 }
 Error entry_error(int entry, std::string_view key, FixedText what) { return entry_message(entry, key, what.view()); }
@@ -76,7 +75,8 @@ Result<std::vector<std::string>> parse_envs(std::string_view s) {
     std::string_view const key = s.substr(key_begin, i - key_begin);
     if (!is_env_name(key)) return entry_error(entry, {}, "invalid variable name (must match [A-Za-z_][A-Za-z0-9_]*)");
     // Docker would silently keep one of the two: refuse, and say which entries.
-    if (auto const [it, fresh] = first_entry.try_emplace(key, entry); !fresh) return duplicate_error(entry, key, it->second);
+    if (auto const [it, fresh] = first_entry.try_emplace(key, entry); !fresh)
+      return duplicate_error(entry, key, it->second);
     ++i;  // '='
 
     std::string value;
@@ -89,8 +89,7 @@ Result<std::vector<std::string>> parse_envs(std::string_view s) {
     } else if (i < n && (s[i] == '"' || s[i] == '\'')) {
       if (!unquote(s, i, value)) return entry_error(entry, key, "unterminated quote");
       while (i < n && is_space(s[i])) ++i;
-      if (i < n && s[i] != ';')
-        return entry_error(entry, key, "text after the closing quote (quote the whole value)");
+      if (i < n && s[i] != ';') return entry_error(entry, key, "text after the closing quote (quote the whole value)");
     } else {
       std::size_t const b = i;
       while (i < n && s[i] != ';') ++i;
@@ -138,8 +137,8 @@ Result<std::string> encode_envs(std::vector<std::pair<std::string, EnvValue>> co
     if (!is_env_name(key))
       return make_error(Reason::ConfigInvalid, fmt::format("ENVS variable {}: invalid name", position));
     if (auto const [it, fresh] = first_position.try_emplace(key, position); !fresh)
-      return make_error(Reason::ConfigInvalid,
-                        fmt::format("ENVS variable {} ({}): duplicate name, also variable {}", position, key, it->second));
+      return make_error(Reason::ConfigInvalid, fmt::format("ENVS variable {} ({}): duplicate name, also variable {}",
+                                                           position, key, it->second));
     std::string text;
     bool literal = false;
     if (auto const* j = std::get_if<nlohmann::json>(&val)) {
@@ -154,7 +153,8 @@ Result<std::string> encode_envs(std::vector<std::pair<std::string, EnvValue>> co
     }
     if (!literal) {
       if (text.find('\0') != std::string::npos)
-        return make_error(Reason::ConfigInvalid, fmt::format("ENVS variable {} ({}): contains a NUL byte", position, key));
+        return make_error(Reason::ConfigInvalid,
+                          fmt::format("ENVS variable {} ({}): contains a NUL byte", position, key));
       if (!valid_utf8(text))
         return make_error(Reason::ConfigInvalid, fmt::format("ENVS variable {} ({}): not valid UTF-8", position, key));
       if (!plain_is_exact(text)) text = double_quote(text);

@@ -23,7 +23,11 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' |
 bool ends_word(char c, bool key) {
   if (is_space(c)) return true;
   switch (c) {
-    case ',': case '{': case '}': case '[': case ']': return true;
+    case ',':
+    case '{':
+    case '}':
+    case '[':
+    case ']': return true;
     case ':': return key;
     default: return false;
   }
@@ -182,7 +186,10 @@ class Parser {
       if (at_end()) return fail("unterminated string");
       char const e = s_[i_++];
       switch (e) {
-        case '"': case '\'': case '\\': case '/': str += e; break;
+        case '"':
+        case '\'':
+        case '\\':
+        case '/': str += e; break;
         case 'b': str += '\b'; break;
         case 'f': str += '\f'; break;
         case 'n': str += '\n'; break;

@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace cosmicac::config {
 namespace {
@@ -48,7 +48,7 @@ using Setter = Status (*)(Settings&, std::string_view);
 
 struct Key {
   std::string_view name;
-  Setter set;  // called only for non-empty values: an empty value keeps the default…
+  Setter set;                   // called only for non-empty values: an empty value keeps the default…
   bool empty_is_value = false;  // …unless empty means something (CONSOLE_DEVICE: off)
 };
 
@@ -68,8 +68,7 @@ constexpr std::array<Key, 23> kKeys{{
      [](Settings& s, std::string_view v) {
        // An enum, as in the reference script (it tests only for this value):
        // anything else is a typo that would silently run without TUN.
-       if (v != kJobTypeGpuContainer)
-         return problem(fmt::format("must be {} or empty (unset)", kJobTypeGpuContainer));
+       if (v != kJobTypeGpuContainer) return problem(fmt::format("must be {} or empty (unset)", kJobTypeGpuContainer));
        s.job_type = v;
        return ok();
      }},
@@ -138,8 +137,9 @@ constexpr std::array<Key, 23> kKeys{{
     {"READINESS_PORT",
      [](Settings& s, std::string_view v) {
        // A file name under /dev/virtio-ports.
-       if (v.front() == '.' || v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
-                                   std::string_view::npos)
+       if (v.front() == '.' ||
+           v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+               std::string_view::npos)
          return problem("must be a port name of letters, digits, '.', '_' and '-'");
        s.readiness_port = v;
        return ok();
@@ -235,8 +235,7 @@ Result<LoadedSettings> parse_settings(std::string_view text, std::string_view or
   for (std::size_t k = 0; k < kKeys.size(); ++k)
     if (uses[k].count > 1)
       out.warnings.push_back(fmt::format("{} line {}: {} is set {} times (first on line {}); the last one counts",
-                                         origin, uses[k].last_line, kKeys[k].name, uses[k].count,
-                                         uses[k].first_line));
+                                         origin, uses[k].last_line, kKeys[k].name, uses[k].count, uses[k].first_line));
   return out;
 }
 
@@ -249,8 +248,7 @@ Result<LoadedSettings> load_settings(std::string const& path) {
   std::string text;
   int const err = read_to_end(fd.get(), kMaxFileSize, text);
   if (err == EFBIG) return make_error(Reason::ConfigInvalid, fmt::format("{}: larger than 1 MiB", path));
-  if (err != 0)
-    return make_error(Reason::ConfigInvalid, fmt::format("{}: cannot read: {}", path, std::strerror(err)));
+  if (err != 0) return make_error(Reason::ConfigInvalid, fmt::format("{}: cannot read: {}", path, std::strerror(err)));
   return parse_settings(text, path);
 }
 

@@ -25,39 +25,39 @@ enum class PullPolicy { Missing, Always };
 
 struct Settings {
   // Legacy keys (same meaning as the original script).
-  std::string mount_point;           // MNT: empty → no data-disk step
-  ImageRef image;                    // IMG: default kDefaultImage
-  std::string container_name;        // NAME: default kDefaultContainerName
-  std::string job_type;              // JOB_TYPE: "" or kJobTypeGpuContainer (NET_ADMIN + /dev/net/tun)
-  std::vector<std::string> env;      // ENVS, parsed: Docker "KEY=VALUE" strings, in order
+  std::string mount_point;       // MNT: empty → no data-disk step
+  ImageRef image;                // IMG: default kDefaultImage
+  std::string container_name;    // NAME: default kDefaultContainerName
+  std::string job_type;          // JOB_TYPE: "" or kJobTypeGpuContainer (NET_ADMIN + /dev/net/tun)
+  std::vector<std::string> env;  // ENVS, parsed: Docker "KEY=VALUE" strings, in order
 
   // Data disk.
-  std::string data_disk_serial;                 // DATA_DISK_SERIAL: "" → choose by size
+  std::string data_disk_serial;                      // DATA_DISK_SERIAL: "" → choose by size
   std::uint64_t data_disk_min_bytes = 100ULL << 30;  // DATA_DISK_MIN_SIZE: default 100G (GiB)
-  std::chrono::seconds data_disk_wait{60};      // DATA_DISK_WAIT: how long to wait for the disk to appear
-  std::chrono::seconds fstab_device_timeout{30};// FSTAB_DEVICE_TIMEOUT: x-systemd.device-timeout in fstab
+  std::chrono::seconds data_disk_wait{60};           // DATA_DISK_WAIT: how long to wait for the disk to appear
+  std::chrono::seconds fstab_device_timeout{30};     // FSTAB_DEVICE_TIMEOUT: x-systemd.device-timeout in fstab
 
   // Credentials.
-  std::string cred_iso_label = "cfgdata";       // CRED_ISO_LABEL
-  std::chrono::seconds cred_iso_wait{60};       // CRED_ISO_WAIT
+  std::string cred_iso_label = "cfgdata";  // CRED_ISO_LABEL
+  std::chrono::seconds cred_iso_wait{60};  // CRED_ISO_WAIT
 
   // Docker.
   std::string docker_socket = "/var/run/docker.sock";  // DOCKER_SOCKET
-  bool install_docker = true;                   // INSTALL_DOCKER: apt-get install docker.io if absent
-  PullPolicy pull_policy = PullPolicy::Missing; // PULL_POLICY: missing|always
-  std::chrono::seconds retry_budget{600};       // RETRY_BUDGET: total time for transient registry faults
+  bool install_docker = true;                          // INSTALL_DOCKER: apt-get install docker.io if absent
+  PullPolicy pull_policy = PullPolicy::Missing;        // PULL_POLICY: missing|always
+  std::chrono::seconds retry_budget{600};              // RETRY_BUDGET: total time for transient registry faults
 
   // Container.
-  GpuMode gpu_mode = GpuMode::All;              // GPU_MODE: all|none|auto
-  std::chrono::seconds gpu_wait{60};            // GPU_WAIT: wait for NVIDIA device nodes
-  std::chrono::seconds settle{5};               // SETTLE_SECONDS: must stay running this long
-  std::chrono::seconds health_timeout{300};     // HEALTH_TIMEOUT: wait for a HEALTHCHECK to pass
-  unsigned failure_log_lines = 0;               // FAILURE_LOG_LINES: the container's last lines copied into a failure
+  GpuMode gpu_mode = GpuMode::All;           // GPU_MODE: all|none|auto
+  std::chrono::seconds gpu_wait{60};         // GPU_WAIT: wait for NVIDIA device nodes
+  std::chrono::seconds settle{5};            // SETTLE_SECONDS: must stay running this long
+  std::chrono::seconds health_timeout{300};  // HEALTH_TIMEOUT: wait for a HEALTHCHECK to pass
+  unsigned failure_log_lines = 0;            // FAILURE_LOG_LINES: the container's last lines copied into a failure
 
   // Readiness.
   std::string readiness_port = "org.cosmicac.bootstrap.0";  // READINESS_PORT (name under /dev/virtio-ports)
-  std::chrono::seconds heartbeat{5};            // HEARTBEAT_SECONDS
-  std::string console_device = "/dev/ttyS0";   // CONSOLE_DEVICE: events mirrored there; "" → not mirrored
+  std::chrono::seconds heartbeat{5};                        // HEARTBEAT_SECONDS
+  std::string console_device = "/dev/ttyS0";  // CONSOLE_DEVICE: events mirrored there; "" → not mirrored
 };
 
 struct LoadedSettings {

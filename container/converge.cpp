@@ -70,7 +70,8 @@ Status verify_running(engine::Client& c, std::string const& name, std::string co
     if (!state.running) return exited(c, name, id, state, "stopped (" + state.status + ")", o);
     if (!settle_end) {
       auto const up = running_for(state);
-      auto const left = up ? std::max(Clock::duration::zero(), Clock::duration(o.settle) - *up) : Clock::duration(o.settle);
+      auto const left =
+          up ? std::max(Clock::duration::zero(), Clock::duration(o.settle) - *up) : Clock::duration(o.settle);
       settle_end = Clock::now() + left;
       health_end = *settle_end + o.health_timeout;
     }
@@ -82,7 +83,8 @@ Status verify_running(engine::Client& c, std::string const& name, std::string co
       if (health == "unhealthy") return exited(c, name, id, state, "is unhealthy", o);
       if (Clock::now() >= *health_end)
         return make_error(Reason::ContainerExited, "container " + name + " did not become healthy within " +
-                                                       std::to_string(o.health_timeout.count() / 1000) + " s (health: " + health + ")");
+                                                       std::to_string(o.health_timeout.count() / 1000) +
+                                                       " s (health: " + health + ")");
     }
     std::this_thread::sleep_for(o.poll_interval);
   }
@@ -104,8 +106,10 @@ ConvergePlan plan_converge(std::optional<Existing> const& existing, ContainerSpe
   if (!existing) return {Action::Create, {}, "container " + desired.name + " is absent: create and start it"};
   std::string const hash = spec_hash(desired);
   if (existing->spec_hash.empty())
-    return {Action::Recreate, {"(no label)"},
-            "container " + desired.name + " exists but was not made by cosmicac-bootstrap (no spec label): replacing it"};
+    return {Action::Recreate,
+            {"(no label)"},
+            "container " + desired.name +
+                " exists but was not made by cosmicac-bootstrap (no spec label): replacing it"};
   if (existing->spec_hash == hash) {
     if (existing->running && !existing->restarting)
       return {Action::Unchanged, {}, "container " + desired.name + " is running with the desired spec"};
@@ -124,8 +128,11 @@ Result<std::optional<Existing>> inspect_existing(engine::Client& c, std::string 
     auto const it = d.labels.find(key);
     return it == d.labels.end() ? std::string() : it->second;
   };
-  return std::optional<Existing>(Existing{.id = d.id, .spec_hash = label(kLabelSpecHash), .spec_label = label(kLabelSpec),
-                                          .running = d.state.running, .restarting = d.state.restarting});
+  return std::optional<Existing>(Existing{.id = d.id,
+                                          .spec_hash = label(kLabelSpecHash),
+                                          .spec_label = label(kLabelSpec),
+                                          .running = d.state.running,
+                                          .restarting = d.state.restarting});
 }
 
 Result<ContainerInfo> converge_container(engine::Client& c, ContainerSpec const& spec, ConvergeOptions const& o) {
@@ -134,11 +141,13 @@ Result<ContainerInfo> converge_container(engine::Client& c, ContainerSpec const&
   ConvergePlan const plan = plan_converge(*existing, spec);
   if (plan.action == Action::Recreate && existing->has_value() && (*existing)->spec_hash.empty())
     spdlog::warn("{}", plan.explanation);
-  else
-    spdlog::info("{}", plan.explanation);
+  else spdlog::info("{}", plan.explanation);
 
-  ContainerInfo info{.name = spec.name, .image_id = spec.image_id, .image_digest = spec.image_digest,
-                     .action = plan.action, .changed = plan.changed};
+  ContainerInfo info{.name = spec.name,
+                     .image_id = spec.image_id,
+                     .image_digest = spec.image_digest,
+                     .action = plan.action,
+                     .changed = plan.changed};
   if (plan.action == Action::Unchanged) {
     info.id = (*existing)->id;
     return info;

@@ -38,7 +38,7 @@ ConvergePlan plan_converge(std::optional<Existing> const& existing, ContainerSpe
 
 struct ConvergeOptions {
   GpuEnv gpu;
-  std::string dev_root = "/dev";   // for /dev/net/tun
+  std::string dev_root = "/dev";  // for /dev/net/tun
   bool check_bind_source = true;
   std::chrono::milliseconds settle{std::chrono::seconds(5)};
   std::chrono::milliseconds health_timeout{std::chrono::seconds(300)};
@@ -63,6 +63,7 @@ struct ContainerInfo {
 // Inspects the named container (nullopt when absent).
 Result<std::optional<Existing>> inspect_existing(engine::Client& client, std::string const& name);
 
-Result<ContainerInfo> converge_container(engine::Client& client, ContainerSpec const& spec, ConvergeOptions const& options);
+Result<ContainerInfo> converge_container(engine::Client& client, ContainerSpec const& spec,
+                                         ConvergeOptions const& options);
 
 }  // namespace cosmicac::container

@@ -51,19 +51,22 @@ bool nvidia_hook_installed(std::string const& fs_root) {
 Status check_gpus_ready(engine::SystemInfo const& docker_info, GpuEnv const& env) {
   auto const deadline = std::chrono::steady_clock::now() + env.wait;
   for (;;) {
-    if (::access((env.dev_root + "/nvidiactl").c_str(), F_OK) == 0 || ::access((env.dev_root + "/nvidia0").c_str(), F_OK) == 0)
+    if (::access((env.dev_root + "/nvidiactl").c_str(), F_OK) == 0 ||
+        ::access((env.dev_root + "/nvidia0").c_str(), F_OK) == 0)
       break;
     if (std::chrono::steady_clock::now() >= deadline)
-      return make_error(Reason::GpuUnavailable, "no NVIDIA device node (" + env.dev_root + "/nvidiactl or " + env.dev_root +
-                                                    "/nvidia0) appeared within " + std::to_string(env.wait.count() / 1000) +
+      return make_error(Reason::GpuUnavailable, "no NVIDIA device node (" + env.dev_root + "/nvidiactl or " +
+                                                    env.dev_root + "/nvidia0) appeared within " +
+                                                    std::to_string(env.wait.count() / 1000) +
                                                     " s: is the NVIDIA driver installed and loaded?");
     std::this_thread::sleep_for(env.poll_interval);
   }
   if (!docker_serves_gpus(docker_info, nvidia_hook_installed(env.fs_root)))
-    return make_error(Reason::GpuUnavailable,
-                      "dockerd cannot serve GPUs: no nvidia-container-runtime-hook in /usr/bin, /usr/local/bin, /usr/sbin, "
-                      "/sbin or /bin, and no nvidia runtime or CDI device in docker info (install nvidia-container-toolkit, "
-                      "or set GPU_MODE=none)");
+    return make_error(
+        Reason::GpuUnavailable,
+        "dockerd cannot serve GPUs: no nvidia-container-runtime-hook in /usr/bin, /usr/local/bin, /usr/sbin, "
+        "/sbin or /bin, and no nvidia runtime or CDI device in docker info (install nvidia-container-toolkit, "
+        "or set GPU_MODE=none)");
   return ok();
 }
 

@@ -11,17 +11,20 @@
 namespace cosmicac::container {
 
 Status check_bind_source(std::string const& mount_point) {
-  struct stat self {}, parent {};
+  struct stat self {
+  }, parent{};
   if (::stat(mount_point.c_str(), &self) != 0)
     return make_error(Reason::ContainerError, "bind source " + mount_point + ": " + std::strerror(errno));
-  if (!S_ISDIR(self.st_mode)) return make_error(Reason::ContainerError, "bind source " + mount_point + " is not a directory");
+  if (!S_ISDIR(self.st_mode))
+    return make_error(Reason::ContainerError, "bind source " + mount_point + " is not a directory");
   if (::stat((mount_point + "/..").c_str(), &parent) != 0)
     return make_error(Reason::ContainerError, "bind source " + mount_point + "/..: " + std::strerror(errno));
   bool const is_root = self.st_ino == parent.st_ino && self.st_dev == parent.st_dev;
   if (self.st_dev == parent.st_dev && !is_root)
-    return make_error(Reason::ContainerError, "bind source " + mount_point +
-                                                  " is not mounted (it is the bare directory on the parent filesystem): "
-                                                  "the data disk is missing; refusing to bind it");
+    return make_error(Reason::ContainerError,
+                      "bind source " + mount_point +
+                          " is not mounted (it is the bare directory on the parent filesystem): "
+                          "the data disk is missing; refusing to bind it");
   return ok();
 }
 

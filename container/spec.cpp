@@ -53,7 +53,8 @@ json create_body(ContainerSpec const& s) {
   if (s.gpus) host["DeviceRequests"] = gpu_requests();
   if (s.gpu_container) {
     host["CapAdd"] = json::array({"NET_ADMIN"});
-    host["Devices"] = json::array({{{"PathOnHost", "/dev/net/tun"}, {"PathInContainer", "/dev/net/tun"}, {"CgroupPermissions", "rwm"}}});
+    host["Devices"] = json::array(
+        {{{"PathOnHost", "/dev/net/tun"}, {"PathInContainer", "/dev/net/tun"}, {"CgroupPermissions", "rwm"}}});
   }
   json body = json::object();
   body["Image"] = s.image_id.empty() ? s.image : s.image_id;

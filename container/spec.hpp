@@ -13,14 +13,14 @@ inline constexpr const char* kLabelSpecHash = "org.cosmicac.bootstrap.spec-hash"
 inline constexpr const char* kLabelSpec = "org.cosmicac.bootstrap.spec";
 
 struct ContainerSpec {
-  std::string name;                // NAME
-  std::string image;               // the reference used in the create body (Image)
-  std::string image_id;            // sha256:…: part of the hash, so a new pull recreates
-  std::string image_digest;        // repo digest, reported only
-  std::vector<std::string> env;    // "KEY=VALUE" from ENVS
-  std::string mount_point;         // MNT: bound at the same path when set
-  bool gpus = false;               // --gpus all
-  bool gpu_container = false;      // JOB_TYPE=GPU_CONTAINER: NET_ADMIN + /dev/net/tun
+  std::string name;              // NAME
+  std::string image;             // the reference used in the create body (Image)
+  std::string image_id;          // sha256:…: part of the hash, so a new pull recreates
+  std::string image_digest;      // repo digest, reported only
+  std::vector<std::string> env;  // "KEY=VALUE" from ENVS
+  std::string mount_point;       // MNT: bound at the same path when set
+  bool gpus = false;             // --gpus all
+  bool gpu_container = false;    // JOB_TYPE=GPU_CONTAINER: NET_ADMIN + /dev/net/tun
 };
 
 // The canonical desired spec: every field that decides the container, Env

@@ -45,7 +45,8 @@ Result<std::pair<std::string, UniqueFd>> hold_partition(ProbeOptions const& opti
                                                         int number, std::chrono::milliseconds timeout) {
   auto const deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    auto const left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto const left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     auto node = wait_partition_node(options, disk, number, std::max(left, std::chrono::milliseconds(0)));
     if (!node) return node.error();
     UniqueFd fd(::open(node->c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
@@ -74,8 +75,8 @@ Status mount_directly(std::string const& node, std::string const& mount_point, D
   auto mounted = ensure_mounted(node, out.fs_type, mount_point, options.mountinfo);
   if (!mounted) return mounted.error();
   out.already_mounted = *mounted;
-  auto changed_fstab = ensure_fstab_entry(
-      wanted.fstab_path, data_fstab_entry(out.uuid, mount_point, out.fs_type, wanted.fstab_device_timeout));
+  auto changed_fstab = ensure_fstab_entry(wanted.fstab_path, data_fstab_entry(out.uuid, mount_point, out.fs_type,
+                                                                              wanted.fstab_device_timeout));
   if (!changed_fstab) return changed_fstab.error();
   out.fstab_changed = *changed_fstab;
   return ok();
@@ -94,8 +95,12 @@ FstabEntry bind_fstab_entry(std::string const& source, std::string const& target
   // programs inside a docker volume (bind-mounted from the store; the agent's
   // container has none of its own making), and the vfs storage driver, whose
   // root filesystems are plain directories of the store.
-  return {.source = source, .target = target, .fstype = "none",
-          .options = "bind,nosuid,nodev,nofail,x-systemd.requires-mounts-for=" + data_root, .freq = 0, .passno = 0};
+  return {.source = source,
+          .target = target,
+          .fstype = "none",
+          .options = "bind,nosuid,nodev,nofail,x-systemd.requires-mounts-for=" + data_root,
+          .freq = 0,
+          .passno = 0};
 }
 
 // The laid-out filesystem, mounted at data_root: completes its layout, binds
@@ -107,7 +112,8 @@ Status bind_store_layout(std::string const& mount_point, DiskWanted const& wante
   if (auto c = create_store_layout(wanted.data_root); !c) return c.error();
   std::string const data_dir = wanted.data_root + "/" + kContainerDir;
   say(progress, "binding " + data_dir + " at " + mount_point);
-  auto bound = ensure_bind_mounted(data_dir, mount_point, out.devno, std::string("/") + kContainerDir, options.mountinfo);
+  auto bound =
+      ensure_bind_mounted(data_dir, mount_point, out.devno, std::string("/") + kContainerDir, options.mountinfo);
   if (!bound) return bound.error();
   out.already_mounted = mounted_before && *bound;
   out.data_root = wanted.data_root;
@@ -144,7 +150,8 @@ Status place_filesystem(std::string const& node, std::string const& mount_point,
     return mount_directly(node, mount_point, wanted, options, progress, out);
   };
   if (wanted.data_root.empty()) return mount_directly(node, mount_point, wanted, options, progress, out);
-  if (out.adopted) return keep_earlier(node + " holds a filesystem cosmicac did not make, mounted at " + mount_point + " as it is");
+  if (out.adopted)
+    return keep_earlier(node + " holds a filesystem cosmicac did not make, mounted at " + mount_point + " as it is");
   auto at_mp = mounted_at(mount_point, options.mountinfo);
   if (!at_mp) return at_mp.error();
   if (*at_mp && (*at_mp)->devno == out.devno && (*at_mp)->root == "/")
@@ -238,7 +245,8 @@ Status prepare_filesystem(ChosenDisk const& chosen, DiskWanted const& wanted, Pr
     return make_error(Reason::DiskError, node + " does not hold the expected filesystem (" +
                                              (fs.error.empty() ? (fs.ambiguous ? std::string("ambiguous probe")
                                                                                : "found \"" + fs.signature.type + "\"")
-                                                               : fs.error) + ")");
+                                                               : fs.error) +
+                                             ")");
   if (!cls.fs_uuid.empty() && fs.signature.uuid != cls.fs_uuid)
     return make_error(Reason::DiskError, node + " changed: UUID " + fs.signature.uuid + " instead of " + cls.fs_uuid);
   out.fs_type = fs.signature.type;
@@ -273,8 +281,7 @@ Result<DiskOutcome> apply(DiskPlan const& plan, DiskWanted const& wanted, Progre
     return st.error();
   }
 
-  if (auto st = place_filesystem(out.device, plan.mount_point, wanted, options, progress, out); !st)
-    return st.error();
+  if (auto st = place_filesystem(out.device, plan.mount_point, wanted, options, progress, out); !st) return st.error();
   say(progress, "data disk ready: " + out.device + " (" + out.fs_type + ", UUID " + out.uuid + ") at " +
                     plan.mount_point + (as_mounted ? ", as mounted" : ""));
   return out;

@@ -8,9 +8,7 @@ namespace cosmicac::disk {
 
 namespace {
 
-Classification foreign(std::string summary) {
-  return {.kind = ContentKind::Foreign, .summary = std::move(summary)};
-}
+Classification foreign(std::string summary) { return {.kind = ContentKind::Foreign, .summary = std::move(summary)}; }
 
 std::string describe_signature(Signature const& s) {
   std::string out = s.type;
@@ -37,7 +35,8 @@ std::string describe_offset(std::uint64_t bytes) {
 std::string not_blank_because(ContentFacts const& f) {
   std::vector<std::string> why;
   for (auto const& at : f.at_partition_starts) {
-    std::string const where = " at " + describe_offset(at.offset) + " (a usual partition start) with no partition table";
+    std::string const where =
+        " at " + describe_offset(at.offset) + " (a usual partition start) with no partition table";
     if (!at.error.empty()) why.push_back("probe failed" + where + ": " + at.error);
     else if (at.ambiguous) why.push_back("ambiguous probe" + where);
     else why.push_back(describe_signature(at.signature) + " signature" + where);
@@ -74,17 +73,20 @@ Classification classify(ContentFacts const& f) {
   // A table we cannot trust as a whole is not ours nor adoptable, whatever its
   // entries say: the primary header is what we (and every partitioner) write.
   if (f.table_from_backup)
-    return foreign("a GPT whose primary header is missing or damaged (only its backup at the end of the disk is "
-                   "valid), listing " + std::to_string(f.partitions.size()) + " partition(s)");
+    return foreign(
+        "a GPT whose primary header is missing or damaged (only its backup at the end of the disk is "
+        "valid), listing " +
+        std::to_string(f.partitions.size()) + " partition(s)");
 
   if (!f.whole.type.empty()) {
     if (!f.table_type.empty())
-      return foreign(describe_signature(f.whole) + " signature together with a " + f.table_type +
-                     " partition table");
+      return foreign(describe_signature(f.whole) + " signature together with a " + f.table_type + " partition table");
     if (f.whole.usage == "filesystem" && is_adoptable_filesystem(f.whole.type))
       return {.kind = ContentKind::ExistingFilesystem,
               .summary = f.whole.type + " filesystem on the whole disk (UUID " + f.whole.uuid + ")",
-              .partition = 0, .fs_type = f.whole.type, .fs_uuid = f.whole.uuid};
+              .partition = 0,
+              .fs_type = f.whole.type,
+              .fs_uuid = f.whole.uuid};
     return foreign(describe_signature(f.whole) + " signature on the whole disk");
   }
 
@@ -101,14 +103,17 @@ Classification classify(ContentFacts const& f) {
 
     if (f.table_type == "gpt" && p.name == kPartitionName) {
       if (c.type.empty())
-        return {.kind = ContentKind::Ours, .summary = "our " + where + " (" + kPartitionName + "), no filesystem yet",
+        return {.kind = ContentKind::Ours,
+                .summary = "our " + where + " (" + kPartitionName + "), no filesystem yet",
                 .partition = p.number};
       // We only ever make ext4 labelled kFilesystemLabel in it: anything else
       // there (an older filesystem under a table we wrote) is not ours.
       if (is_fs && c.type == "ext4" && c.label == kFilesystemLabel)
         return {.kind = ContentKind::Ours,
                 .summary = "our " + where + " (" + kPartitionName + ") with " + c.type + " (UUID " + c.uuid + ")",
-                .partition = p.number, .fs_type = c.type, .fs_uuid = c.uuid};
+                .partition = p.number,
+                .fs_type = c.type,
+                .fs_uuid = c.uuid};
       return foreign("our " + where + " (" + kPartitionName + ") holds " + describe_signature(c) +
                      (c.label.empty() ? std::string(" without a label") : " labelled \"" + c.label + "\"") +
                      ", not the ext4 labelled " + kFilesystemLabel + " we make");
@@ -117,7 +122,9 @@ Classification classify(ContentFacts const& f) {
       return {.kind = ContentKind::ExistingFilesystem,
               .summary = c.type + " filesystem on the only partition (" + std::to_string(p.number) + ", " +
                          f.table_type + ") (UUID " + c.uuid + ")",
-              .partition = p.number, .fs_type = c.type, .fs_uuid = c.uuid};
+              .partition = p.number,
+              .fs_type = c.type,
+              .fs_uuid = c.uuid};
     std::string what = c.type.empty() ? "no recognised content" : describe_signature(c);
     return foreign("the only " + where + " of a " + f.table_type + " table (type " + p.type +
                    (p.name.empty() ? "" : ", name \"" + p.name + "\"") + ") holds " + what);
@@ -125,8 +132,9 @@ Classification classify(ContentFacts const& f) {
 
   if (std::string why = not_blank_because(f); !why.empty()) return foreign(why);
   return {.kind = ContentKind::Blank,
-          .summary = "blank (no signature, no partition table, first and last MiB zero, nothing at the usual "
-                     "partition starts)"};
+          .summary =
+              "blank (no signature, no partition table, first and last MiB zero, nothing at the usual "
+              "partition starts)"};
 }
 
 }  // namespace cosmicac::disk

@@ -23,9 +23,9 @@ std::string_view content_kind_name(ContentKind kind) noexcept;
 
 struct Classification {
   ContentKind kind = ContentKind::Foreign;
-  std::string summary;   // for people: "blank", "ext4 on the whole disk", "LVM2_member signature on the whole disk"
-  int partition = 0;     // the partition holding (or to hold) the data; 0 = the whole disk
-  std::string fs_type;   // "" while our partition has no filesystem yet
+  std::string summary;  // for people: "blank", "ext4 on the whole disk", "LVM2_member signature on the whole disk"
+  int partition = 0;    // the partition holding (or to hold) the data; 0 = the whole disk
+  std::string fs_type;  // "" while our partition has no filesystem yet
   std::string fs_uuid;
 };
 

@@ -63,8 +63,7 @@ std::string format_size(std::uint64_t bytes) {
   char buf[32];
   if (v == static_cast<double>(static_cast<std::uint64_t>(v)))
     std::snprintf(buf, sizeof buf, "%llu %s", static_cast<unsigned long long>(v), kUnits[u]);
-  else
-    std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[u]);
+  else std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[u]);
   return buf;
 }
 
@@ -101,9 +100,11 @@ namespace {
 std::map<std::string, std::string> disks_in_use(SystemFacts const& facts, DiskWanted const& wanted, DiskPlan& plan) {
   std::set<std::string> ours;  // devices mounted at our own places
   for (auto const& m : facts.mounts)
-    if (m.target == wanted.mount_point || (!wanted.data_root.empty() && m.target == wanted.data_root)) ours.insert(m.device);
+    if (m.target == wanted.mount_point || (!wanted.data_root.empty() && m.target == wanted.data_root))
+      ours.insert(m.device);
   std::map<std::string, std::string> in_use;
-  auto const root = std::find_if(facts.mounts.begin(), facts.mounts.end(), [](auto const& m) { return m.target == "/"; });
+  auto const root =
+      std::find_if(facts.mounts.begin(), facts.mounts.end(), [](auto const& m) { return m.target == "/"; });
   if (root == facts.mounts.end()) {
     plan.root = "/ not found in mountinfo";
   } else if (root->device.empty()) {
@@ -183,22 +184,20 @@ std::optional<Error> choose(std::vector<DiskFacts const*> const& eligible, DiskW
   for (auto* d : eligible)
     if (classification_of(plan, d).kind == ContentKind::Ours) ours.push_back(d);
   if (ours.size() > 1)
-    return make_error(Reason::NoDataDisk, "several disks carry a " + std::string(kPartitionName) +
-                                              " partition: " + dev_paths(ours) +
-                                              "; configure the data-disk serial to choose one");
+    return make_error(Reason::NoDataDisk, "several disks carry a " + std::string(kPartitionName) + " partition: " +
+                                              dev_paths(ours) + "; configure the data-disk serial to choose one");
   if (ours.size() == 1) {
     chosen = ours.front();
     plan.why = "it already carries our " + std::string(kPartitionName) + " partition";
     return std::nullopt;
   }
   if (eligible.empty())
-    return make_error(Reason::NoDataDisk, "no disk of at least " + format_size(wanted.min_bytes) +
-                                              " other than the root disk" +
-                                              (plan.root_disks.empty() ? std::string()
-                                                                       : " (" + join(plan.root_disks) + ")"));
-  std::uint64_t const largest =
-      (*std::max_element(eligible.begin(), eligible.end(),
-                         [](auto* a, auto* b) { return a->size_bytes < b->size_bytes; }))->size_bytes;
+    return make_error(Reason::NoDataDisk,
+                      "no disk of at least " + format_size(wanted.min_bytes) + " other than the root disk" +
+                          (plan.root_disks.empty() ? std::string() : " (" + join(plan.root_disks) + ")"));
+  std::uint64_t const largest = (*std::max_element(eligible.begin(), eligible.end(), [](auto* a, auto* b) {
+                                  return a->size_bytes < b->size_bytes;
+                                }))->size_bytes;
   std::vector<DiskFacts const*> top;
   for (auto* d : eligible)
     if (d->size_bytes == largest) top.push_back(d);
@@ -214,8 +213,8 @@ std::optional<Error> choose(std::vector<DiskFacts const*> const& eligible, DiskW
 
 // What is at the mount point now: nothing, or the chosen filesystem (then
 // plan.chosen->already_mounted); anything else is a refusal.
-std::optional<Error> check_mount_target(SystemFacts const& facts, DiskFacts const& chosen, std::string const& mount_point,
-                                        DiskPlan& plan) {
+std::optional<Error> check_mount_target(SystemFacts const& facts, DiskFacts const& chosen,
+                                        std::string const& mount_point, DiskPlan& plan) {
   Classification const& cls = plan.chosen->classification;
   std::string const node = cls.kind == ContentKind::Blank ? std::string() : partition_name(chosen, cls.partition);
   for (auto it = facts.mounts.rbegin(); it != facts.mounts.rend(); ++it) {
@@ -239,17 +238,18 @@ void plan_actions(DiskWanted const& wanted, DiskPlan& plan) {
   switch (cls.kind) {
     case ContentKind::Blank:
       plan.why += "; it is blank";
-      plan.actions.push_back({ActionKind::CreatePartitionTable,
-                              "write a GPT on " + chosen.dev_path + " with one partition from 1 MiB to the end, named " +
-                                  kPartitionName + ", type Linux filesystem"});
-      plan.actions.push_back({ActionKind::MakeFilesystem, "format " + part + " as ext4 (label " +
-                                                              kFilesystemLabel + ", lazy init, no discard)"});
+      plan.actions.push_back(
+          {ActionKind::CreatePartitionTable, "write a GPT on " + chosen.dev_path +
+                                                 " with one partition from 1 MiB to the end, named " + kPartitionName +
+                                                 ", type Linux filesystem"});
+      plan.actions.push_back({ActionKind::MakeFilesystem,
+                              "format " + part + " as ext4 (label " + kFilesystemLabel + ", lazy init, no discard)"});
       break;
     case ContentKind::Ours:
       if (cls.fs_type.empty()) {
         plan.why += "; our partition has no filesystem yet (an earlier run stopped before formatting)";
-        plan.actions.push_back({ActionKind::MakeFilesystem, "format " + part + " as ext4 (label " +
-                                                                kFilesystemLabel + ", lazy init, no discard)"});
+        plan.actions.push_back({ActionKind::MakeFilesystem,
+                                "format " + part + " as ext4 (label " + kFilesystemLabel + ", lazy init, no discard)"});
       } else {
         plan.why += "; it holds our " + cls.fs_type + " filesystem, used as it is";
       }
@@ -264,17 +264,17 @@ void plan_actions(DiskWanted const& wanted, DiskPlan& plan) {
                                 ? wanted.mount_point
                                 : wanted.data_root + " with its mnt/ bound at " + wanted.mount_point +
                                       " and docker/ offered for /var/lib/docker (a filesystem holding an earlier "
-                                      "version's files, or adopted, is mounted at " + wanted.mount_point + " directly)";
-  if (chosen.already_mounted)
-    plan.why += "; already mounted at " + wanted.mount_point;
+                                      "version's files, or adopted, is mounted at " +
+                                      wanted.mount_point + " directly)";
+  if (chosen.already_mounted) plan.why += "; already mounted at " + wanted.mount_point;
   else
-    plan.actions.push_back({ActionKind::Mount, "mount " + part + " (" + fs + ") at " + where +
-                                                   " (created with mode 0755 if missing)"});
-  plan.actions.push_back(
-      {ActionKind::WriteFstab, "make " + wanted.fstab_path + " mount UUID=" +
-                                   (cls.fs_uuid.empty() ? std::string("<new>") : cls.fs_uuid) + " at " +
-                                   wanted.mount_point + " (" + fs + ", defaults,nofail,x-systemd.device-timeout=" +
-                                   std::to_string(wanted.fstab_device_timeout.count()) + "s), replacing our earlier line"});
+    plan.actions.push_back(
+        {ActionKind::Mount, "mount " + part + " (" + fs + ") at " + where + " (created with mode 0755 if missing)"});
+  plan.actions.push_back({ActionKind::WriteFstab,
+                          "make " + wanted.fstab_path +
+                              " mount UUID=" + (cls.fs_uuid.empty() ? std::string("<new>") : cls.fs_uuid) + " at " +
+                              wanted.mount_point + " (" + fs + ", defaults,nofail,x-systemd.device-timeout=" +
+                              std::to_string(wanted.fstab_device_timeout.count()) + "s), replacing our earlier line"});
 }
 
 }  // namespace
@@ -302,9 +302,13 @@ DiskPlan decide(SystemFacts const& facts, DiskWanted const& wanted_in) {
   }
 
   Classification const& cls = classification_of(plan, chosen);
-  plan.chosen = ChosenDisk{.name = chosen->name, .dev_path = chosen->dev_path, .size_bytes = chosen->size_bytes,
-                           .serial = chosen->serial, .classification = cls,
-                           .device = cls.kind == ContentKind::Blank ? std::string() : partition_device(*chosen, cls.partition)};
+  plan.chosen =
+      ChosenDisk{.name = chosen->name,
+                 .dev_path = chosen->dev_path,
+                 .size_bytes = chosen->size_bytes,
+                 .serial = chosen->serial,
+                 .classification = cls,
+                 .device = cls.kind == ContentKind::Blank ? std::string() : partition_device(*chosen, cls.partition)};
   if (cls.kind == ContentKind::Foreign)
     return refuse(std::move(plan), Reason::DiskHasForeignContent,
                   chosen->dev_path + " (" + format_size(chosen->size_bytes) + ") holds " + cls.summary +

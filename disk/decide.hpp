@@ -17,12 +17,12 @@ namespace cosmicac::disk {
 
 // What the agent asks for (the lead maps config::Settings onto this).
 struct DiskWanted {
-  std::string mount_point;                          // MNT (absolute)
-  std::string serial;                               // "" → choose by content and size
-  std::uint64_t min_bytes = 100ULL << 30;           // smallest disk considered (when no serial)
-  std::chrono::seconds wait{60};                    // how long plan() waits for a candidate to appear
-  std::chrono::seconds partition_wait{30};          // how long apply() waits for a partition node
-  std::chrono::seconds fstab_device_timeout{30};    // x-systemd.device-timeout in the fstab line
+  std::string mount_point;                        // MNT (absolute)
+  std::string serial;                             // "" → choose by content and size
+  std::uint64_t min_bytes = 100ULL << 30;         // smallest disk considered (when no serial)
+  std::chrono::seconds wait{60};                  // how long plan() waits for a candidate to appear
+  std::chrono::seconds partition_wait{30};        // how long apply() waits for a partition node
+  std::chrono::seconds fstab_device_timeout{30};  // x-systemd.device-timeout in the fstab line
   std::string fstab_path = "/etc/fstab";
   // Where a filesystem this agent made is mounted, with its mnt/ bound at
   // mount_point and docker/ offered as docker's store (disk/layout.hpp).
@@ -48,12 +48,12 @@ struct CandidateReport {
 };
 
 struct ChosenDisk {
-  std::string name;       // vdb
-  std::string dev_path;   // /dev/vdb
+  std::string name;      // vdb
+  std::string dev_path;  // /dev/vdb
   std::uint64_t size_bytes = 0;
   std::string serial;
   Classification classification;
-  std::string device;     // node holding (or to hold) the filesystem; "" until our partition exists
+  std::string device;            // node holding (or to hold) the filesystem; "" until our partition exists
   bool already_mounted = false;  // mounted at the mount point already
 };
 
@@ -63,9 +63,9 @@ struct DiskPlan {
   std::vector<std::string> root_disks;  // physical disks backing /
   std::vector<CandidateReport> candidates;
   std::optional<ChosenDisk> chosen;
-  std::string why;                      // why that disk (and what happens to its content)
-  std::vector<Action> actions;          // in order; empty when refused or nothing to do
-  std::optional<Error> refusal;         // set: apply() will not write anything
+  std::string why;               // why that disk (and what happens to its content)
+  std::vector<Action> actions;   // in order; empty when refused or nothing to do
+  std::optional<Error> refusal;  // set: apply() will not write anything
 };
 
 // Every whole disk (in `graph`) that `device` is built on, following

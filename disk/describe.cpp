@@ -5,8 +5,11 @@ namespace cosmicac::disk {
 namespace {
 
 nlohmann::json classification_json(Classification const& c) {
-  return {{"kind", std::string(content_kind_name(c.kind))}, {"summary", c.summary}, {"partition", c.partition},
-          {"fs_type", c.fs_type}, {"fs_uuid", c.fs_uuid}};
+  return {{"kind", std::string(content_kind_name(c.kind))},
+          {"summary", c.summary},
+          {"partition", c.partition},
+          {"fs_type", c.fs_type},
+          {"fs_uuid", c.fs_uuid}};
 }
 
 }  // namespace
@@ -43,16 +46,22 @@ nlohmann::json to_json(DiskPlan const& plan) {
   j["root_disks"] = plan.root_disks;
   j["candidates"] = nlohmann::json::array();
   for (auto const& c : plan.candidates) {
-    nlohmann::json cj = {{"name", c.name}, {"device", c.dev_path}, {"size_bytes", c.size_bytes}, {"serial", c.serial},
+    nlohmann::json cj = {{"name", c.name},
+                         {"device", c.dev_path},
+                         {"size_bytes", c.size_bytes},
+                         {"serial", c.serial},
                          {"excluded", c.excluded.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.excluded)}};
     cj["classification"] = c.classification ? classification_json(*c.classification) : nlohmann::json(nullptr);
     j["candidates"].push_back(std::move(cj));
   }
   if (plan.chosen) {
-    j["chosen"] = {{"name", plan.chosen->name}, {"device", plan.chosen->dev_path},
-                   {"size_bytes", plan.chosen->size_bytes}, {"serial", plan.chosen->serial},
+    j["chosen"] = {{"name", plan.chosen->name},
+                   {"device", plan.chosen->dev_path},
+                   {"size_bytes", plan.chosen->size_bytes},
+                   {"serial", plan.chosen->serial},
                    {"classification", classification_json(plan.chosen->classification)},
-                   {"filesystem_device", plan.chosen->device}, {"already_mounted", plan.chosen->already_mounted},
+                   {"filesystem_device", plan.chosen->device},
+                   {"already_mounted", plan.chosen->already_mounted},
                    {"why", plan.why}};
   } else {
     j["chosen"] = nullptr;
@@ -62,8 +71,7 @@ nlohmann::json to_json(DiskPlan const& plan) {
     j["actions"].push_back({{"kind", std::string(action_kind_name(a.kind))}, {"description", a.description}});
   if (plan.refusal)
     j["refusal"] = {{"reason", std::string(reason_name(plan.refusal->reason))}, {"message", plan.refusal->message}};
-  else
-    j["refusal"] = nullptr;
+  else j["refusal"] = nullptr;
   return j;
 }
 

@@ -12,10 +12,10 @@
 namespace cosmicac::disk {
 
 struct ProbeOptions {
-  std::string sysfs_root = "/sys";                   // tests point this at a fake tree
-  std::string dev_root = "/dev";                     // device nodes: <dev_root>/<kernel name>
+  std::string sysfs_root = "/sys";  // tests point this at a fake tree
+  std::string dev_root = "/dev";    // device nodes: <dev_root>/<kernel name>
   std::string mountinfo = "/proc/self/mountinfo";
-  bool probe_content = true;                         // run libblkid on candidate disks
+  bool probe_content = true;  // run libblkid on candidate disks
 };
 
 // Every block device in <sysfs>/class/block: whole disks (with size, serial,

@@ -19,20 +19,20 @@ namespace cosmicac::disk {
 using ProgressFn = std::function<void(std::string_view message)>;
 
 struct DiskOutcome {
-  std::string disk;         // /dev/vdb
-  std::string device;       // the node holding the filesystem: /dev/vdb1 (or the disk)
+  std::string disk;    // /dev/vdb
+  std::string device;  // the node holding the filesystem: /dev/vdb1 (or the disk)
   std::string fs_type;
   std::string uuid;
   std::string mount_point;
-  bool partitioned = false;     // we wrote the GPT this run
-  bool formatted = false;       // we ran mkfs this run
-  bool adopted = false;         // an existing filesystem not made by us, used as it is
+  bool partitioned = false;  // we wrote the GPT this run
+  bool formatted = false;    // we ran mkfs this run
+  bool adopted = false;      // an existing filesystem not made by us, used as it is
   bool already_mounted = false;
   bool fstab_changed = false;
-  dev_t devno = 0;              // the filesystem's device number (as mountinfo shows it)
-  std::string data_root;        // where the filesystem is mounted; "" = directly at mount_point (earlier layout)
-  std::string docker_store;     // the directory to bind over /var/lib/docker; "" = docker keeps the root disk's store
-  std::string layout_note;      // why the store is (not) on the data disk, for the journal
+  dev_t devno = 0;           // the filesystem's device number (as mountinfo shows it)
+  std::string data_root;     // where the filesystem is mounted; "" = directly at mount_point (earlier layout)
+  std::string docker_store;  // the directory to bind over /var/lib/docker; "" = docker keeps the root disk's store
+  std::string layout_note;   // why the store is (not) on the data disk, for the journal
 };
 
 // Waits (up to wanted.wait) until decide() finds a disk, probing every second;

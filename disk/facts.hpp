@@ -24,14 +24,14 @@ struct Signature {
 
 // One entry of the partition table, as libblkid read it from the disk itself.
 struct PartitionEntry {
-  int number = 0;               // 1-based, as the kernel numbers it
+  int number = 0;  // 1-based, as the kernel numbers it
   std::uint64_t start_bytes = 0;
   std::uint64_t size_bytes = 0;
-  std::string name;             // GPT partition name ("" on MBR)
-  std::string type;             // GPT type GUID (upper case) or MBR type "0x83"
-  Signature content;            // superblock probe of the partition's area
+  std::string name;   // GPT partition name ("" on MBR)
+  std::string type;   // GPT type GUID (upper case) or MBR type "0x83"
+  Signature content;  // superblock probe of the partition's area
   bool content_ambiguous = false;
-  std::string content_error;    // non-empty: the probe of this partition failed
+  std::string content_error;  // non-empty: the probe of this partition failed
 };
 
 // A superblock probe of the disk from `offset` to its end: what sits where a
@@ -46,15 +46,15 @@ struct SignatureAt {
 // Everything libblkid says about what is on one disk. Probe failures are facts
 // too (they lead to a refusal), not errors.
 struct ContentFacts {
-  std::string probe_error;       // non-empty: the probe failed (then nothing else is known)
-  bool ambiguous = false;        // blkid_do_safeprobe returned -2 (several signatures)
-  Signature whole;               // superblock on the whole disk (end-of-disk ones included: md, ZFS)
-  std::string table_type;        // PTTYPE: gpt, dos, "" = none (a GPT is looked for even without a protective MBR)
+  std::string probe_error;         // non-empty: the probe failed (then nothing else is known)
+  bool ambiguous = false;          // blkid_do_safeprobe returned -2 (several signatures)
+  Signature whole;                 // superblock on the whole disk (end-of-disk ones included: md, ZFS)
+  std::string table_type;          // PTTYPE: gpt, dos, "" = none (a GPT is looked for even without a protective MBR)
   bool table_from_backup = false;  // the GPT was read from its backup header (last LBA): the primary is gone
   std::vector<PartitionEntry> partitions;
   // Probed only when the disk holds neither a signature nor a table:
-  bool head_zero = true;         // the first MiB is all zero bytes (nothing unrecognised there)
-  bool tail_zero = true;         // the last MiB is all zero bytes
+  bool head_zero = true;                         // the first MiB is all zero bytes (nothing unrecognised there)
+  bool tail_zero = true;                         // the last MiB is all zero bytes
   std::vector<SignatureAt> at_partition_starts;  // signatures (or failed probes) at the usual partition starts
 };
 
@@ -73,11 +73,11 @@ struct KernelPartition {
 };
 
 struct DiskFacts {
-  std::string name;             // kernel name: vdb, sda, nvme1n1
-  std::string dev_path;         // /dev/vdb
+  std::string name;      // kernel name: vdb, sda, nvme1n1
+  std::string dev_path;  // /dev/vdb
   std::uint64_t size_bytes = 0;
-  std::string serial;           // "" when the device reports none
-  std::string not_candidate;    // set by discovery: "loop device", "CD-ROM", … ("" = candidate)
+  std::string serial;         // "" when the device reports none
+  std::string not_candidate;  // set by discovery: "loop device", "CD-ROM", … ("" = candidate)
   bool content_probed = false;
   ContentFacts content;
   std::vector<KernelPartition> kernel_partitions;
@@ -87,14 +87,14 @@ struct DiskFacts {
 // is not backed by a block device: tmpfs, overlay, nfs, …).
 struct MountFacts {
   std::string target;
-  std::string source;   // as mountinfo says: /dev/mapper/vg-root
-  std::string device;   // kernel name: dm-0
+  std::string source;  // as mountinfo says: /dev/mapper/vg-root
+  std::string device;  // kernel name: dm-0
 };
 
 struct SystemFacts {
-  std::vector<DiskFacts> disks;   // every whole disk discovery saw
-  std::vector<BlockNode> graph;   // every block device, with its parents
-  std::vector<MountFacts> mounts; // "/" first when known
+  std::vector<DiskFacts> disks;    // every whole disk discovery saw
+  std::vector<BlockNode> graph;    // every block device, with its parents
+  std::vector<MountFacts> mounts;  // "/" first when known
 };
 
 }  // namespace cosmicac::disk

@@ -99,8 +99,7 @@ Result<bool> ensure_fstab_entry(std::string const& path, FstabEntry const& entry
   mnt::IterPtr it(mnt_new_iter(MNT_ITER_FORWARD));
   libmnt_fs* fs = nullptr;
   while (mnt_table_next_fs(tb.get(), it.get(), &fs) == 0) {
-    if (str(mnt_fs_get_target(fs)) == entry.target || str(mnt_fs_get_source(fs)) == entry.source)
-      matches.push_back(fs);
+    if (str(mnt_fs_get_target(fs)) == entry.target || str(mnt_fs_get_source(fs)) == entry.source) matches.push_back(fs);
   }
   if (matches.size() == 1 && same_entry(matches.front(), entry)) return false;
 

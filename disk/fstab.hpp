@@ -10,8 +10,8 @@
 namespace cosmicac::disk {
 
 struct FstabEntry {
-  std::string source;   // UUID=…
-  std::string target;   // the mount point
+  std::string source;  // UUID=…
+  std::string target;  // the mount point
   std::string fstype;
   std::string options;
   int freq = 0;

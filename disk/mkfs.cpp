@@ -16,8 +16,7 @@ std::vector<std::string> mkfs_ext4_args(std::string const& device) {
   // overwrites any filesystem with or without -F. So -F would add no safety and
   // no capability: the guard is our own libblkid probe just before this call,
   // and without -F mke2fs still refuses a device that is mounted or in use.
-  return {"-q", "-t", "ext4", "-L", kFilesystemLabel, "-E", "lazy_itable_init=1,lazy_journal_init=1,nodiscard",
-          device};
+  return {"-q", "-t", "ext4", "-L", kFilesystemLabel, "-E", "lazy_itable_init=1,lazy_journal_init=1,nodiscard", device};
 }
 
 Status make_ext4(std::string const& device, std::chrono::milliseconds timeout) {

@@ -8,12 +8,12 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <sys/mount.h>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <sys/mount.h>
 
 namespace cosmicac::disk {
 
@@ -43,9 +43,10 @@ Result<std::optional<MountedFs>> mounted_at(std::string const& target, std::stri
   // Backward: the last mount on a path is the one that is visible.
   libmnt_fs* fs = mnt_table_find_target(tb.get(), target.c_str(), MNT_ITER_BACKWARD);
   if (fs == nullptr) return std::optional<MountedFs>{};
-  return std::optional<MountedFs>{
-      MountedFs{.source = str(mnt_fs_get_source(fs)), .fstype = str(mnt_fs_get_fstype(fs)), .devno = mnt_fs_get_devno(fs),
-                .root = str(mnt_fs_get_root(fs))}};
+  return std::optional<MountedFs>{MountedFs{.source = str(mnt_fs_get_source(fs)),
+                                            .fstype = str(mnt_fs_get_fstype(fs)),
+                                            .devno = mnt_fs_get_devno(fs),
+                                            .root = str(mnt_fs_get_root(fs))}};
 }
 
 Status make_mount_point(std::string const& path) {
@@ -105,13 +106,14 @@ Result<bool> ensure_mounted(std::string const& device, std::string const& fstype
   if (rc != 0 || mnt_context_get_status(cxt.get()) != 1) {
     char buf[512] = {};
     mnt_context_get_excode(cxt.get(), rc, buf, sizeof buf);
-    return make_error(Reason::DiskError, "mounting " + device + " (" + fstype + ") at " + target + " failed: " +
-                                             (buf[0] ? std::string(buf) : "error " + std::to_string(rc)));
+    return make_error(Reason::DiskError, "mounting " + device + " (" + fstype + ") at " + target +
+                                             " failed: " + (buf[0] ? std::string(buf) : "error " + std::to_string(rc)));
   }
 
   auto after = mounted_at(target, mountinfo);
   if (!after) return after.error();
-  if (!*after) return make_error(Reason::DiskError, "mounted " + device + " at " + target + " but mountinfo shows nothing there");
+  if (!*after)
+    return make_error(Reason::DiskError, "mounted " + device + " at " + target + " but mountinfo shows nothing there");
   if (!is_device(**after, device, dst.st_rdev))
     return make_error(Reason::DiskError, "after mounting " + device + ", " + target + " holds " + (*after)->source +
                                              " (" + (*after)->fstype + ")");
@@ -134,7 +136,8 @@ Result<bool> ensure_bind_mounted(std::string const& source, std::string const& t
                                              (*before)->root + "), not " + source);
   }
   if (::mount(source.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0)
-    return make_error(Reason::DiskError, "bind-mounting " + source + " at " + target + " failed: " + std::strerror(errno));
+    return make_error(Reason::DiskError,
+                      "bind-mounting " + source + " at " + target + " failed: " + std::strerror(errno));
   auto after = mounted_at(target, mountinfo);
   if (!after) return after.error();
   if (!*after || !is_ours(**after))
@@ -150,9 +153,9 @@ Status restrict_mount(std::string const& target) {
     return make_error(Reason::DiskError, "cannot read the mount flags of " + target + ": " + std::strerror(errno));
   if ((vfs.f_flag & ST_NOSUID) != 0 && (vfs.f_flag & ST_NODEV) != 0) return ok();
   unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV;
-  for (auto [st, ms] : {std::pair{ST_RDONLY, MS_RDONLY}, std::pair{ST_NOEXEC, MS_NOEXEC},
-                        std::pair{ST_NOATIME, MS_NOATIME}, std::pair{ST_NODIRATIME, MS_NODIRATIME},
-                        std::pair{ST_RELATIME, MS_RELATIME}})
+  for (auto [st, ms] :
+       {std::pair{ST_RDONLY, MS_RDONLY}, std::pair{ST_NOEXEC, MS_NOEXEC}, std::pair{ST_NOATIME, MS_NOATIME},
+        std::pair{ST_NODIRATIME, MS_NODIRATIME}, std::pair{ST_RELATIME, MS_RELATIME}})
     if ((vfs.f_flag & st) != 0) flags |= ms;
   if (::mount(nullptr, target.c_str(), nullptr, flags, nullptr) != 0)
     return make_error(Reason::DiskError, "remounting " + target + " nosuid,nodev failed: " + std::strerror(errno));

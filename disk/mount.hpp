@@ -4,17 +4,17 @@
 
 #include "common/error.hpp"
 
+#include <sys/types.h>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 
 namespace cosmicac::disk {
 
 struct MountedFs {
-  std::string source;   // as mountinfo says
+  std::string source;  // as mountinfo says
   std::string fstype;
   dev_t devno = 0;
-  std::string root;     // the directory of the filesystem mounted there ("/", or "/mnt" for a bind)
+  std::string root;  // the directory of the filesystem mounted there ("/", or "/mnt" for a bind)
 };
 
 // The top-most filesystem mounted exactly at `target` (already canonical),

@@ -57,7 +57,7 @@ Status create_data_partition(std::string const& device) {
   }
   unsigned long const sector = fdisk_get_sector_size(cxt.get());
   fdisk_partition_set_start(pa.get(), (1ULL << 20) / sector);  // 1 MiB: aligned for any sector/erase size
-  fdisk_partition_end_follow_default(pa.get(), 1);              // to the last usable sector
+  fdisk_partition_end_follow_default(pa.get(), 1);             // to the last usable sector
   fdisk_partition_set_partno(pa.get(), 0);
   fdisk_partition_set_name(pa.get(), kPartitionName);
   fdisk_partition_set_type(pa.get(), type.get());

@@ -60,8 +60,8 @@ Result<std::string> wait_partition_node(ProbeOptions const& options, std::string
   }
   auto const secs = std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count());
   if (seen.empty())
-    return make_error(Reason::DiskError,
-                      "the kernel did not report partition " + std::to_string(number) + " of " + disk + " within " + secs + " s");
+    return make_error(Reason::DiskError, "the kernel did not report partition " + std::to_string(number) + " of " +
+                                             disk + " within " + secs + " s");
   return make_error(Reason::DiskError, "no block device node for " + seen + " (partition " + std::to_string(number) +
                                            " of " + disk + ") within " + secs + " s");
 }

@@ -39,8 +39,8 @@ std::optional<DiskPlan> plan_from_mountinfo(DiskWanted const& wanted, ProbeOptio
     d.content_probed = true;
   }
   DiskPlan p = decide(*facts, wanted);
-  if (p.refusal || !p.chosen || p.chosen->name != disks.front() ||
-      p.chosen->classification.kind != ContentKind::Ours || !p.chosen->already_mounted)
+  if (p.refusal || !p.chosen || p.chosen->name != disks.front() || p.chosen->classification.kind != ContentKind::Ours ||
+      !p.chosen->already_mounted)
     return std::nullopt;
   return p;
 }
@@ -59,8 +59,8 @@ Result<DiskPlan> plan(DiskWanted const& wanted, ProbeOptions const& options) {
     DiskPlan p = decide(*facts, wanted);
     // Only "no disk (yet)" is worth waiting for: the disk may be hot-plugged
     // a little after boot. Everything else is final.
-    bool const none_eligible = std::all_of(p.candidates.begin(), p.candidates.end(),
-                                           [](auto const& c) { return !c.excluded.empty(); });
+    bool const none_eligible =
+        std::all_of(p.candidates.begin(), p.candidates.end(), [](auto const& c) { return !c.excluded.empty(); });
     bool const waiting = p.refusal && p.refusal->reason == Reason::NoDataDisk && none_eligible;
     if (!waiting || clock::now() >= deadline) return p;
     if (!told) {

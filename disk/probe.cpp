@@ -20,7 +20,7 @@ namespace cosmicac::disk {
 
 namespace {
 
-constexpr std::uint64_t kSector = 512;  // libblkid reports partition offsets in 512-byte sectors
+constexpr std::uint64_t kSector = 512;       // libblkid reports partition offsets in 512-byte sectors
 constexpr std::size_t kEdgeBytes = 1 << 20;  // a blank disk's first and last MiB are zero
 
 struct ProbeDeleter {
@@ -64,15 +64,17 @@ AreaProbe probe_area(int fd, std::uint64_t offset, std::uint64_t size) {
   if (blkid_probe_set_device(pr.get(), fd, static_cast<blkid_loff_t>(offset), static_cast<blkid_loff_t>(size)) != 0)
     return {.error = "libblkid cannot use the device area"};
   blkid_probe_enable_superblocks(pr.get(), 1);
-  blkid_probe_set_superblocks_flags(pr.get(), BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE | BLKID_SUBLKS_UUID |
-                                                  BLKID_SUBLKS_LABEL);
+  blkid_probe_set_superblocks_flags(pr.get(),
+                                    BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE | BLKID_SUBLKS_UUID | BLKID_SUBLKS_LABEL);
   blkid_probe_enable_partitions(pr.get(), 0);
   int const rc = blkid_do_safeprobe(pr.get());
   if (rc == -2) out.ambiguous = true;
   else if (rc < 0) out.error = "libblkid probe failed";
   else if (rc == 0)
-    out.signature = {.type = lookup(pr.get(), "TYPE"), .usage = lookup(pr.get(), "USAGE"),
-                     .uuid = lookup(pr.get(), "UUID"), .label = lookup(pr.get(), "LABEL")};
+    out.signature = {.type = lookup(pr.get(), "TYPE"),
+                     .usage = lookup(pr.get(), "USAGE"),
+                     .uuid = lookup(pr.get(), "UUID"),
+                     .label = lookup(pr.get(), "LABEL")};
   return out;
 }
 
@@ -206,8 +208,8 @@ ContentFacts probe_content(std::string const& path) {
     return facts;
   }
   blkid_probe_enable_superblocks(pr.get(), 1);
-  blkid_probe_set_superblocks_flags(pr.get(), BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE | BLKID_SUBLKS_UUID |
-                                                  BLKID_SUBLKS_LABEL);
+  blkid_probe_set_superblocks_flags(pr.get(),
+                                    BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE | BLKID_SUBLKS_UUID | BLKID_SUBLKS_LABEL);
   set_partitions_probing(pr.get());
   int const rc = blkid_do_safeprobe(pr.get());
   if (rc == -2) {
@@ -226,8 +228,10 @@ ContentFacts probe_content(std::string const& path) {
   auto const disk_size = static_cast<std::uint64_t>(size);
   std::uint64_t const sector_size = blkid_probe_get_sectorsize(pr.get());
   if (rc == 0) {
-    facts.whole = {.type = lookup(pr.get(), "TYPE"), .usage = lookup(pr.get(), "USAGE"),
-                   .uuid = lookup(pr.get(), "UUID"), .label = lookup(pr.get(), "LABEL")};
+    facts.whole = {.type = lookup(pr.get(), "TYPE"),
+                   .usage = lookup(pr.get(), "USAGE"),
+                   .uuid = lookup(pr.get(), "UUID"),
+                   .label = lookup(pr.get(), "LABEL")};
     facts.table_type = lookup(pr.get(), "PTTYPE");
   }
 

@@ -36,7 +36,8 @@ int compare_api_versions(std::string_view a, std::string_view b) {
   auto const pa = parse_version(a), pb = parse_version(b);
   for (std::size_t i = 0; i < std::max(pa.size(), pb.size()); ++i) {
     // A missing component is 0, which is the empty digit string here.
-    int const c = compare_component(i < pa.size() ? pa[i] : std::string_view{}, i < pb.size() ? pb[i] : std::string_view{});
+    int const c =
+        compare_component(i < pa.size() ? pa[i] : std::string_view{}, i < pb.size() ? pb[i] : std::string_view{});
     if (c != 0) return c;
   }
   return 0;

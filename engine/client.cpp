@@ -67,10 +67,8 @@ bool transient_failure(CURLcode rc) {
     case CURLE_PARTIAL_FILE:        // cut before Content-Length
     case CURLE_RECV_ERROR:          // cut (chunked stream)
     case CURLE_SEND_ERROR:
-    case CURLE_GOT_NOTHING:
-      return true;
-    default:
-      return false;
+    case CURLE_GOT_NOTHING: return true;
+    default: return false;
   }
 }
 

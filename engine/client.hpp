@@ -32,11 +32,11 @@ struct ClientOptions {
 
 struct Request {
   std::string method = "GET";
-  std::string path;  // "/images/create", without the version prefix
+  std::string path;                                        // "/images/create", without the version prefix
   std::vector<std::pair<std::string, std::string>> query;  // url-encoded by the client
-  std::string body;                                       // sent as application/json when not empty
-  std::vector<std::string> headers;                       // "Name: value"; values never logged
-  bool versioned = true;  // false: no /v<ver> prefix (/_ping, /version)
+  std::string body;                                        // sent as application/json when not empty
+  std::vector<std::string> headers;                        // "Name: value"; values never logged
+  bool versioned = true;                                   // false: no /v<ver> prefix (/_ping, /version)
 };
 
 struct Response {

@@ -60,8 +60,8 @@ std::optional<std::chrono::system_clock::time_point> parse_docker_time(std::stri
   tm.tm_mon -= 1;
   std::size_t const dot = text.find('.');
   if (dot != std::string::npos)
-    for (std::size_t i = dot + 1; i < text.size() && frac_digits < 9 && std::isdigit(static_cast<unsigned char>(text[i]));
-         ++i, ++frac_digits)
+    for (std::size_t i = dot + 1;
+         i < text.size() && frac_digits < 9 && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++frac_digits)
       frac = frac * 10 + (text[i] - '0');
   while (frac_digits++ < 9) frac *= 10;
   std::time_t const secs = timegm(&tm);
@@ -87,13 +87,14 @@ Result<std::optional<ContainerDetails>> inspect_container(Client& client, std::s
 }
 
 Result<CreatedContainer> create_container(Client& client, std::string const& name, std::string const& body_json) {
-  auto r = client.request(Request{.method = "POST", .path = "/containers/create", .query = {{"name", name}},
-                                  .body = body_json});
+  auto r = client.request(
+      Request{.method = "POST", .path = "/containers/create", .query = {{"name", name}}, .body = body_json});
   if (!r) return r.error();
   if (r->status != 201) return container_error("creating container " + name, *r);
   json const j = json::parse(r->body, nullptr, false);
   CreatedContainer created{.id = string_of(j, "Id")};
-  if (created.id.empty()) return make_error(Reason::ContainerError, "creating container " + name + ": no Id in the answer");
+  if (created.id.empty())
+    return make_error(Reason::ContainerError, "creating container " + name + ": no Id in the answer");
   if (json const& w = member(j, "Warnings"); w.is_array())
     for (auto const& x : w)
       if (x.is_string()) created.warnings.push_back(x.get<std::string>());
@@ -108,7 +109,8 @@ Status start_container(Client& client, std::string const& id, std::string_view n
 }
 
 Status stop_container(Client& client, std::string const& id, std::string_view name, int timeout_seconds) {
-  auto r = client.request(Request{.method = "POST", .path = "/containers/" + id + "/stop",
+  auto r = client.request(Request{.method = "POST",
+                                  .path = "/containers/" + id + "/stop",
                                   .query = {{"t", std::to_string(timeout_seconds)}}});
   if (!r) return r.error();
   if (r->status != 204 && r->status != 304 && r->status != 404)
@@ -128,7 +130,8 @@ Result<std::size_t> count_running_containers(Client& client) {
   if (!r) return r.error();
   if (r->status != 200) return container_error("listing the running containers", *r);
   auto j = nlohmann::json::parse(r->body, nullptr, false);
-  if (!j.is_array()) return make_error(Reason::ContainerError, "listing the running containers: dockerd's answer is not a list");
+  if (!j.is_array())
+    return make_error(Reason::ContainerError, "listing the running containers: dockerd's answer is not a list");
   return j.size();
 }
 

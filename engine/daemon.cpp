@@ -22,7 +22,8 @@ bool exists(std::string const& root, const char* path) {
 
 Status start_unit(const char* unit) {
   if (auto st = systemd::start_unit(unit); !st)
-    return make_error(Reason::DockerUnavailable, std::string("systemd could not start ") + unit + ": " + st.error().message);
+    return make_error(Reason::DockerUnavailable,
+                      std::string("systemd could not start ") + unit + ": " + st.error().message);
   spdlog::info("asked systemd to start {}", unit);
   return ok();
 }
@@ -41,7 +42,8 @@ Status install_docker(int attempts) {
       auto r = run_command(cmd);
       if (!r || r->exit_code != 0) {
         last = make_error(Reason::DockerUnavailable,
-                          "apt-get " + argv[1] + " failed" + (r ? " (exit " + std::to_string(r->exit_code) + ")" : ": " + r.error().message));
+                          "apt-get " + argv[1] + " failed" +
+                              (r ? " (exit " + std::to_string(r->exit_code) + ")" : ": " + r.error().message));
         all = false;
         break;
       }
@@ -73,8 +75,11 @@ DockerFacts probe_docker(DockerOptions const& options) {
 
 DockerPlan plan_docker(DockerFacts const& f, bool install_allowed) {
   if (f.socket_exists) return {DockerAction::None, "docker socket present"};
-  if (f.dockerd_installed || f.unit_exists) return {DockerAction::Start, "docker installed, socket absent: start docker.service"};
-  if (install_allowed) return {DockerAction::InstallAndStart, "docker not installed: apt-get install docker.io, then start docker.service"};
+  if (f.dockerd_installed || f.unit_exists)
+    return {DockerAction::Start, "docker installed, socket absent: start docker.service"};
+  if (install_allowed)
+    return {DockerAction::InstallAndStart,
+            "docker not installed: apt-get install docker.io, then start docker.service"};
   return {DockerAction::Fail, "docker is not installed and INSTALL_DOCKER is off"};
 }
 
@@ -96,8 +101,9 @@ Status ensure_docker(Client& client, DockerOptions const& options) {
     Status st = client.ping();
     if (st) return st;
     if (std::chrono::steady_clock::now() >= deadline)
-      return make_error(Reason::DockerUnavailable, "dockerd did not answer /_ping on " + options.socket_path + " within " +
-                                                       std::to_string(options.ping_wait.count() / 1000) + " s: " + st.error().message);
+      return make_error(Reason::DockerUnavailable, "dockerd did not answer /_ping on " + options.socket_path +
+                                                       " within " + std::to_string(options.ping_wait.count() / 1000) +
+                                                       " s: " + st.error().message);
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
 }

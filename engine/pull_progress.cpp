@@ -27,8 +27,8 @@ std::string ProgressAggregator::feed(std::string_view line) {
   // Layer lines have an id and a layer status; overall lines ("Pulling from …",
   // "Digest: …", "Status: …") have none or the tag as id.
   bool const layer_status = status == "Pulling fs layer" || status == "Waiting" || status == "Downloading" ||
-                            status == "Verifying Checksum" || status == "Download complete" ||
-                            status == "Extracting" || status == "Pull complete" || status == "Already exists";
+                            status == "Verifying Checksum" || status == "Download complete" || status == "Extracting" ||
+                            status == "Pull complete" || status == "Already exists";
   if (!id.empty() && layer_status) {
     Layer& l = layers_[id];
     bool const downloading = status == "Downloading", extracting = status == "Extracting";

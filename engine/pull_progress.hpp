@@ -21,7 +21,7 @@ struct PullProgress {
   PullActivity activity = PullActivity::Downloading;
   int layers = 0;
   int layers_done = 0;
-  std::string status;             // the last overall status line
+  std::string status;  // the last overall status line
 };
 
 // Aggregates a pull stream's per-layer progress lines.

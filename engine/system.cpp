@@ -21,7 +21,8 @@ Result<DaemonVersion> daemon_version(Client& client) {
   if (r->status != 200) return http_error(Reason::DockerUnavailable, "GET /version", *r);
   auto j = json::parse(r->body, nullptr, false);
   if (!j.is_object()) return make_error(Reason::DockerUnavailable, "GET /version: the answer is not a JSON object");
-  return DaemonVersion{.version = str(j, "Version"), .api_version = str(j, "ApiVersion"),
+  return DaemonVersion{.version = str(j, "Version"),
+                       .api_version = str(j, "ApiVersion"),
                        .min_api_version = str(j, "MinAPIVersion")};
 }
 
@@ -56,7 +57,8 @@ Status check_auth(Client& client, std::string auth_config_json, std::string_view
   }
   if (r->status == 200) return ok();
   std::string const msg = error_message(r->body);
-  std::string const where = "checking the credentials for " + std::string(registry) + ": HTTP " + std::to_string(r->status);
+  std::string const where =
+      "checking the credentials for " + std::string(registry) + ": HTTP " + std::to_string(r->status);
   if (r->status == 401) return make_error(Reason::Auth, where + ": " + msg);
   Error e = classify_pull_error(msg, r->status);
   if (e.reason == Reason::ImageNotFound) e.reason = Reason::RegistryUnreachable;  // no image involved

@@ -22,7 +22,7 @@ Result<DaemonVersion> daemon_version(Client& client);
 
 // What dockerd says about itself that decides whether it can serve GPUs.
 struct SystemInfo {
-  std::vector<std::string> runtimes;       // names of Runtimes ("runc", "nvidia")
+  std::vector<std::string> runtimes;        // names of Runtimes ("runc", "nvidia")
   std::vector<std::string> cdi_device_ids;  // DiscoveredDevices[].ID ("nvidia.com/gpu=0")
 };
 

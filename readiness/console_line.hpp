@@ -50,7 +50,7 @@ class ConsoleReader {
   // Forgets a partial line (the log was rotated or re-read from elsewhere).
   void reset() { framer_.reset(); }
 
-  std::uint64_t bad_lines() const { return bad_lines_; }    // had the prefix, did not parse
+  std::uint64_t bad_lines() const { return bad_lines_; }      // had the prefix, did not parse
   std::uint64_t other_lines() const { return other_lines_; }  // kernel, systemd, getty…
   std::string const& last_error() const { return last_error_; }
 

@@ -163,8 +163,8 @@ void ConsoleWriter::close_device() {
 }
 
 bool ConsoleWriter::write_some() {
-  auto const out = lines_.write(fd_.get(), mu_, cv_, std::numeric_limits<std::size_t>::max(),
-                                [this] { last_write_errno_ = 0; });
+  auto const out =
+      lines_.write(fd_.get(), mu_, cv_, std::numeric_limits<std::size_t>::max(), [this] { last_write_errno_ = 0; });
   if (out.stop == LineQueue::Stop::WouldBlock) return true;  // console slow or stopped: wait for POLLOUT
   if (out.stop == LineQueue::Stop::Drained) return false;
   // EIO: getty's vhangup() or the port went away. Reopen (soon) and go on.

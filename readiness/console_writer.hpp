@@ -71,8 +71,8 @@ class ConsoleWriter {
  private:
   using Clock = std::chrono::steady_clock;
   Clock::time_point now() const { return opt_.clock ? opt_.clock() : Clock::now(); }
-  void enqueue(std::string line, bool droppable);  // under mu_
-  void promote_progress(Clock::time_point t);     // under mu_
+  void enqueue(std::string line, bool droppable);                      // under mu_
+  void promote_progress(Clock::time_point t);                          // under mu_
   void flush_progress_before(std::uint64_t seq, Clock::time_point t);  // under mu_
   void run();
   void try_open();
@@ -83,7 +83,7 @@ class ConsoleWriter {
   Hooks hooks_;
   UniqueFd fd_;  // used by the thread only
   Wakeup wakeup_;
-  int last_open_errno_ = 0;   // logged once per distinct error
+  int last_open_errno_ = 0;  // logged once per distinct error
   int last_write_errno_ = 0;
 
   mutable std::mutex mu_;

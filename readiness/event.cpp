@@ -16,7 +16,7 @@ using json = nlohmann::json;
 constexpr std::array<std::string_view, 4> kPhaseNames{"starting", "running", "ready", "failed"};
 constexpr std::array<std::string_view, 5> kStatusNames{"started", "progress", "done", "failed", "skipped"};
 constexpr std::array<std::string_view, 2> kActivityNames{"downloading", "extracting"};
-constexpr std::array<std::string_view, 10> kStepNames{"config", "disk",      "credentials", "docker", "login",
+constexpr std::array<std::string_view, 10> kStepNames{"config", "disk",      "credentials", "docker",    "login",
                                                       "pull",   "container", "ready",       "heartbeat", "state"};
 
 template <class E, std::size_t N>

@@ -73,16 +73,16 @@ struct Event {
   // Filled by the Reporter on publish.
   std::uint64_t seq = 0;
   std::string boot_id;
-  std::int64_t time_ms = 0;   // Unix ms, written as RFC 3339 UTC with ms ("ts")
-  std::int64_t mono_ms = 0;   // ms since the agent started (CLOCK_MONOTONIC)
+  std::int64_t time_ms = 0;  // Unix ms, written as RFC 3339 UTC with ms ("ts")
+  std::int64_t mono_ms = 0;  // ms since the agent started (CLOCK_MONOTONIC)
   Phase phase = Phase::Starting;
   // Filled by the caller.
   Step step = Step::Config;
-  std::optional<StepStatus> status;          // required for real steps, absent for heartbeat/state
-  std::optional<Reason> reason;              // failed only
+  std::optional<StepStatus> status;  // required for real steps, absent for heartbeat/state
+  std::optional<Reason> reason;      // failed only
   std::string message;
-  std::optional<std::int64_t> duration_ms;   // done/failed
-  std::optional<PullProgress> pull;          // bytes_done/bytes_total
+  std::optional<std::int64_t> duration_ms;  // done/failed
+  std::optional<PullProgress> pull;         // bytes_done/bytes_total
   std::optional<ContainerInfo> container;
   // `state` snapshots only.
   std::optional<Step> failed_step;

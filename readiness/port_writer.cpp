@@ -83,12 +83,11 @@ void PortWriter::try_open() {
     if (err != last_open_errno_) {
       last_open_errno_ = err;
       if (err == ENOENT)
-        spdlog::info("readiness port {} not present; the host will not see progress (retrying every {} ms)",
-                     opt_.path, opt_.reopen_interval.count());
+        spdlog::info("readiness port {} not present; the host will not see progress (retrying every {} ms)", opt_.path,
+                     opt_.reopen_interval.count());
       else if (err == EBUSY)
         spdlog::warn("readiness port {} is held open by another process (EBUSY); retrying", opt_.path);
-      else
-        spdlog::warn("cannot open readiness port {}: {}; retrying", opt_.path, std::strerror(err));
+      else spdlog::warn("cannot open readiness port {}: {}; retrying", opt_.path, std::strerror(err));
     }
     return;
   }
@@ -120,7 +119,8 @@ void PortWriter::close_port(PortState next) {
 // The node behind the path went away or is another device now (port
 // unplugged and plugged again; in tests, a new pty behind the same symlink).
 bool PortWriter::device_replaced() const {
-  struct stat by_path {}, by_fd {};
+  struct stat by_path {
+  }, by_fd{};
   if (::stat(opt_.path.c_str(), &by_path) != 0) return true;
   if (::fstat(port_fd_.get(), &by_fd) != 0) return true;
   return by_path.st_rdev != by_fd.st_rdev || by_path.st_ino != by_fd.st_ino || by_path.st_dev != by_fd.st_dev;

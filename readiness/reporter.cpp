@@ -14,41 +14,31 @@ void log_event(Event const& e) {
   auto step = step_name(e.step);
   auto ms = e.duration_ms.value_or(0);
   switch (e.status.value_or(StepStatus::Progress)) {
-    case StepStatus::Started:
-      spdlog::info("{}: started", step);
-      break;
+    case StepStatus::Started: spdlog::info("{}: started", step); break;
     case StepStatus::Progress:
-      if (!e.message.empty())
-        spdlog::info("{}: {}", step, e.message);
-      else if (e.pull)
-        spdlog::debug("{}: {} of {} bytes", step, e.pull->bytes_done, e.pull->bytes_total);
+      if (!e.message.empty()) spdlog::info("{}: {}", step, e.message);
+      else if (e.pull) spdlog::debug("{}: {} of {} bytes", step, e.pull->bytes_done, e.pull->bytes_total);
       break;
     case StepStatus::Done:
       if (e.container)
         spdlog::info("{}: done in {} ms: container {} id {} image {} digest {}", step, ms, e.container->name,
                      e.container->id, e.container->image, e.container->image_digest);
-      else if (!e.message.empty())
-        spdlog::info("{}: done in {} ms: {}", step, ms, e.message);
-      else
-        spdlog::info("{}: done in {} ms", step, ms);
+      else if (!e.message.empty()) spdlog::info("{}: done in {} ms: {}", step, ms, e.message);
+      else spdlog::info("{}: done in {} ms", step, ms);
       break;
     case StepStatus::Failed:
       spdlog::error("{}: failed ({}) after {} ms: {}", step, reason_name(e.reason.value_or(Reason::Internal)), ms,
                     e.message);
       break;
-    case StepStatus::Skipped:
-      spdlog::info("{}: skipped: {}", step, e.message);
-      break;
+    case StepStatus::Skipped: spdlog::info("{}: skipped: {}", step, e.message); break;
   }
 }
 
 }  // namespace
 
 Reporter::Reporter(ReporterOptions options) : opt_(std::move(options)), start_(std::chrono::steady_clock::now()) {
-  if (auto id = read_boot_id(opt_.boot_id_path))
-    boot_id_ = *id;
-  else
-    spdlog::error("readiness: {}; `status` will not report ready", id.error().message);
+  if (auto id = read_boot_id(opt_.boot_id_path)) boot_id_ = *id;
+  else spdlog::error("readiness: {}; `status` will not report ready", id.error().message);
   std::lock_guard lk(mu_);  // the writer's hooks wait for port_ to be set
   state_.boot_id = boot_id_;
   state_.updated_ms = stamp(Event{}).time_ms;
@@ -63,8 +53,8 @@ Reporter::Reporter(ReporterOptions options) : opt_(std::move(options)), start_(s
                    .heartbeat = opt_.heartbeat,
                    .reopen_interval = opt_.reopen_interval,
                    .max_queue = opt_.max_queue};
-    port_ = std::make_unique<PortWriter>(std::move(po), PortWriter::Hooks{[this] { on_connect(); },
-                                                                          [this] { on_heartbeat(); }});
+    port_ = std::make_unique<PortWriter>(std::move(po),
+                                         PortWriter::Hooks{[this] { on_connect(); }, [this] { on_heartbeat(); }});
   }
   if (!opt_.console_path.empty()) {
     ConsoleOptions co{.path = opt_.console_path,
@@ -90,18 +80,17 @@ Reporter::~Reporter() {
 Event Reporter::stamp(Event e) {
   e.seq = next_seq_++;
   e.boot_id = boot_id_;
-  e.time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  std::chrono::system_clock::now().time_since_epoch())
+  e.time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
                   .count();
-  e.mono_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start_).count();
+  e.mono_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start_).count();
   return e;
 }
 
 void Reporter::store(Event const& e) {
   if (opt_.state_path.empty()) return;
   auto now = std::chrono::steady_clock::now();
-  if (e.status == StepStatus::Progress && last_progress_write_ && now - *last_progress_write_ < opt_.progress_file_interval) {
+  if (e.status == StepStatus::Progress && last_progress_write_ &&
+      now - *last_progress_write_ < opt_.progress_file_interval) {
     progress_unsaved_ = true;
     return;
   }
@@ -147,7 +136,8 @@ bool Reporter::flush(std::chrono::milliseconds timeout) {
   auto const deadline = std::chrono::steady_clock::now() + timeout;
   bool const port_done = port != nullptr && port->flush(timeout);
   if (console) {
-    auto const left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto const left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     (void)console->flush(std::max(left, std::chrono::milliseconds(0)));
   }
   return port_done;

@@ -6,8 +6,8 @@
 // heartbeats.
 #pragma once
 
-#include "readiness/event.hpp"
 #include "readiness/console_writer.hpp"
+#include "readiness/event.hpp"
 #include "readiness/port_writer.hpp"
 #include "readiness/state.hpp"
 
@@ -20,9 +20,9 @@
 namespace cosmicac::readiness {
 
 struct ReporterOptions {
-  std::string state_path;         // "" → no state file (tests); the agent uses kDefaultStatePath
-  std::string port_path;          // "" → no port; the agent uses port_path(settings.readiness_port)
-  std::string console_path;       // "" → no console mirror; the agent uses settings.console_device
+  std::string state_path;    // "" → no state file (tests); the agent uses kDefaultStatePath
+  std::string port_path;     // "" → no port; the agent uses port_path(settings.readiness_port)
+  std::string console_path;  // "" → no console mirror; the agent uses settings.console_device
   std::chrono::milliseconds console_progress_interval{1000};
   std::chrono::milliseconds console_heartbeat{30000};
   std::string boot_id_path = "/proc/sys/kernel/random/boot_id";
@@ -58,7 +58,7 @@ class Reporter {
   void on_connect();
   void on_heartbeat();
   void on_console_quiet();
-  Event stamp(Event e);  // under mu_
+  Event stamp(Event e);        // under mu_
   void store(Event const& e);  // under mu_
 
   ReporterOptions opt_;

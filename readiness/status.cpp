@@ -50,10 +50,8 @@ std::string running_line(State const& s) {
 
 std::string status_line(State const& s) {
   switch (s.phase) {
-    case Phase::Starting:
-      return "starting";
-    case Phase::Running:
-      return running_line(s);
+    case Phase::Starting: return "starting";
+    case Phase::Running: return running_line(s);
     case Phase::Ready: {
       std::string line = "ready";
       if (s.container) {

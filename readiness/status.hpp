@@ -20,8 +20,8 @@ std::string status_line(State const& s);
 bool ready_now(State const& s, std::string_view current_boot_id);
 
 struct StatusAnswer {
-  std::string line;  // what to print (no '\n')
-  int exit_code = 1; // 0 iff ready_now
+  std::string line;   // what to print (no '\n')
+  int exit_code = 1;  // 0 iff ready_now
 };
 
 // Everything `status` does, no arguments needed: reads the state file and the

@@ -1,6 +1,5 @@
 #include "registry/auth_header.hpp"
 
-
 namespace cosmicac::registry {
 
 // Hand-written: ~15 lines; the only packaged encoders live in OpenSSL/GnuTLS,

@@ -76,7 +76,8 @@ class MountGuard {
     ::chmod(root.c_str(), 0700);
     std::string tmpl = root + "/cred.XXXXXX";
     if (!::mkdtemp(tmpl.data()))  // mode 0700
-      return make_error(Reason::CredIsoMissing, "cannot create a mount point under " + root + ": " + std::strerror(errno));
+      return make_error(Reason::CredIsoMissing,
+                        "cannot create a mount point under " + root + ": " + std::strerror(errno));
     dir_ = tmpl;
     mnt::ContextPtr const cxt(mnt_new_context());
     if (!cxt) return make_error(Reason::Internal, "mnt_new_context failed");
@@ -147,14 +148,14 @@ Result<Credentials> read_in_private_namespace(IsoCandidate const& device, CredIs
                                             std::strerror(errno));
   // The copied mounts are still peers of the real ones until made private.
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-    return make_error(Reason::Internal, std::string("cannot make the credential mount namespace private: ") +
-                                            std::strerror(errno));
+    return make_error(Reason::Internal,
+                      std::string("cannot make the credential mount namespace private: ") + std::strerror(errno));
   MountGuard guard;
   if (auto st = guard.mount(device, options.mount_root); !st) return st.error();
   if (options.while_mounted) options.while_mounted(guard.dir());
   if (!has_key_files(guard.dir()))
-    return make_error(Reason::CredIsoMissing, device.device + " does not hold " + kKeyRegistry + ", " +
-                                                  kKeyUsername + " and " + kKeyToken);
+    return make_error(Reason::CredIsoMissing,
+                      device.device + " does not hold " + kKeyRegistry + ", " + kKeyUsername + " and " + kKeyToken);
   auto creds = read_credentials(guard.dir());
   guard.release();
   if (!creds) return make_error(Reason::CredInvalid, device.device + ": " + creds.error().message);

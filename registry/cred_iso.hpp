@@ -20,8 +20,8 @@
 namespace cosmicac::registry {
 
 struct CredIsoOptions {
-  std::string label = "cfgdata";   // CRED_ISO_LABEL
-  std::string device;              // non-empty: use only this device (tests, overrides)
+  std::string label = "cfgdata";  // CRED_ISO_LABEL
+  std::string device;             // non-empty: use only this device (tests, overrides)
   std::chrono::milliseconds wait{std::chrono::seconds(60)};
   std::chrono::milliseconds poll_interval{std::chrono::milliseconds(500)};
   std::string mount_root = "/run/cosmicac-bootstrap";  // private mount points are made here (0700)

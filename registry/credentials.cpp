@@ -32,8 +32,8 @@ Status read_key(int dirfd, const char* key, std::string& out) {
   UniqueFd const fd(open_beneath(dirfd, key));
   if (!fd.valid()) {
     int const e = errno;
-    return make_error(Reason::CredInvalid, std::string("credential key ") + key + ": " +
-                                               (e == ENOENT ? "missing" : std::strerror(e)));
+    return make_error(Reason::CredInvalid,
+                      std::string("credential key ") + key + ": " + (e == ENOENT ? "missing" : std::strerror(e)));
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
@@ -121,7 +121,8 @@ bool has_key_files(std::string const& dir) {
 
 Result<Credentials> read_credentials(std::string const& dir) {
   UniqueFd const dirfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dirfd.valid()) return make_error(Reason::CredInvalid, "credential directory " + dir + ": " + std::strerror(errno));
+  if (!dirfd.valid())
+    return make_error(Reason::CredInvalid, "credential directory " + dir + ": " + std::strerror(errno));
   Credentials c;
   std::string token;
   Status st = read_key(dirfd.get(), kKeyRegistry, c.registry);

@@ -18,10 +18,10 @@
 namespace cosmicac::registry {
 
 struct ImageToPull {
-  std::string domain;      // "ghcr.io"; decides whether the credentials are sent
-  std::string repository;  // "ghcr.io/tetherto/x" (domain/path)
-  std::string tag;         // "latest"
-  std::string digest;      // "sha256:…" or empty; wins over the tag
+  std::string domain;             // "ghcr.io"; decides whether the credentials are sent
+  std::string repository;         // "ghcr.io/tetherto/x" (domain/path)
+  std::string tag;                // "latest"
+  std::string digest;             // "sha256:…" or empty; wins over the tag
   std::string reference() const;  // repository@digest or repository:tag
 };
 

@@ -13,9 +13,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <cstdio>
 #include <functional>
 #include <new>
 #include <string>
@@ -48,24 +48,44 @@ std::vector<Input> make_inputs(std::size_t size) {
   std::vector<Input> in;
   auto num = [](std::size_t k) { return std::to_string(k); };
   // Settings file.
-  in.push_back({"cfg: one key repeated", Parser::Settings, [=] { return fill(size, "", "", [](std::size_t) { return std::string("MNT=/data\n"); }); }});
-  in.push_back({"cfg: distinct unknown keys", Parser::Settings, [=] { return fill(size, "", "", [&](std::size_t k) { return "UNKNOWN_" + num(k) + "=x\n"; }); }});
-  in.push_back({"cfg: one huge double-quoted value", Parser::Settings, [=] { return fill(size, "BIG=\"", "\"\n", [](std::size_t) { return std::string(R"(ab\"c\\d\$e\`f\ng )"); }); }});
-  in.push_back({"cfg: comments and continuations", Parser::Settings, [=] { return fill(size, "", "\n", [](std::size_t k) {
-                  return k % 2 == 0 ? std::string("# a comment line of some length\n")
-                                    : std::string("JOB_TYPE=a\\\nb\\\nc\\\nd   # and a trailing comment\n");
-                }); }});
-  in.push_back({"cfg: ENVS literal of many keys", Parser::Settings, [=] { return fill(size, "ENVS='CFG={", "}'\n", [&](std::size_t k) { return "k" + num(k) + ":" + num(k) + ","; }); }});
+  in.push_back({"cfg: one key repeated", Parser::Settings,
+                [=] { return fill(size, "", "", [](std::size_t) { return std::string("MNT=/data\n"); }); }});
+  in.push_back({"cfg: distinct unknown keys", Parser::Settings,
+                [=] { return fill(size, "", "", [&](std::size_t k) { return "UNKNOWN_" + num(k) + "=x\n"; }); }});
+  in.push_back({"cfg: one huge double-quoted value", Parser::Settings, [=] {
+                  return fill(size, "BIG=\"", "\"\n", [](std::size_t) { return std::string(R"(ab\"c\\d\$e\`f\ng )"); });
+                }});
+  in.push_back({"cfg: comments and continuations", Parser::Settings, [=] {
+                  return fill(size, "", "\n", [](std::size_t k) {
+                    return k % 2 == 0 ? std::string("# a comment line of some length\n")
+                                      : std::string("JOB_TYPE=a\\\nb\\\nc\\\nd   # and a trailing comment\n");
+                  });
+                }});
+  in.push_back({"cfg: ENVS literal of many keys", Parser::Settings, [=] {
+                  return fill(size, "ENVS='CFG={", "}'\n",
+                              [&](std::size_t k) { return "k" + num(k) + ":" + num(k) + ","; });
+                }});
   // ENVS.
-  in.push_back({"envs: many entries", Parser::Envs, [=] { return fill(size, "", "", [&](std::size_t k) { return "K" + num(k) + "=value" + num(k) + ";"; }); }});
-  in.push_back({"envs: many entries, duplicate last", Parser::Envs, [=] { return fill(size, "", "K0=again", [&](std::size_t k) { return "K" + num(k) + "=v;"; }); }});
-  in.push_back({"envs: literal of many keys", Parser::Envs, [=] { return fill(size, "CFG={", "}", [&](std::size_t k) { return "k" + num(k) + ":" + num(k) + ","; }); }});
-  in.push_back({"envs: literal, duplicate key last", Parser::Envs, [=] { return fill(size, "CFG={", "k0:1}", [&](std::size_t k) { return "k" + num(k) + ":1,"; }); }});
-  in.push_back({"envs: nesting to the limit, repeated", Parser::Envs, [=] { return fill(size, "CFG=[", "]", [](std::size_t) {
-                  return std::string(62, '[') + "{a:1}" + std::string(62, ']') + ",";
-                }); }});
-  in.push_back({"envs: long escaped string in a literal", Parser::Envs, [=] { return fill(size, "CFG={s:\"", "\"}", [](std::size_t) { return std::string(R"(\u00e9\n\"\\x\ud83d\ude00 )"); }); }});
-  in.push_back({"envs: long double-quoted value", Parser::Envs, [=] { return fill(size, "A=\"", "\"", [](std::size_t) { return std::string(R"(x\"y\\z;w )"); }); }});
+  in.push_back({"envs: many entries", Parser::Envs, [=] {
+                  return fill(size, "", "", [&](std::size_t k) { return "K" + num(k) + "=value" + num(k) + ";"; });
+                }});
+  in.push_back({"envs: many entries, duplicate last", Parser::Envs,
+                [=] { return fill(size, "", "K0=again", [&](std::size_t k) { return "K" + num(k) + "=v;"; }); }});
+  in.push_back({"envs: literal of many keys", Parser::Envs, [=] {
+                  return fill(size, "CFG={", "}", [&](std::size_t k) { return "k" + num(k) + ":" + num(k) + ","; });
+                }});
+  in.push_back({"envs: literal, duplicate key last", Parser::Envs,
+                [=] { return fill(size, "CFG={", "k0:1}", [&](std::size_t k) { return "k" + num(k) + ":1,"; }); }});
+  in.push_back({"envs: nesting to the limit, repeated", Parser::Envs, [=] {
+                  return fill(size, "CFG=[", "]",
+                              [](std::size_t) { return std::string(62, '[') + "{a:1}" + std::string(62, ']') + ","; });
+                }});
+  in.push_back({"envs: long escaped string in a literal", Parser::Envs, [=] {
+                  return fill(size, "CFG={s:\"", "\"}",
+                              [](std::size_t) { return std::string(R"(\u00e9\n\"\\x\ud83d\ude00 )"); });
+                }});
+  in.push_back({"envs: long double-quoted value", Parser::Envs,
+                [=] { return fill(size, "A=\"", "\"", [](std::size_t) { return std::string(R"(x\"y\\z;w )"); }); }});
   return in;
 }
 
@@ -133,8 +153,8 @@ int main(int argc, char** argv) {
   if (!dump.empty()) return dump_inputs(make_inputs(size), only, dump);
   double load[1] = {0};
   if (::getloadavg(load, 1) != 1) load[0] = -1;
-  std::printf("parse_bench: %zu-byte inputs, median of %d runs, target %.0f ms of CPU time (load average %.2f)\n",
-              size, runs, target_ms, load[0]);
+  std::printf("parse_bench: %zu-byte inputs, median of %d runs, target %.0f ms of CPU time (load average %.2f)\n", size,
+              runs, target_ms, load[0]);
   std::printf("%-40s %9s %8s %8s %8s  %-13s %s\n", "input", "bytes", "cpu ms", "wall ms", "max wall", "result",
               "target");
   bool all_met = true;

@@ -31,10 +31,12 @@ TEST_CASE("version and help exit 0; an unknown command is a usage error (2)") {
 
 TEST_CASE("parse-envs prints Docker's Env array and never runs a value") {
   std::filesystem::remove("/tmp/cosmicac-cli-pwned");
-  auto r = agent({"parse-envs"}, "CFG={name:llama,max_tokens:512};X=1 $(touch /tmp/cosmicac-cli-pwned);MSG=hello world\n");
+  auto r =
+      agent({"parse-envs"}, "CFG={name:llama,max_tokens:512};X=1 $(touch /tmp/cosmicac-cli-pwned);MSG=hello world\n");
   CHECK(r.exit_code == 0);
-  CHECK(r.out == "[\"CFG={\\\"name\\\":\\\"llama\\\",\\\"max_tokens\\\":512}\",\"X=1 $(touch /tmp/cosmicac-cli-pwned)\","
-                 "\"MSG=hello world\"]\n");
+  CHECK(r.out ==
+        "[\"CFG={\\\"name\\\":\\\"llama\\\",\\\"max_tokens\\\":512}\",\"X=1 $(touch /tmp/cosmicac-cli-pwned)\","
+        "\"MSG=hello world\"]\n");
   CHECK_FALSE(std::filesystem::exists("/tmp/cosmicac-cli-pwned"));
 }
 

@@ -28,7 +28,9 @@ constexpr const char* kSecret = "FAKE-SECRET-9c1e7a-api-key";
 
 std::string inspect(bool running) {
   json j = {{"Id", "dies"}, {"Config", {{"Labels", json::object()}}}};
-  j["State"] = {{"Running", running}, {"Restarting", false}, {"Status", running ? "running" : "exited"},
+  j["State"] = {{"Running", running},
+                {"Restarting", false},
+                {"Status", running ? "running" : "exited"},
                 {"ExitCode", running ? 0 : 3}};
   return j.dump();
 }
@@ -46,7 +48,8 @@ std::string frame(std::string const& line) {
 std::string failure_as_published(std::string const& config_text) {
   auto settings = config::parse_settings(config_text, "cfg");
   REQUIRE(settings);
-  agent::ModuleOptions const o = agent::module_options(settings->settings, agent::Environment{.sysfs_root = "/nonexistent"});
+  agent::ModuleOptions const o =
+      agent::module_options(settings->settings, agent::Environment{.sysfs_root = "/nonexistent"});
   container::ConvergeOptions converge = o.converge;
   converge.settle = std::chrono::milliseconds(100);
   converge.poll_interval = std::chrono::milliseconds(20);
@@ -57,7 +60,8 @@ std::string failure_as_published(std::string const& config_text) {
   d.script("POST", "/containers/dies/start", {FakeResponse{.status = 204}});
   d.script("GET", "/containers/dies/json", {FakeResponse{.body = inspect(true)}, FakeResponse{.body = inspect(false)}});
   d.script("GET", "/containers/dies/logs",
-           {FakeResponse{.body = frame("loading model\n") + frame(std::string("auth failed for token ") + kSecret + "\n")}});
+           {FakeResponse{.body = frame("loading model\n") +
+                                 frame(std::string("auth failed for token ") + kSecret + "\n")}});
   engine::Client client(engine::ClientOptions{.socket_path = d.socket_path()});
   client.set_api_version("1.47");
   container::ContainerSpec spec = o.container;

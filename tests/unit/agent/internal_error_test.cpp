@@ -25,9 +25,7 @@ readiness::ReporterOptions options_in(TempDir const& t) {
   readiness::ReporterOptions o;
   o.state_path = (t.path / "state.json").string();
   o.console_path = (t.path / "console").string();  // a plain file stands in for ttyS0
-  {
-    std::ofstream create(o.console_path);
-  }
+  { std::ofstream create(o.console_path); }
   return o;
 }
 
@@ -80,12 +78,12 @@ TEST_CASE("run_reporting_internal: a throw between steps is charged to the next 
   {
     readiness::Reporter reporter(o);
     CHECK(agent::run_reporting_internal(reporter, [&]() -> int {
-      for (auto s : {readiness::Step::Disk, readiness::Step::Docker, readiness::Step::Credentials,
-                     readiness::Step::Login, readiness::Step::Pull})
-        reporter.publish(readiness::done(s, std::chrono::milliseconds(1)));
-      reporter.publish(readiness::done(readiness::Step::Config, std::chrono::milliseconds(0)));
-      throw 42;
-    }) == agent::kExitFailed);
+            for (auto s : {readiness::Step::Disk, readiness::Step::Docker, readiness::Step::Credentials,
+                           readiness::Step::Login, readiness::Step::Pull})
+              reporter.publish(readiness::done(s, std::chrono::milliseconds(1)));
+            reporter.publish(readiness::done(readiness::Step::Config, std::chrono::milliseconds(0)));
+            throw 42;
+          }) == agent::kExitFailed);
   }
   auto state = readiness::read_state(o.state_path);
   REQUIRE(state);
@@ -100,8 +98,8 @@ TEST_CASE("run_reporting_internal: what a JSON error quotes stays out of the rep
   {
     readiness::Reporter reporter(o);
     CHECK(agent::run_reporting_internal(reporter, [&]() -> int {
-      return static_cast<int>(nlohmann::json::parse(R"({"token": "s3cr3t-marker)").size());
-    }) == agent::kExitFailed);
+            return static_cast<int>(nlohmann::json::parse(R"({"token": "s3cr3t-marker)").size());
+          }) == agent::kExitFailed);
     reporter.flush(std::chrono::seconds(2));
   }
   auto state = readiness::read_state(o.state_path);

@@ -81,7 +81,8 @@ TEST_CASE("store: bind before dockerd; restart an idle dockerd around the bind; 
   CHECK(decide_store({.bound = false, .docker_active = true, .running_containers = -1}) == StoreAction::KeepRootStore);
 }
 
-TEST_CASE("store: another root disk's store is claimed (its containers dropped) only while dockerd does not run on it") {
+TEST_CASE(
+    "store: another root disk's store is claimed (its containers dropped) only while dockerd does not run on it") {
   CHECK_FALSE(must_claim_store({.owned = true}, StoreAction::Bind));
   CHECK_FALSE(must_claim_store({.bound = true, .owned = true}, StoreAction::AlreadyBound));
   CHECK(must_claim_store({.owned = false}, StoreAction::Bind));
@@ -90,8 +91,8 @@ TEST_CASE("store: another root disk's store is claimed (its containers dropped) 
   CHECK(must_claim_store({.bound = true, .docker_active = false, .owned = false}, StoreAction::AlreadyBound));
   // dockerd runs on it already: not under it.
   CHECK_FALSE(must_claim_store({.bound = true, .docker_active = true, .owned = false}, StoreAction::AlreadyBound));
-  CHECK_FALSE(must_claim_store({.docker_active = true, .running_containers = 1, .owned = false},
-                               StoreAction::KeepRootStore));
+  CHECK_FALSE(
+      must_claim_store({.docker_active = true, .running_containers = 1, .owned = false}, StoreAction::KeepRootStore));
 }
 
 TEST_CASE("store: a dockerd process, whoever started it, is seen (the guard before dropping containers)") {

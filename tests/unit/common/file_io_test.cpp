@@ -129,7 +129,8 @@ TEST_CASE("UniqueFd closes once; release hands the descriptor over") {
   ::close(raw);
 }
 
-TEST_CASE("read_file: exactly the limit is read; one byte more is refused, naming the path and the limit, not the content") {
+TEST_CASE(
+    "read_file: exactly the limit is read; one byte more is refused, naming the path and the limit, not the content") {
   TempDir t{"file-io"};
   auto const f = (t.path / "f").string();
   std::ofstream(f) << "SECRET-1234";  // 11 bytes
@@ -165,7 +166,8 @@ TEST_CASE("read_to_end: files larger than its first buffer come back whole, up t
   std::string data;
   for (std::size_t i = 0; data.size() < 300'000; ++i) data += std::to_string(i) + ",";
   std::ofstream(f, std::ios::binary) << data;
-  for (std::size_t limit : {data.size(), data.size() + 1, std::size_t{1} << 30, std::numeric_limits<std::size_t>::max()}) {
+  for (std::size_t limit :
+       {data.size(), data.size() + 1, std::size_t{1} << 30, std::numeric_limits<std::size_t>::max()}) {
     UniqueFd fd(::open(f.c_str(), O_RDONLY | O_CLOEXEC));
     std::string out = "left over";
     CHECK(read_to_end(fd.get(), limit, out) == 0);
@@ -185,7 +187,8 @@ void count_signal(int) { ++g_interruptions; }
 }  // namespace
 
 TEST_CASE("read_to_end: a read interrupted by a signal (EINTR) is retried, nothing lost") {
-  struct sigaction sa {}, old {};
+  struct sigaction sa {
+  }, old{};
   sa.sa_handler = count_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;  // no SA_RESTART: a blocked read(2) fails with EINTR

@@ -94,7 +94,9 @@ TEST_CASE("notify: the encoder leaves no control character and only valid UTF-8"
   CHECK(notify_field("STATUS", "disk…") == "STATUS=disk…");
   CHECK(notify_field("STATUS", "a\tb\nc\rd") == "STATUS=a b c d");
   CHECK(notify_field("STATUS", std::string("a\0b\x1b[2J\x7f", 8)) == "STATUS=a?b?[2J?");
-  CHECK(notify_field("STATUS", "csi \xC2\x9B" "31m, nbsp \xC2\xA0") == "STATUS=csi ?31m, nbsp \xC2\xA0");
+  CHECK(notify_field("STATUS",
+                     "csi \xC2\x9B"
+                     "31m, nbsp \xC2\xA0") == "STATUS=csi ?31m, nbsp \xC2\xA0");
   CHECK(notify_field("STATUS", "bad \xFF\xC0\xAF \xED\xA0\x80 \xE2\x82") == "STATUS=bad ??? ??? ??");
   CHECK(notify_field("STATUS", "caf\xC3\xA9 \xF0\x9F\x90\xB3") == "STATUS=caf\xC3\xA9 \xF0\x9F\x90\xB3");
 }

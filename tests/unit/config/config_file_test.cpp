@@ -14,9 +14,7 @@ struct KV {
   int line;
   bool operator==(KV const&) const = default;
 };
-std::ostream& operator<<(std::ostream& os, KV const& kv) {
-  return os << kv.key << "=[" << kv.value << "]@" << kv.line;
-}
+std::ostream& operator<<(std::ostream& os, KV const& kv) { return os << kv.key << "=[" << kv.value << "]@" << kv.line; }
 std::vector<KV> read(std::string_view text) {
   auto r = parse_config_file(text, "cfg");
   INFO("text: " << text);
@@ -57,15 +55,13 @@ TEST_CASE("config file: comments, blanks, export, quoting styles") {
 }
 
 TEST_CASE("config file: multi-line quoted values keep their start line") {
-  CHECK(read("A='x\ny'\nB=\"p\nq\"\nC=1\n") ==
-        std::vector<KV>{{"A", "x\ny", 1}, {"B", "p\nq", 3}, {"C", "1", 5}});
+  CHECK(read("A='x\ny'\nB=\"p\nq\"\nC=1\n") == std::vector<KV>{{"A", "x\ny", 1}, {"B", "p\nq", 3}, {"C", "1", 5}});
   CHECK(read("A=\"one \\\ntwo\"\nB=x\\\ny\nC=z") ==
         std::vector<KV>{{"A", "one two", 1}, {"B", "xy", 3}, {"C", "z", 5}});
 }
 
 TEST_CASE("config file: what the shell would execute or expand is an error naming key and line") {
-  CHECK(error_of("A=1\nMSG=hello world\n") ==
-        "cfg line 2: MSG: unquoted whitespace in the value (quote the value)");
+  CHECK(error_of("A=1\nMSG=hello world\n") == "cfg line 2: MSG: unquoted whitespace in the value (quote the value)");
   CHECK(error_of("\n\nX=$(touch /tmp/p)") ==
         "cfg line 3: X: shell expansion ($ or `) is not supported (use single quotes or escape it)");
   CHECK(error_of("X=\"a `id`\"") ==
@@ -77,8 +73,7 @@ TEST_CASE("config file: what the shell would execute or expand is an error namin
 TEST_CASE("config file: malformed lines name key and line, never the value") {
   CHECK(error_of("A=1\n\nB='secret\n") == "cfg line 3: B: unterminated single quote");
   CHECK(error_of("B=\"secret") == "cfg line 1: B: unterminated double quote");
-  CHECK(error_of("A=1\nB = 2") ==
-        "cfg line 2: expected KEY=VALUE with '=' right after the key (no spaces around '=')");
+  CHECK(error_of("A=1\nB = 2") == "cfg line 2: expected KEY=VALUE with '=' right after the key (no spaces around '=')");
   // A word without '=' is no key: it may be the rest of an unquoted multi-line secret.
   CHECK(error_of("PASSWORD=first\nhalfOfTheSecret\n") ==
         "cfg line 2: expected KEY=VALUE with '=' right after the key (no spaces around '=')");

@@ -16,10 +16,42 @@ namespace {
 
 // Pieces chosen to hit every rule: separators, quotes, brackets, escapes,
 // whitespace at the edges, multi-byte UTF-8.
-std::vector<std::string> const kPieces = {
-    "a", "Z", "0", "9", " ", "\t", "\n", "\r", ";", "=", "{", "}", "[", "]", "\"", "'", "\\", ":", ",",
-    "$", "`", "#", "-", ".", "/", "\\\"", "\\\\", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\x01", "\x7F",
-    "true", "1.50", "{a:1}", "\"q\""};
+std::vector<std::string> const kPieces = {"a",
+                                          "Z",
+                                          "0",
+                                          "9",
+                                          " ",
+                                          "\t",
+                                          "\n",
+                                          "\r",
+                                          ";",
+                                          "=",
+                                          "{",
+                                          "}",
+                                          "[",
+                                          "]",
+                                          "\"",
+                                          "'",
+                                          "\\",
+                                          ":",
+                                          ",",
+                                          "$",
+                                          "`",
+                                          "#",
+                                          "-",
+                                          ".",
+                                          "/",
+                                          "\\\"",
+                                          "\\\\",
+                                          "\xC3\xA9",
+                                          "\xE2\x82\xAC",
+                                          "\xF0\x9F\x98\x80",
+                                          "\x01",
+                                          "\x7F",
+                                          "true",
+                                          "1.50",
+                                          "{a:1}",
+                                          "\"q\""};
 
 struct Gen {
   std::mt19937_64 rng;

@@ -2,9 +2,9 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <unistd.h>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 using namespace cosmicac;
@@ -59,8 +59,7 @@ TEST_CASE("ENVS: numbers keep their text; non-numbers are strings") {
 }
 
 TEST_CASE("ENVS: nesting, trailing commas, whitespace and quoting inside literals") {
-  CHECK(env_of("C={ a : { b : [ 1 , 2 , ] , } , 'c d' : \"e\\\"f\" , }") ==
-        V{R"(C={"a":{"b":[1,2]},"c d":"e\"f"})"});
+  CHECK(env_of("C={ a : { b : [ 1 , 2 , ] , } , 'c d' : \"e\\\"f\" , }") == V{R"(C={"a":{"b":[1,2]},"c d":"e\"f"})"});
   CHECK(env_of("E={};F=[];G=[[]]") == V{"E={}", "F=[]", "G=[[]]"});
   CHECK(env_of(R"(S={a:'it\'s',b:"\u00e9\n\t",c:"\ud83d\ude00"})") ==
         V{"S={\"a\":\"it's\",\"b\":\"\xC3\xA9\\n\\t\",\"c\":\"\xF0\x9F\x98\x80\"}"});
@@ -148,8 +147,8 @@ TEST_CASE("ENVS: a key given twice is an error naming both entries") {
 }
 
 TEST_CASE("ENVS: an invalid key is never echoed, however short or printable") {
-  for (std::string_view const envs : {"OK=1;2BAD=x", "OK=1;pw-part=x", "OK=1;Secret@db/x?sslmode=require",
-                                      "OK=1;a b=c", "hunter2!=x"}) {
+  for (std::string_view const envs :
+       {"OK=1;2BAD=x", "OK=1;pw-part=x", "OK=1;Secret@db/x?sslmode=require", "OK=1;a b=c", "hunter2!=x"}) {
     auto const e = error_of(envs);
     INFO("ENVS: " << envs);
     CHECK(e.message.find("invalid variable name (must match") != std::string::npos);

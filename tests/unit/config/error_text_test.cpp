@@ -74,22 +74,92 @@ std::set<std::string> const kEnvsReasons = {
     "value is not valid UTF-8",
 };
 std::set<std::string> const kLiteralReasons = {
-    "unterminated literal", "nesting too deep", "expected a value", "unterminated object", "expected a key",
-    "duplicate key", "expected ':' after a key", "expected ',' or '}'", "unterminated array",
-    "expected ',' or ']'", "truncated \\u escape", "bad \\u escape", "unterminated string", "lone low surrogate",
-    "lone high surrogate", "invalid escape in string", "string is not valid UTF-8",
+    "unterminated literal",
+    "nesting too deep",
+    "expected a value",
+    "unterminated object",
+    "expected a key",
+    "duplicate key",
+    "expected ':' after a key",
+    "expected ',' or '}'",
+    "unterminated array",
+    "expected ',' or ']'",
+    "truncated \\u escape",
+    "bad \\u escape",
+    "unterminated string",
+    "lone low surrogate",
+    "lone high surrogate",
+    "invalid escape in string",
+    "string is not valid UTF-8",
 };
 
 std::vector<std::string> const kEnvsPieces = {
-    std::string(kMarker), std::string(kMarker), "A", "B", "_x", "9", "=", "=", ";", ";", " ", "\n", "{", "}", "[",
-    "]", ":", ",", "\"", "'", "\\", "\\u12", "\\ud800", "@", "-", "{a:", "[1,", "'" + std::string(kMarker),
-    "{" + std::string(kMarker) + ":1," + std::string(kMarker) + ":2}", "{k:1,k:2}", "A=1;A=2", "\xFF", "\xC3",
-    std::string(1, '\0'), std::string(70, '['), "postgres://app:pw;", "Secret@db/x?sslmode=require",
+    std::string(kMarker),
+    std::string(kMarker),
+    "A",
+    "B",
+    "_x",
+    "9",
+    "=",
+    "=",
+    ";",
+    ";",
+    " ",
+    "\n",
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    ",",
+    "\"",
+    "'",
+    "\\",
+    "\\u12",
+    "\\ud800",
+    "@",
+    "-",
+    "{a:",
+    "[1,",
+    "'" + std::string(kMarker),
+    "{" + std::string(kMarker) + ":1," + std::string(kMarker) + ":2}",
+    "{k:1,k:2}",
+    "A=1;A=2",
+    "\xFF",
+    "\xC3",
+    std::string(1, '\0'),
+    std::string(70, '['),
+    "postgres://app:pw;",
+    "Secret@db/x?sslmode=require",
 };
 
 std::vector<std::string> const kConfigPieces = {
-    std::string(kMarker), std::string(kMarker), "A", "ENVS", "IMG", "MNT", "NAME", "=", "=", "\n", "\n", " ",
-    "'", "\"", "\\", "$", "`", ";", "|", "#", "export ", "1", "/x", "{a:", std::string(1, '\0'), "\xFF",
+    std::string(kMarker),
+    std::string(kMarker),
+    "A",
+    "ENVS",
+    "IMG",
+    "MNT",
+    "NAME",
+    "=",
+    "=",
+    "\n",
+    "\n",
+    " ",
+    "'",
+    "\"",
+    "\\",
+    "$",
+    "`",
+    ";",
+    "|",
+    "#",
+    "export ",
+    "1",
+    "/x",
+    "{a:",
+    std::string(1, '\0'),
+    "\xFF",
 };
 
 std::string random_text(std::mt19937_64& rng, std::vector<std::string> const& pieces, std::size_t max) {
@@ -109,7 +179,8 @@ TEST_CASE("error text: a connection string with a ; in its password names entry 
   // The same through the settings file, as the journal and STATUS= see it.
   auto s = parse_settings("ENVS='DB_URL=postgres://app:pw;Secret@db/x?sslmode=require'\n", "cfg");
   REQUIRE_FALSE(s);
-  CHECK(s.error().message == "cfg line 1: ENVS: ENVS entry 2: invalid variable name (must match [A-Za-z_][A-Za-z0-9_]*)");
+  CHECK(s.error().message ==
+        "cfg line 1: ENVS: ENVS entry 2: invalid variable name (must match [A-Za-z_][A-Za-z0-9_]*)");
 }
 
 TEST_CASE("error text: random ENVS errors hold only position, a valid key and a fixed reason") {

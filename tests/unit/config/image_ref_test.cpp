@@ -72,5 +72,6 @@ TEST_CASE("image ref: errors say which part is wrong") {
   CHECK(error_of("ghcr.io/") == "invalid image reference: missing repository path");
   for (auto bad : {"a//b", "a/-b", "a/b-", "a/.b", "a/b___c", "a/b..c", "a/b@"})
     CHECK(error_of(bad).starts_with("invalid image reference: "));
-  CHECK(error_of("a/" + std::string(254, 'b')) == "invalid image reference: repository name longer than 255 characters");
+  CHECK(error_of("a/" + std::string(254, 'b')) ==
+        "invalid image reference: repository name longer than 255 characters");
 }

@@ -79,10 +79,36 @@ TEST_CASE("mount points: an allow-list of data places, normalised") {
 // directory the system runs from or trusts makes the container root. The old
 // rule refused only a few exact directories.
 TEST_CASE("mount points: no system tree, nor anything inside one, is accepted") {
-  for (auto sys : {"/usr/local/bin", "/etc/cron.d", "/etc/systemd/system", "/root/.ssh", "/var/lib/docker",
-                   "/etc/sudoers.d", "/usr/lib/systemd/system", "/etc", "/usr/", "/var", "/boot", "/bin", "/sbin",
-                   "/lib", "/lib64", "/lib32", "/libx32", "/proc", "/sys", "/dev", "/run", "/run/data", "/dev/shm/x",
-                   "/root", "/home", "/opt", "/tmp", "/var/tmp/x", "/usr/local/bin/", "//usr//local/./bin"})
+  for (auto sys : {"/usr/local/bin",
+                   "/etc/cron.d",
+                   "/etc/systemd/system",
+                   "/root/.ssh",
+                   "/var/lib/docker",
+                   "/etc/sudoers.d",
+                   "/usr/lib/systemd/system",
+                   "/etc",
+                   "/usr/",
+                   "/var",
+                   "/boot",
+                   "/bin",
+                   "/sbin",
+                   "/lib",
+                   "/lib64",
+                   "/lib32",
+                   "/libx32",
+                   "/proc",
+                   "/sys",
+                   "/dev",
+                   "/run",
+                   "/run/data",
+                   "/dev/shm/x",
+                   "/root",
+                   "/home",
+                   "/opt",
+                   "/tmp",
+                   "/var/tmp/x",
+                   "/usr/local/bin/",
+                   "//usr//local/./bin"})
     CHECK_FALSE(normalise_mount_point(sys));
 }
 
@@ -101,12 +127,16 @@ TEST_CASE("mount points: property: every accepted value lies outside every syste
   // Trees the container must never get read-write: where the system keeps
   // programs, libraries, configuration, state, root's and users' homes, the
   // pseudo filesystems, and the runtime/temporary trees (other services' files).
-  constexpr std::array<std::string_view, 22> kSystemTrees{
-      "/etc", "/usr", "/var", "/root", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-      "/proc", "/sys", "/dev", "/run", "/home", "/opt", "/tmp", "/media", "/snap", "/lost+found", "/efi"};
-  constexpr std::array<std::string_view, 22> kPieces{
-      "data", "models", "scratch", "mnt", "srv", "etc", "usr", "var", "root", "bin", "local", "lib",
-      "..", ".", "", "x", "cron.d", ".ssh", "docker", "registrycred", "a-b.c", "run"};
+  constexpr std::array<std::string_view, 22> kSystemTrees{"/etc",        "/usr",  "/var", "/root",  "/boot",
+                                                          "/bin",        "/sbin", "/lib", "/lib32", "/lib64",
+                                                          "/libx32",     "/proc", "/sys", "/dev",   "/run",
+                                                          "/home",       "/opt",  "/tmp", "/media", "/snap",
+                                                          "/lost+found", "/efi"};
+  constexpr std::array<std::string_view, 22> kPieces{"data",  "models", "scratch", "mnt",    "srv",
+                                                     "etc",   "usr",    "var",     "root",   "bin",
+                                                     "local", "lib",    "..",      ".",      "",
+                                                     "x",     "cron.d", ".ssh",    "docker", "registrycred",
+                                                     "a-b.c", "run"};
   std::mt19937_64 rng(proptest_seed());
   INFO("seed " << proptest_seed());
   std::size_t accepted = 0;

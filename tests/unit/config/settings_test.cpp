@@ -2,10 +2,10 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <unistd.h>
 #include <cstdio>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 
 using namespace cosmicac;
 using namespace cosmicac::config;
@@ -105,9 +105,9 @@ TEST_CASE("settings: empty values keep defaults; unknown and repeated keys warn"
   CHECK(loaded.settings.image.str() == kDefaultImage);
   CHECK(loaded.settings.container_name == kDefaultContainerName);
   CHECK(loaded.settings.mount_point == "/mnt/b");
-  CHECK(loaded.warnings == std::vector<std::string>{
-                               "/etc/default/docker-bootstrap line 4: unknown key FOO (ignored)",
-                               "/etc/default/docker-bootstrap line 6: MNT is set 2 times (first on line 5); the last one counts"});
+  CHECK(loaded.warnings == std::vector<std::string>{"/etc/default/docker-bootstrap line 4: unknown key FOO (ignored)",
+                                                    "/etc/default/docker-bootstrap line 6: MNT is set 2 times (first "
+                                                    "on line 5); the last one counts"});
 }
 
 // A warning per pair of repeats was once O(n²) in time and memory
@@ -118,9 +118,9 @@ TEST_CASE("settings: 5000 repeats of a key are one warning with the count") {
   auto const loaded = parse_settings(text, "cfg");
   REQUIRE(loaded);
   CHECK(loaded->settings.mount_point == "/mnt/d4999");
-  CHECK(loaded->warnings == std::vector<std::string>{
-                                "cfg line 9999: MNT is set 5000 times (first on line 1); the last one counts",
-                                "cfg line 10000: GPU_MODE is set 5000 times (first on line 2); the last one counts"});
+  CHECK(loaded->warnings ==
+        std::vector<std::string>{"cfg line 9999: MNT is set 5000 times (first on line 1); the last one counts",
+                                 "cfg line 10000: GPU_MODE is set 5000 times (first on line 2); the last one counts"});
 }
 
 TEST_CASE("settings: unknown keys warn up to a bound, then as a count") {
@@ -156,8 +156,9 @@ TEST_CASE("settings: CONSOLE_DEVICE must be a device path under /dev") {
 
 TEST_CASE("settings: invalid values are errors naming key and line, not the value") {
   CHECK(error_of("\nMNT=relative/path") == "cfg line 2: MNT: must be an absolute path");
-  CHECK(error_of("MNT=/etc") == "cfg line 1: MNT: must be /data, /models or /scratch, or one name below them or below "
-                               "/mnt or /srv (letters, digits, '.', '_', '-'; at most 64 characters)");
+  CHECK(error_of("MNT=/etc") ==
+        "cfg line 1: MNT: must be /data, /models or /scratch, or one name below them or below "
+        "/mnt or /srv (letters, digits, '.', '_', '-'; at most 64 characters)");
   CHECK(error_of("A=1\nIMG=Bad/Name") == "cfg line 2: IMG: invalid image reference: repository name must be lowercase");
   CHECK(error_of("NAME=-x") ==
         "cfg line 1: NAME: not a valid container name ([a-zA-Z0-9][a-zA-Z0-9_.-]*, at most 128 characters)");
@@ -201,7 +202,8 @@ TEST_CASE("settings: check_setting applies exactly the rule parse_settings appli
   CHECK_FALSE(check_setting("DATA_DISK_SERIAL", "a\tb"));
   CHECK(check_setting("NOPE", "1").error().message == "NOPE is not a configuration key");
   // The same verdicts as parse_settings, key by key.
-  for (std::string const line : {"MNT=/srv/x", "MNT=/proc", "MNT=/etc/cron.d", "IMG=Bad/Name", "NAME=ok", "GPU_MODE=some", "HEARTBEAT_SECONDS=0"}) {
+  for (std::string const line : {"MNT=/srv/x", "MNT=/proc", "MNT=/etc/cron.d", "IMG=Bad/Name", "NAME=ok",
+                                 "GPU_MODE=some", "HEARTBEAT_SECONDS=0"}) {
     auto const eq = line.find('=');
     CHECK(static_cast<bool>(check_setting(line.substr(0, eq), line.substr(eq + 1))) ==
           static_cast<bool>(parse_settings(line, "cfg")));

@@ -15,7 +15,9 @@ using json = nlohmann::json;
 
 namespace {
 ContainerSpec spec() {
-  return ContainerSpec{.name = "cosmicac-container", .image = "ghcr.io/a/b:v1", .image_id = "sha256:1111",
+  return ContainerSpec{.name = "cosmicac-container",
+                       .image = "ghcr.io/a/b:v1",
+                       .image_id = "sha256:1111",
                        .env = {"TOKENLIKE=hunter2"}};
 }
 engine::Client client(FakeDockerd const& d) {
@@ -24,14 +26,15 @@ engine::Client client(FakeDockerd const& d) {
   return c;
 }
 ConvergeOptions fast() {
-  return ConvergeOptions{.settle = std::chrono::milliseconds(150), .health_timeout = std::chrono::milliseconds(500),
+  return ConvergeOptions{.settle = std::chrono::milliseconds(150),
+                         .health_timeout = std::chrono::milliseconds(500),
                          .poll_interval = std::chrono::milliseconds(30)};
 }
 std::string inspect(std::string const& id, bool running, json labels, std::string const& extra_state = "") {
   json j = {{"Id", id}, {"Config", {{"Labels", labels}}}};
-  j["State"] = json::parse(R"({"Running":)" + std::string(running ? "true" : "false") +
-                           R"(,"Restarting":false,"Status":")" + (running ? "running" : "exited") + R"(","ExitCode":)" +
-                           (running ? "0" : "3") + extra_state + "}");
+  j["State"] =
+      json::parse(R"({"Running":)" + std::string(running ? "true" : "false") + R"(,"Restarting":false,"Status":")" +
+                  (running ? "running" : "exited") + R"(","ExitCode":)" + (running ? "0" : "3") + extra_state + "}");
   return j.dump();
 }
 json our_labels(ContainerSpec const& s) { return create_body(s).at("Labels"); }
@@ -43,7 +46,8 @@ void running_after_start(FakeDockerd& d, std::string const& id) {
 
 TEST_CASE("absent: create with the desired body, then start and settle") {
   FakeDockerd d;
-  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = R"({"message":"No such container"})"}});
+  d.script("GET", "/containers/cosmicac-container/json",
+           {FakeResponse{.status = 404, .body = R"({"message":"No such container"})"}});
   d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"new1","Warnings":[]})"}});
   running_after_start(d, "new1");
   auto c = client(d);
@@ -61,7 +65,8 @@ TEST_CASE("absent: create with the desired body, then start and settle") {
 
 TEST_CASE("same hash and running: unchanged, nothing touched") {
   FakeDockerd d;
-  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.body = inspect("old1", true, our_labels(spec()))}});
+  d.script("GET", "/containers/cosmicac-container/json",
+           {FakeResponse{.body = inspect("old1", true, our_labels(spec()))}});
   auto c = client(d);
   auto r = converge_container(c, spec(), fast());
   REQUIRE(r);
@@ -73,7 +78,8 @@ TEST_CASE("same hash and running: unchanged, nothing touched") {
 
 TEST_CASE("same hash but stopped: started, not recreated") {
   FakeDockerd d;
-  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.body = inspect("old1", false, our_labels(spec()))}});
+  d.script("GET", "/containers/cosmicac-container/json",
+           {FakeResponse{.body = inspect("old1", false, our_labels(spec()))}});
   running_after_start(d, "old1");
   auto c = client(d);
   auto r = converge_container(c, spec(), fast());
@@ -90,7 +96,8 @@ TEST_CASE("different hash: stop, remove, recreate; changed fields by name, value
   auto old = spec();
   old.image_id = "sha256:0000";
   old.env = {"TOKENLIKE=older-value"};
-  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.body = inspect("old1", true, our_labels(old))}});
+  d.script("GET", "/containers/cosmicac-container/json",
+           {FakeResponse{.body = inspect("old1", true, our_labels(old))}});
   d.script("POST", "/containers/old1/stop", {FakeResponse{.status = 204}});
   d.script("DELETE", "/containers/old1", {FakeResponse{.status = 204}});
   d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"new2"})"}});
@@ -118,7 +125,8 @@ TEST_CASE("different hash: stop, remove, recreate; changed fields by name, value
 TEST_CASE("a container with our name but no label of ours is replaced, with a warning") {
   test::LogCapture cap;
   FakeDockerd d;
-  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.body = inspect("foreign", true, json::object())}});
+  d.script("GET", "/containers/cosmicac-container/json",
+           {FakeResponse{.body = inspect("foreign", true, json::object())}});
   d.script("POST", "/containers/foreign/stop", {FakeResponse{.status = 204}});
   d.script("DELETE", "/containers/foreign", {FakeResponse{.status = 204}});
   d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"new3"})"}});
@@ -136,7 +144,8 @@ TEST_CASE("a start that fails removes the half-created container") {
   d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
   d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"half"})"}});
   d.script("POST", "/containers/half/start",
-           {FakeResponse{.status = 500, .body = R"({"message":"could not select device driver \"\" with capabilities: [[gpu]]"})"}});
+           {FakeResponse{.status = 500,
+                         .body = R"({"message":"could not select device driver \"\" with capabilities: [[gpu]]"})"}});
   d.script("DELETE", "/containers/half", {FakeResponse{.status = 204}});
   auto c = client(d);
   auto r = converge_container(c, spec(), fast());
@@ -148,7 +157,8 @@ TEST_CASE("a start that fails removes the half-created container") {
 TEST_CASE("a create refused by dockerd is ContainerError naming the status") {
   FakeDockerd d;
   d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
-  d.script("POST", "/containers/create", {FakeResponse{.status = 400, .body = R"({"message":"invalid mount config"})"}});
+  d.script("POST", "/containers/create",
+           {FakeResponse{.status = 400, .body = R"({"message":"invalid mount config"})"}});
   auto c = client(d);
   auto r = converge_container(c, spec(), fast());
   REQUIRE_FALSE(r);
@@ -161,8 +171,9 @@ TEST_CASE("exiting during the settle period: ContainerExited with the exit code 
   d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
   d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"dies"})"}});
   d.script("POST", "/containers/dies/start", {FakeResponse{.status = 204}});
-  d.script("GET", "/containers/dies/json", {FakeResponse{.body = inspect("dies", true, json::object())},
-                                            FakeResponse{.body = inspect("dies", false, json::object())}});
+  d.script("GET", "/containers/dies/json",
+           {FakeResponse{.body = inspect("dies", true, json::object())},
+            FakeResponse{.body = inspect("dies", false, json::object())}});
   d.script("GET", "/containers/dies/logs", {FakeResponse{.body = std::string("\x02\0\0\0\0\0\0\x0btoken=abc1\n", 19)}});
   auto c = client(d);
   auto r = converge_container(c, spec(), fast());
@@ -178,8 +189,9 @@ TEST_CASE("FAILURE_LOG_LINES: ContainerExited with the exit code and that many l
   d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
   d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"dies"})"}});
   d.script("POST", "/containers/dies/start", {FakeResponse{.status = 204}});
-  d.script("GET", "/containers/dies/json", {FakeResponse{.body = inspect("dies", true, json::object())},
-                                            FakeResponse{.body = inspect("dies", false, json::object())}});
+  d.script("GET", "/containers/dies/json",
+           {FakeResponse{.body = inspect("dies", true, json::object())},
+            FakeResponse{.body = inspect("dies", false, json::object())}});
   std::string logs;
   for (int i = 1; i <= 25; ++i) {
     std::string line = "line " + std::to_string(i) + "\n";
@@ -209,12 +221,14 @@ TEST_CASE("a HEALTHCHECK must report healthy; unhealthy fails") {
   d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
   d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"h1"})"}});
   d.script("POST", "/containers/h1/start", {FakeResponse{.status = 204}});
-  d.script("GET", "/containers/h1/json", {FakeResponse{.body = inspect("h1", true, json::object(), R"(,"Health":{"Status":"starting"})")},
-                                          FakeResponse{.body = inspect("h1", true, json::object(), R"(,"Health":{"Status":"healthy"})")}});
+  d.script("GET", "/containers/h1/json",
+           {FakeResponse{.body = inspect("h1", true, json::object(), R"(,"Health":{"Status":"starting"})")},
+            FakeResponse{.body = inspect("h1", true, json::object(), R"(,"Health":{"Status":"healthy"})")}});
   auto c = client(d);
   REQUIRE(converge_container(c, spec(), fast()));
 
-  d.script("GET", "/containers/h1/json", {FakeResponse{.body = inspect("h1", true, json::object(), R"(,"Health":{"Status":"unhealthy"})")}});
+  d.script("GET", "/containers/h1/json",
+           {FakeResponse{.body = inspect("h1", true, json::object(), R"(,"Health":{"Status":"unhealthy"})")}});
   auto r = converge_container(c, spec(), fast());
   REQUIRE_FALSE(r);
   CHECK(r.error().reason == Reason::ContainerExited);
@@ -236,7 +250,8 @@ TEST_CASE("preflight: an unmounted bind source stops everything before create") 
 
 TEST_CASE("the settle period counts from the container's own start: long-running is settled at once") {
   FakeDockerd d;
-  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.body = inspect("old1", false, our_labels(spec()))}});
+  d.script("GET", "/containers/cosmicac-container/json",
+           {FakeResponse{.body = inspect("old1", false, our_labels(spec()))}});
   d.script("POST", "/containers/old1/start", {FakeResponse{.status = 304}});
   // dockerd restarted it at boot an hour ago (restart policy): nothing to wait for.
   d.script("GET", "/containers/old1/json",
@@ -258,7 +273,8 @@ TEST_CASE("a container state with fields of unexpected types is read, not thrown
   d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":"odd"})"}});
   d.script("POST", "/containers/odd/start", {FakeResponse{.status = 204}});
   d.script("GET", "/containers/odd/json",
-           {FakeResponse{.body = R"({"Id":"odd","State":{"Running":false,"Restarting":"no","Status":5,"ExitCode":"3"}})"}});
+           {FakeResponse{.body =
+                             R"({"Id":"odd","State":{"Running":false,"Restarting":"no","Status":5,"ExitCode":"3"}})"}});
   auto c = client(d);
   auto r = converge_container(c, spec(), fast());
   REQUIRE_FALSE(r);

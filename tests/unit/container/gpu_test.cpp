@@ -31,14 +31,17 @@ TEST_CASE("dockerd serves GPUs with the hook, an nvidia runtime or NVIDIA CDI de
   CHECK(docker_serves_gpus(parse_system_info("{}"), true));
   CHECK_FALSE(docker_serves_gpus(parse_system_info(R"({"Runtimes":{"runc":{}}})"), false));
   CHECK(docker_serves_gpus(parse_system_info(R"({"Runtimes":{"runc":{},"nvidia":{}}})"), false));
-  CHECK(docker_serves_gpus(parse_system_info(R"({"DiscoveredDevices":[{"Source":"cdi","ID":"nvidia.com/gpu=0"}]})"), false));
+  CHECK(docker_serves_gpus(parse_system_info(R"({"DiscoveredDevices":[{"Source":"cdi","ID":"nvidia.com/gpu=0"}]})"),
+                           false));
 }
 
 TEST_CASE("GPU readiness: device nodes waited for, then the hook is required") {
   TempDir t{"gpu-test"};
   fs::create_directories(t.path / "dev");
-  GpuEnv env{.dev_root = (t.path / "dev").string(), .fs_root = t.path.string(),
-             .wait = std::chrono::milliseconds(200), .poll_interval = std::chrono::milliseconds(50)};
+  GpuEnv env{.dev_root = (t.path / "dev").string(),
+             .fs_root = t.path.string(),
+             .wait = std::chrono::milliseconds(200),
+             .poll_interval = std::chrono::milliseconds(50)};
   auto st = check_gpus_ready(engine::SystemInfo{}, env);
   REQUIRE_FALSE(st);
   CHECK(st.error().reason == Reason::GpuUnavailable);

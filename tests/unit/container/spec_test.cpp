@@ -7,8 +7,13 @@ using json = nlohmann::json;
 
 namespace {
 ContainerSpec full() {
-  return ContainerSpec{.name = "cosmicac-container", .image = "ghcr.io/a/b:v1", .image_id = "sha256:1111",
-                       .env = {"A=1", "CFG={\"x\":1}"}, .mount_point = "/data", .gpus = true, .gpu_container = true};
+  return ContainerSpec{.name = "cosmicac-container",
+                       .image = "ghcr.io/a/b:v1",
+                       .image_id = "sha256:1111",
+                       .env = {"A=1", "CFG={\"x\":1}"},
+                       .mount_point = "/data",
+                       .gpus = true,
+                       .gpu_container = true};
 }
 }  // namespace
 

@@ -134,7 +134,8 @@ TEST_CASE("apply on a blank 120 GiB loop device: partition, format, mount, fstab
   struct stat md {};
   REQUIRE(::stat(mnt.c_str(), &md) == 0);
   CHECK((md.st_mode & 0777) == 0755);
-  CHECK(slurp(wanted.fstab_path).find("UUID=" + out->uuid + " " + mnt + " ext4 nosuid,nodev,nofail,x-systemd.device-timeout=30s 0 2") !=
+  CHECK(slurp(wanted.fstab_path)
+            .find("UUID=" + out->uuid + " " + mnt + " ext4 nosuid,nodev,nofail,x-systemd.device-timeout=30s 0 2") !=
         std::string::npos);
 
   // Run again from a fresh look: ours, already mounted, nothing written.
@@ -349,7 +350,8 @@ TEST_CASE("apply with a data root: an earlier version's filesystem stays at MNT 
 // policy. The VM is re-created (a new root disk: a fresh fstab) with the same
 // data disk; had the agent taken the marker for its layout, it would bind
 // that docker/ over /var/lib/docker and dockerd would restore the plant.
-TEST_CASE("apply with a data root: a container's plant on an earlier-layout filesystem is never bound as docker's store") {
+TEST_CASE(
+    "apply with a data root: a container's plant on an earlier-layout filesystem is never bound as docker's store") {
   TempDir dir;
   auto img = make_sparse(dir / "disk.img", 2 * GiB);
   LoopDevice loop(img, /*partscan=*/true);
@@ -371,7 +373,10 @@ TEST_CASE("apply with a data root: a container's plant on an earlier-layout file
   spit(mnt + "/docker/containers/" + id + "/config.v2.json", R"({"ID":")" + id + R"(","Name":"/planted"})");
   unmount_all({mnt});
 
-  DiskWanted const wanted{.mount_point = mnt, .min_bytes = 1, .partition_wait = 10s, .fstab_path = dir / "fstab.vm1",
+  DiskWanted const wanted{.mount_point = mnt,
+                          .min_bytes = 1,
+                          .partition_wait = 10s,
+                          .fstab_path = dir / "fstab.vm1",
                           .data_root = root};
   auto out = apply(decide(facts_for(loop), wanted), wanted);
   REQUIRE(out);
@@ -405,7 +410,10 @@ TEST_CASE("apply with a data root: the previous version's layout is accepted on 
   std::string const root = dir / "var/lib/cosmicac/data";
   Unmount guard_root{root};
   Unmount guard{mnt};
-  DiskWanted const wanted{.mount_point = mnt, .min_bytes = 1, .partition_wait = 10s, .fstab_path = dir / "fstab",
+  DiskWanted const wanted{.mount_point = mnt,
+                          .min_bytes = 1,
+                          .partition_wait = 10s,
+                          .fstab_path = dir / "fstab",
                           .data_root = root};
   auto made = apply(decide(facts_for(loop), wanted), wanted);
   REQUIRE(made);
@@ -422,8 +430,11 @@ TEST_CASE("apply with a data root: the previous version's layout is accepted on 
 
   REQUIRE(::removexattr(root.c_str(), "trusted.cosmicac.layout") == 0);
   unmount_all({mnt, root});
-  DiskWanted const recreated{.mount_point = mnt, .min_bytes = 1, .partition_wait = 10s,
-                             .fstab_path = dir / "fstab.new", .data_root = root};
+  DiskWanted const recreated{.mount_point = mnt,
+                             .min_bytes = 1,
+                             .partition_wait = 10s,
+                             .fstab_path = dir / "fstab.new",
+                             .data_root = root};
   auto other = apply(decide(facts_for(loop), recreated), recreated);
   REQUIRE(other);
   CHECK(other->docker_store.empty());
@@ -443,7 +454,10 @@ TEST_CASE("apply with a data root: live mounts and fstab lines without nosuid,no
   Unmount guard_store{store_target};
   Unmount guard_root{root};
   Unmount guard{mnt};
-  DiskWanted const wanted{.mount_point = mnt, .min_bytes = 1, .partition_wait = 10s, .fstab_path = dir / "fstab",
+  DiskWanted const wanted{.mount_point = mnt,
+                          .min_bytes = 1,
+                          .partition_wait = 10s,
+                          .fstab_path = dir / "fstab",
                           .data_root = root};
   auto made = apply(decide(facts_for(loop), wanted), wanted);
   REQUIRE(made);

@@ -31,8 +31,11 @@ std::uint64_t file_size(std::string const& p) {
 // The image as the only disk of a system, through decide().
 DiskPlan plan_for_image(std::string const& image) {
   SystemFacts facts;
-  facts.disks.push_back({.name = "vdz", .dev_path = image, .size_bytes = file_size(image),
-                         .content_probed = true, .content = probe_content(image)});
+  facts.disks.push_back({.name = "vdz",
+                         .dev_path = image,
+                         .size_bytes = file_size(image),
+                         .content_probed = true,
+                         .content = probe_content(image)});
   facts.graph.push_back({.name = "vdz"});
   return decide(facts, {.mount_point = "/srv/cosmicac-test", .min_bytes = 1});
 }
@@ -143,9 +146,13 @@ TEST_CASE("classify: our partition with ext4 is mounted as it is") {
 
 TEST_CASE("classify: ext4, xfs and btrfs on the whole disk are adopted, never rewritten") {
   TempDir dir;
-  struct Case { const char* tool; std::vector<std::string> args; const char* type; };
-  for (auto const& k : {Case{"mkfs.ext4", {"-q"}, "ext4"}, Case{"mkfs.xfs", {"-q"}, "xfs"},
-                        Case{"mkfs.btrfs", {"-q"}, "btrfs"}}) {
+  struct Case {
+    const char* tool;
+    std::vector<std::string> args;
+    const char* type;
+  };
+  for (auto const& k :
+       {Case{"mkfs.ext4", {"-q"}, "ext4"}, Case{"mkfs.xfs", {"-q"}, "xfs"}, Case{"mkfs.btrfs", {"-q"}, "btrfs"}}) {
     DYNAMIC_SECTION(k.type) {
       auto img = make_sparse(dir / (std::string(k.type) + ".img"), 400 * MiB);
       auto args = k.args;
@@ -211,8 +218,9 @@ TEST_CASE("refused: an LVM physical volume") {
 TEST_CASE("refused: a LUKS container") {
   TempDir dir;
   auto img = make_sparse(dir / "luks.img", 64 * MiB);
-  run_ok("cryptsetup", {"luksFormat", "-q", "--type", "luks2", "--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000",
-                        "--key-file", "-", img},
+  run_ok("cryptsetup",
+         {"luksFormat", "-q", "--type", "luks2", "--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000", "--key-file",
+          "-", img},
          "not-a-secret");
   require_refused_untouched(img, "crypto_LUKS");
 }
@@ -349,7 +357,9 @@ std::string le32(std::uint32_t v) {
   for (int i = 0; i < 4; ++i) s[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xffU);
   return s;
 }
-std::string le64(std::uint64_t v) { return le32(static_cast<std::uint32_t>(v)) + le32(static_cast<std::uint32_t>(v >> 32)); }
+std::string le64(std::uint64_t v) {
+  return le32(static_cast<std::uint32_t>(v)) + le32(static_cast<std::uint32_t>(v >> 32));
+}
 
 constexpr std::uint32_t kMdMagic = 0xa92b4efc;  // linux/raid/md_p.h MD_SB_MAGIC
 
@@ -364,11 +374,11 @@ TEST_CASE("refused: an md 1.0 superblock at the end of the disk") {
   std::uint64_t const sb = (size & ~0xfffULL) - 0x2000;  // 8 KiB before the end, 4 KiB aligned
   std::string block(256, '\0');
   block.replace(0, 4, le32(kMdMagic));
-  block.replace(4, 4, le32(1));                  // major_version
-  block.replace(16, 16, "0123456789abcdef");     // set_uuid
-  block.replace(32, 6, "data:0");                // set_name
-  block.replace(136, 8, le64(0));                // data_offset (sectors)
-  block.replace(144, 8, le64(sb / 512));         // super_offset (sectors)
+  block.replace(4, 4, le32(1));               // major_version
+  block.replace(16, 16, "0123456789abcdef");  // set_uuid
+  block.replace(32, 6, "data:0");             // set_name
+  block.replace(136, 8, le64(0));             // data_offset (sectors)
+  block.replace(144, 8, le64(sb / 512));      // super_offset (sectors)
   write_at(img, sb, block);
   auto const facts = probe_content(img);
   CHECK(facts.whole.type == "linux_raid_member");
@@ -382,10 +392,10 @@ TEST_CASE("refused: an md 0.90 superblock at the end of the disk") {
   std::uint64_t const sb = (size & ~0xffffULL) - 0x10000;  // the last 64 KiB-aligned 64 KiB
   std::string block(128, '\0');
   block.replace(0, 4, le32(kMdMagic));
-  block.replace(4, 4, le32(0));    // major_version
-  block.replace(8, 4, le32(90));   // minor_version
+  block.replace(4, 4, le32(0));            // major_version
+  block.replace(8, 4, le32(90));           // minor_version
   block.replace(20, 4, le32(0x01020304));  // set_uuid0
-  block.replace(32, 4, le32(1));   // size (KiB used on this member)
+  block.replace(32, 4, le32(1));           // size (KiB used on this member)
   write_at(img, sb, block);
   auto const facts = probe_content(img);
   CHECK(facts.whole.type == "linux_raid_member");

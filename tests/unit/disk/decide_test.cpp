@@ -27,7 +27,9 @@ SystemFacts with_root_vda() {
   SystemFacts f;
   ContentFacts root;
   root.table_type = "gpt";
-  root.partitions.push_back({.number = 1, .size_bytes = 20 * GiB, .type = kLinuxFsTypeGuid,
+  root.partitions.push_back({.number = 1,
+                             .size_bytes = 20 * GiB,
+                             .type = kLinuxFsTypeGuid,
                              .content = {.type = "ext4", .usage = "filesystem", .uuid = "root-uuid"}});
   add_disk(f, make_disk("vda", 500, root));  // larger than any data disk on purpose
   f.mounts.push_back({.target = "/", .source = "/dev/vda1", .device = "vda1"});
@@ -160,7 +162,9 @@ TEST_CASE("decide: NVMe root (nvme0n1p1) excludes nvme0n1") {
   SystemFacts f;
   ContentFacts root;
   root.table_type = "gpt";
-  root.partitions.push_back({.number = 1, .size_bytes = 500 * GiB, .type = kLinuxFsTypeGuid,
+  root.partitions.push_back({.number = 1,
+                             .size_bytes = 500 * GiB,
+                             .type = kLinuxFsTypeGuid,
                              .content = {.type = "ext4", .usage = "filesystem", .uuid = "r"}});
   add_disk(f, make_disk("nvme0n1", 500, root));
   add_disk(f, make_disk("nvme1n1", 200));
@@ -171,11 +175,12 @@ TEST_CASE("decide: NVMe root (nvme0n1p1) excludes nvme0n1") {
   CHECK(p.root_disks == std::vector<std::string>{"nvme0n1"});
 }
 
-TEST_CASE("decide: root on LVM over LUKS over a partition excludes the physical disk; an LV spanning disks excludes all") {
+TEST_CASE(
+    "decide: root on LVM over LUKS over a partition excludes the physical disk; an LV spanning disks excludes all") {
   SystemFacts f;
   add_disk(f, make_disk("sda", 500, whole_fs_content("ext4", "filesystem")));  // content irrelevant: excluded first
   f.graph.push_back({.name = "sda2", .parents = {"sda"}});
-  f.graph.push_back({.name = "dm-0", .parents = {"sda2"}});  // LUKS
+  f.graph.push_back({.name = "dm-0", .parents = {"sda2"}});         // LUKS
   f.graph.push_back({.name = "dm-1", .parents = {"dm-0", "sdb"}});  // the root LV, on two PVs
   add_disk(f, make_disk("sdb", 400));
   add_disk(f, make_disk("sdc", 200));
@@ -292,7 +297,8 @@ TEST_CASE("decide: the mount point is compared and written normalised") {
   CHECK(p.chosen->already_mounted);
 }
 
-TEST_CASE("decide: with a data root, our disk's own mounts (data root, MNT and the docker store binds) are not 'in use'") {
+TEST_CASE(
+    "decide: with a data root, our disk's own mounts (data root, MNT and the docker store binds) are not 'in use'") {
   auto f = with_root_vda();
   add_disk(f, make_disk("vdb", 300, ours_content("our-uuid")));
   f.mounts.push_back({.target = "/var/lib/cosmicac/data", .source = "/dev/vdb1", .device = "vdb1"});

@@ -1,7 +1,7 @@
 // Discovery on a fake sysfs tree shaped like the kernel's (devices/… with
 // class/block symlinks), a fake mountinfo, and image files as device nodes.
-#include "disk/decide.hpp"
 #include "disk/discover.hpp"
+#include "disk/decide.hpp"
 #include "disk/partition.hpp"
 #include "test_images.hpp"
 
@@ -84,7 +84,10 @@ void build_system(FakeSystem& s) {
   s.partition(n1, "nvme1n1p1", 1, "259:3");
   auto scsi = s.sys() / "devices/pci0000:00/0000:00:08.0/host0/target0:0:0/0:0:0:0";
   auto sda = s.block("pci0000:00/0000:00:08.0/host0/target0:0:0/0:0:0:0/block/sda", "8:0", 400 * GiB);
-  std::string vpd("\x00\x80\x00\x0a" "SCSI-SER-1", 14);
+  std::string
+      vpd("\x00\x80\x00\x0a"
+          "SCSI-SER-1",
+          14);
   put(scsi / "vpd_pg80", vpd);
   fs::create_directory_symlink(scsi, sda / "device");
   s.partition(sda, "sda1", 1, "8:1");

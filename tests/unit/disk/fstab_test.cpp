@@ -79,11 +79,12 @@ TEST_CASE("ensure_fstab_entry replaces our earlier line for the mount point in p
   INFO(text);
   CHECK(text.find("2222-old") == std::string::npos);
   CHECK(count(text, " /data ") == 1);
-  CHECK(text.find("UUID=3333-new /data ext4 nosuid,nodev,nofail,x-systemd.device-timeout=30s 0 2") != std::string::npos);
+  CHECK(text.find("UUID=3333-new /data ext4 nosuid,nodev,nofail,x-systemd.device-timeout=30s 0 2") !=
+        std::string::npos);
   // Other lines and every comment survive, in order, the comment above the old line now above the new one.
-  for (auto const* keep : {"# /etc/fstab: static file system information.", "# root",
-                           "UUID=1111-root / ext4 errors=remount-ro 0 1", "# trailing comment",
-                           "# the data disk (added by docker-bootstrap.sh)"})
+  for (auto const* keep :
+       {"# /etc/fstab: static file system information.", "# root", "UUID=1111-root / ext4 errors=remount-ro 0 1",
+        "# trailing comment", "# the data disk (added by docker-bootstrap.sh)"})
     CHECK(text.find(keep) != std::string::npos);
   CHECK(text.find("/dev/sr0 /media/cdrom0 udf,iso9660 user,noauto 0 0") != std::string::npos);
   CHECK(text.find("# the data disk") < text.find("UUID=3333-new"));
@@ -157,9 +158,12 @@ TEST_CASE("ensure_fstab_entry upgrades the previous version's lines to nosuid,no
        "UUID=3333 /var/lib/cosmicac/data ext4 defaults,nofail,x-systemd.device-timeout=30s 0 2\n"
        "/var/lib/cosmicac/data/mnt /data none bind,nofail,x-systemd.requires-mounts-for=/var/lib/cosmicac/data 0 0\n");
   auto data = data_fstab_entry("3333", "/var/lib/cosmicac/data", "ext4", 30s);
-  FstabEntry const bind{.source = "/var/lib/cosmicac/data/mnt", .target = "/data", .fstype = "none",
+  FstabEntry const bind{.source = "/var/lib/cosmicac/data/mnt",
+                        .target = "/data",
+                        .fstype = "none",
                         .options = "bind,nosuid,nodev,nofail,x-systemd.requires-mounts-for=/var/lib/cosmicac/data",
-                        .freq = 0, .passno = 0};
+                        .freq = 0,
+                        .passno = 0};
   auto changed = ensure_fstab_entry(path, data);
   REQUIRE(changed);
   CHECK(*changed);

@@ -52,7 +52,8 @@ TEST_CASE("layout: the marker file is not the layout; only the trusted attribute
   cosmicac::test::TempDir dir;
   fs::create_directory(dir.path / "mnt");
   fs::create_directory(dir.path / "docker");
-  std::ofstream(dir.path / "cosmicac-layout") << "cosmicac-bootstrap data layout 1: mnt/ is MNT, docker/ is /var/lib/docker\n";
+  std::ofstream(dir.path / "cosmicac-layout")
+      << "cosmicac-bootstrap data layout 1: mnt/ is MNT, docker/ is /var/lib/docker\n";
   auto c = read_root_content(dir.path);
   REQUIRE(c);
   CHECK(*c == RootContent::UnmarkedLayout);

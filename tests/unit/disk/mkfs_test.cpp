@@ -1,5 +1,5 @@
-#include "disk/facts.hpp"
 #include "disk/mkfs.hpp"
+#include "disk/facts.hpp"
 #include "disk/probe.hpp"
 #include "test_images.hpp"
 

@@ -1,5 +1,5 @@
-#include "disk/classify.hpp"
 #include "disk/partition.hpp"
+#include "disk/classify.hpp"
 #include "disk/probe.hpp"
 #include "test_images.hpp"
 

@@ -13,9 +13,7 @@
 
 namespace cosmicac::disk::test {
 
-TempDir::TempDir() {
-  path_ = cosmicac::test::make_temp_dir("cosmicac-disk-test", "/var/tmp").string();
-}
+TempDir::TempDir() { path_ = cosmicac::test::make_temp_dir("cosmicac-disk-test", "/var/tmp").string(); }
 
 TempDir::~TempDir() {
   std::error_code ec;

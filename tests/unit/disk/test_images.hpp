@@ -38,7 +38,7 @@ class LoopDevice {
   ~LoopDevice();
   LoopDevice(LoopDevice const&) = delete;
   LoopDevice& operator=(LoopDevice const&) = delete;
-  std::string const& path() const { return path_; }   // /dev/loopN
+  std::string const& path() const { return path_; }     // /dev/loopN
   std::string name() const { return path_.substr(5); }  // loopN
 
  private:

@@ -5,10 +5,10 @@
 
 #include <catch2/catch_test_macros.hpp>
 
-#include <chrono>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <chrono>
 
 #include <cstdio>
 #include <string>
@@ -45,8 +45,8 @@ TEST_CASE("version components of any length compare exactly (the daemon sends th
   CHECK(compare_api_versions("1.41", huge) < 0);
   CHECK(compare_api_versions(huge, huge) == 0);
   CHECK(compare_api_versions(huge + "4", huge) > 0);
-  CHECK(compare_api_versions("1.041", "1.41") == 0);  // leading zeros are not digits of value
-  CHECK(compare_api_versions("1.41.0", "1.41") == 0);  // a missing component is 0
+  CHECK(compare_api_versions("1.041", "1.41") == 0);     // leading zeros are not digits of value
+  CHECK(compare_api_versions("1.41.0", "1.41") == 0);    // a missing component is 0
   CHECK(compare_api_versions("1.41-rc1", "1.41") == 0);  // the number ends at the first non-digit
   CHECK(compare_api_versions("", "0") == 0);
   CHECK(negotiate_api_version(huge, "1.12", "1.47") == "1.47");
@@ -84,9 +84,11 @@ TEST_CASE("query, body and headers reach the server; statuses are returned, not 
   d.script("POST", "/images/create", {FakeResponse{.status = 404, .body = R"({"message":"manifest unknown"})"}});
   Client c(options_for(d));
   c.set_api_version("1.47");
-  auto r = c.request(Request{.method = "POST", .path = "/images/create",
+  auto r = c.request(Request{.method = "POST",
+                             .path = "/images/create",
                              .query = {{"fromImage", "ghcr.io/a/b c"}, {"tag", "v1"}},
-                             .body = R"({"k":1})", .headers = {"X-Test: value"}});
+                             .body = R"({"k":1})",
+                             .headers = {"X-Test: value"}});
   REQUIRE(r);
   CHECK(r->status == 404);
   auto rec = d.requests("POST", "/images/create").at(0);
@@ -107,8 +109,8 @@ TEST_CASE("a stream calls back once per line, across chunk boundaries") {
            {FakeResponse{.chunks = {"{\"a\":1}\n{\"b\"", ":2}\n", "\n{\"c\":3}\r\n{\"d\":4}"}}});
   Client c(options_for(d));
   std::vector<std::string> lines;
-  auto r = c.stream(Request{.method = "POST", .path = "/images/create"},
-                    [&](std::string_view l) { lines.emplace_back(l); });
+  auto r =
+      c.stream(Request{.method = "POST", .path = "/images/create"}, [&](std::string_view l) { lines.emplace_back(l); });
   REQUIRE(r);
   CHECK(r->status == 200);
   CHECK(lines == std::vector<std::string>{R"({"a":1})", R"({"b":2})", R"({"c":3})", R"({"d":4})"});

@@ -18,8 +18,7 @@ Client client(FakeDockerd const& d) {
 
 TEST_CASE("inspect_container: id, string labels, state and health; absent is nullopt") {
   FakeDockerd d;
-  d.script("GET", "/containers/web/json",
-           {FakeResponse{.body = R"({"Id":"abc","Config":{"Labels":{"a":"1","n":2}},
+  d.script("GET", "/containers/web/json", {FakeResponse{.body = R"({"Id":"abc","Config":{"Labels":{"a":"1","n":2}},
               "State":{"Running":true,"Restarting":false,"Status":"running","ExitCode":0,
                        "StartedAt":"2026-11-22T14:14:19.5Z","Health":{"Status":"starting"}}})"}});
   auto c = client(d);
@@ -37,14 +36,18 @@ TEST_CASE("inspect_container: id, string labels, state and health; absent is nul
   CHECK(*x.state.started_at == *parse_docker_time("2026-11-22T14:14:19.500Z"));
   CHECK(x.state.health == std::optional<std::string>("starting"));
 
-  d.script("GET", "/containers/web/json", {FakeResponse{.status = 404, .body = R"({"message":"No such container: web"})"}});
+  d.script("GET", "/containers/web/json",
+           {FakeResponse{.status = 404, .body = R"({"message":"No such container: web"})"}});
   auto absent = inspect_container(c, "web");
   REQUIRE(absent);
   CHECK_FALSE(absent->has_value());
 
   // Fields of the wrong type are left at their defaults, not thrown at.
-  d.script("GET", "/containers/web/json",
-           {FakeResponse{.body = R"({"Id":"abc","State":{"Running":"yes","Status":5,"ExitCode":"3","StartedAt":"0001-01-01T00:00:00Z"}})"}});
+  d.script(
+      "GET", "/containers/web/json",
+      {FakeResponse{
+          .body =
+              R"({"Id":"abc","State":{"Running":"yes","Status":5,"ExitCode":"3","StartedAt":"0001-01-01T00:00:00Z"}})"}});
   auto odd = inspect_container(c, "web");
   REQUIRE(odd);
   REQUIRE(odd->has_value());
@@ -78,7 +81,8 @@ TEST_CASE("create_container: name in the query, the body as sent, the id and war
   REQUIRE_FALSE(no_id);
   CHECK(no_id.error().message == "creating container web: no Id in the answer");
 
-  d.script("POST", "/containers/create", {FakeResponse{.status = 404, .body = R"({"message":"No such image: x:latest"})"}});
+  d.script("POST", "/containers/create",
+           {FakeResponse{.status = 404, .body = R"({"message":"No such image: x:latest"})"}});
   auto no_image = create_container(c, "web", "{}");
   REQUIRE_FALSE(no_image);
   CHECK(no_image.error().reason == Reason::ImageNotFound);
@@ -87,8 +91,9 @@ TEST_CASE("create_container: name in the query, the body as sent, the id and war
 TEST_CASE("start, stop, remove: which statuses are success") {
   FakeDockerd d;
   auto c = client(d);
-  d.script("POST", "/containers/i1/start", {FakeResponse{.status = 204}, FakeResponse{.status = 304},
-                                            FakeResponse{.status = 404, .body = R"({"message":"No such container"})"}});
+  d.script("POST", "/containers/i1/start",
+           {FakeResponse{.status = 204}, FakeResponse{.status = 304},
+            FakeResponse{.status = 404, .body = R"({"message":"No such container"})"}});
   CHECK(start_container(c, "i1", "web"));
   CHECK(start_container(c, "i1", "web"));  // already running
   auto gone = start_container(c, "i1", "web");
@@ -96,8 +101,9 @@ TEST_CASE("start, stop, remove: which statuses are success") {
   CHECK(gone.error().reason == Reason::ContainerError);
   CHECK(gone.error().message == "starting container web: HTTP 404: No such container");
 
-  d.script("POST", "/containers/i1/stop", {FakeResponse{.status = 204}, FakeResponse{.status = 304}, FakeResponse{.status = 404},
-                                           FakeResponse{.status = 500, .body = R"({"message":"cannot stop"})"}});
+  d.script("POST", "/containers/i1/stop",
+           {FakeResponse{.status = 204}, FakeResponse{.status = 304}, FakeResponse{.status = 404},
+            FakeResponse{.status = 500, .body = R"({"message":"cannot stop"})"}});
   CHECK(stop_container(c, "i1", "web", 7));
   CHECK(d.requests("POST", "/containers/i1/stop").at(0).query.at("t") == "7");
   CHECK(stop_container(c, "i1", "web", 7));  // already stopped
@@ -107,8 +113,9 @@ TEST_CASE("start, stop, remove: which statuses are success") {
   CHECK(refused.error().message == "stopping container web: HTTP 500: cannot stop");
   CHECK(refused.error().transient);
 
-  d.script("DELETE", "/containers/i1", {FakeResponse{.status = 204}, FakeResponse{.status = 404},
-                                        FakeResponse{.status = 409, .body = R"({"message":"removal in progress"})"}});
+  d.script("DELETE", "/containers/i1",
+           {FakeResponse{.status = 204}, FakeResponse{.status = 404},
+            FakeResponse{.status = 409, .body = R"({"message":"removal in progress"})"}});
   CHECK(remove_container(c, "i1"));
   CHECK(d.requests("DELETE", "/containers/i1").at(0).query.at("force") == "1");
   CHECK(remove_container(c, "i1"));  // already gone
@@ -120,7 +127,8 @@ TEST_CASE("start, stop, remove: which statuses are success") {
 TEST_CASE("a start dockerd refuses for want of a GPU driver is GpuUnavailable") {
   FakeDockerd d;
   d.script("POST", "/containers/i1/start",
-           {FakeResponse{.status = 500, .body = R"({"message":"could not select device driver \"\" with capabilities: [[gpu]]"})"}});
+           {FakeResponse{.status = 500,
+                         .body = R"({"message":"could not select device driver \"\" with capabilities: [[gpu]]"})"}});
   auto c = client(d);
   auto st = start_container(c, "i1", "web");
   REQUIRE_FALSE(st);

@@ -15,18 +15,18 @@ namespace cosmicac::test {
 
 struct FakeResponse {
   int status = 200;
-  std::string body;                 // sent with Content-Length when `chunks` is empty
-  std::vector<std::string> chunks;  // sent chunked, one HTTP chunk each (a stream)
-  bool cut = false;                 // after the chunks: announce another chunk, send half, close
+  std::string body;                    // sent with Content-Length when `chunks` is empty
+  std::vector<std::string> chunks;     // sent chunked, one HTTP chunk each (a stream)
+  bool cut = false;                    // after the chunks: announce another chunk, send half, close
   std::chrono::milliseconds delay{0};  // before answering
 };
 
 struct RecordedRequest {
   std::string method;
-  std::string target;  // as sent: /v1.47/images/create?fromImage=…
-  std::string path;    // without version prefix and query: /images/create
-  std::string version; // "1.47" or "" when unversioned
-  std::map<std::string, std::string> query;  // decoded
+  std::string target;                          // as sent: /v1.47/images/create?fromImage=…
+  std::string path;                            // without version prefix and query: /images/create
+  std::string version;                         // "1.47" or "" when unversioned
+  std::map<std::string, std::string> query;    // decoded
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
 };
@@ -51,7 +51,9 @@ class FakeDockerd {
 
   std::vector<RecordedRequest> requests() const;
   std::vector<RecordedRequest> requests(std::string const& method, std::string const& path) const;
-  int count(std::string const& method, std::string const& path) const { return static_cast<int>(requests(method, path).size()); }
+  int count(std::string const& method, std::string const& path) const {
+    return static_cast<int>(requests(method, path).size());
+  }
 
  private:
   void serve();

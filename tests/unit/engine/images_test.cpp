@@ -15,21 +15,27 @@ using test::FakeResponse;
 
 namespace {
 Client client(FakeDockerd const& d) {
-  Client c(ClientOptions{.socket_path = d.socket_path(), .low_speed_time = std::chrono::seconds(2),
+  Client c(ClientOptions{.socket_path = d.socket_path(),
+                         .low_speed_time = std::chrono::seconds(2),
                          .request_timeout = std::chrono::seconds(5)});
   c.set_api_version("1.47");
   return c;
 }
 ImagePull pull_of(std::string auth_header = {}) {
-  return ImagePull{.reference = "ghcr.io/acme/infer:v1", .from_image = "ghcr.io/acme/infer", .tag = "v1",
+  return ImagePull{.reference = "ghcr.io/acme/infer:v1",
+                   .from_image = "ghcr.io/acme/infer",
+                   .tag = "v1",
                    .auth_header = std::move(auth_header)};
 }
 }  // namespace
 
 TEST_CASE("inspect_image: id and every repo digest; 404 is ImageNotFound; no Id is DockerUnavailable") {
   FakeDockerd d;
-  d.script("GET", "/images/ghcr.io/acme/infer:v1/json",
-           {FakeResponse{.body = R"({"Id":"sha256:1111","RepoDigests":["other.io/x@sha256:9999",7,"ghcr.io/acme/infer@sha256:abcd"]})"}});
+  d.script(
+      "GET", "/images/ghcr.io/acme/infer:v1/json",
+      {FakeResponse{
+          .body =
+              R"({"Id":"sha256:1111","RepoDigests":["other.io/x@sha256:9999",7,"ghcr.io/acme/infer@sha256:abcd"]})"}});
   auto c = client(d);
   auto r = inspect_image(c, "ghcr.io/acme/infer:v1");
   REQUIRE(r);
@@ -37,7 +43,8 @@ TEST_CASE("inspect_image: id and every repo digest; 404 is ImageNotFound; no Id 
   CHECK(r->repo_digests == std::vector<std::string>{"other.io/x@sha256:9999", "ghcr.io/acme/infer@sha256:abcd"});
   CHECK(d.requests("GET", "/images/ghcr.io/acme/infer:v1/json").at(0).version == "1.47");
 
-  d.script("GET", "/images/ghcr.io/acme/infer:v1/json", {FakeResponse{.status = 404, .body = R"({"message":"No such image"})"}});
+  d.script("GET", "/images/ghcr.io/acme/infer:v1/json",
+           {FakeResponse{.status = 404, .body = R"({"message":"No such image"})"}});
   auto absent = inspect_image(c, "ghcr.io/acme/infer:v1");
   REQUIRE_FALSE(absent);
   CHECK(absent.error().reason == Reason::ImageNotFound);
@@ -59,14 +66,19 @@ TEST_CASE("inspect_image: id and every repo digest; 404 is ImageNotFound; no Id 
 TEST_CASE("pull_image: one POST /images/create with fromImage, tag and the auth header; the final progress") {
   FakeDockerd d;
   d.script("POST", "/images/create",
-           {FakeResponse{.chunks = {R"({"status":"Pulling fs layer","progressDetail":{},"id":"aaa"})" "\n",
-                                    R"({"status":"Downloading","progressDetail":{"current":10,"total":100},"id":"aaa"})" "\n",
-                                    R"({"status":"Pull complete","progressDetail":{},"id":"aaa"})" "\n",
-                                    R"({"status":"Status: Downloaded newer image for ghcr.io/acme/infer:v1"})" "\n"}}});
+           {FakeResponse{.chunks = {R"({"status":"Pulling fs layer","progressDetail":{},"id":"aaa"})"
+                                    "\n",
+                                    R"({"status":"Downloading","progressDetail":{"current":10,"total":100},"id":"aaa"})"
+                                    "\n",
+                                    R"({"status":"Pull complete","progressDetail":{},"id":"aaa"})"
+                                    "\n",
+                                    R"({"status":"Status: Downloaded newer image for ghcr.io/acme/infer:v1"})"
+                                    "\n"}}});
   auto c = client(d);
   std::vector<PullProgress> seen;
-  auto r = pull_image(c, pull_of("X-Registry-Auth: e30="), [&](PullProgress const& p) { seen.push_back(p); },
-                      std::chrono::milliseconds(0));
+  auto r = pull_image(
+      c, pull_of("X-Registry-Auth: e30="), [&](PullProgress const& p) { seen.push_back(p); },
+      std::chrono::milliseconds(0));
   REQUIRE(r);
   CHECK(r->layers == 1);
   CHECK(r->layers_done == 1);
@@ -88,20 +100,25 @@ TEST_CASE("pull_image: errors are classified and name the reference") {
   FakeDockerd d;
   auto c = client(d);
   d.script("POST", "/images/create",
-           {FakeResponse{.status = 404, .body = R"({"message":"manifest for ghcr.io/acme/infer:v1 not found: manifest unknown"})"}});
+           {FakeResponse{.status = 404,
+                         .body = R"({"message":"manifest for ghcr.io/acme/infer:v1 not found: manifest unknown"})"}});
   auto missing = pull_image(c, pull_of(), {}, std::chrono::seconds(2));
   REQUIRE_FALSE(missing);
   CHECK(missing.error().reason == Reason::ImageNotFound);
   CHECK(missing.error().message.rfind("pulling ghcr.io/acme/infer:v1: HTTP 404: ", 0) == 0);
 
   d.script("POST", "/images/create",
-           {FakeResponse{.chunks = {R"({"errorDetail":{"message":"unauthorized: authentication required"},"error":"x"})" "\n"}}});
+           {FakeResponse{.chunks = {R"({"errorDetail":{"message":"unauthorized: authentication required"},"error":"x"})"
+                                    "\n"}}});
   auto denied = pull_image(c, pull_of(), {}, std::chrono::seconds(2));
   REQUIRE_FALSE(denied);
   CHECK(denied.error().reason == Reason::Auth);
   CHECK(denied.error().message == "pulling ghcr.io/acme/infer:v1: unauthorized: authentication required");
 
-  d.script("POST", "/images/create", {FakeResponse{.chunks = {R"({"status":"Pulling"})" "\n"}, .cut = true}});
+  d.script("POST", "/images/create",
+           {FakeResponse{.chunks = {R"({"status":"Pulling"})"
+                                    "\n"},
+                         .cut = true}});
   auto cut = pull_image(c, pull_of(), {}, std::chrono::seconds(2));
   REQUIRE_FALSE(cut);
   CHECK(cut.error().reason == Reason::RegistryUnreachable);

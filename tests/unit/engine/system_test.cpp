@@ -19,7 +19,8 @@ Client client(FakeDockerd const& d) {
 
 TEST_CASE("daemon_version: GET /version unversioned; a non-object answer is DockerUnavailable") {
   FakeDockerd d;
-  d.script("GET", "/version", {FakeResponse{.body = R"({"Version":"24.0.7","ApiVersion":"1.43","MinAPIVersion":"1.12"})"}});
+  d.script("GET", "/version",
+           {FakeResponse{.body = R"({"Version":"24.0.7","ApiVersion":"1.43","MinAPIVersion":"1.12"})"}});
   auto c = client(d);
   auto v = daemon_version(c);
   REQUIRE(v);
@@ -62,10 +63,11 @@ TEST_CASE("system_info: runtimes and CDI device ids; a failed /info is DockerUna
 TEST_CASE("check_auth: the body as given; 200 ok, 401 Auth, 5xx transient, 404 is not an image's") {
   FakeDockerd d;
   auto c = client(d);
-  d.script("POST", "/auth", {FakeResponse{.body = R"({"Status":"Login Succeeded"})"},
-                             FakeResponse{.status = 401, .body = R"({"message":"login attempt failed"})"},
-                             FakeResponse{.status = 500, .body = R"({"message":"i/o timeout"})"},
-                             FakeResponse{.status = 404, .body = R"({"message":"not found"})"}});
+  d.script("POST", "/auth",
+           {FakeResponse{.body = R"({"Status":"Login Succeeded"})"},
+            FakeResponse{.status = 401, .body = R"({"message":"login attempt failed"})"},
+            FakeResponse{.status = 500, .body = R"({"message":"i/o timeout"})"},
+            FakeResponse{.status = 404, .body = R"({"message":"not found"})"}});
   REQUIRE(check_auth(c, R"({"username":"u","password":"p"})", "ghcr.io"));
   CHECK(nlohmann::json::parse(d.requests("POST", "/auth").at(0).body).at("password") == "p");
 

@@ -51,8 +51,7 @@ std::set<std::string> documented_keys(std::string const& header) {
     std::size_t b = c + 3, e = b;
     while (e < line.size() && is_key_char(line[e])) ++e;
     bool word_ends = e == line.size() || !(line[e] >= 'a' && line[e] <= 'z');
-    if (e >= b + 3 && word_ends && line[b] >= 'A' && line[b] <= 'Z')
-      keys.insert(line.substr(b, e - b));
+    if (e >= b + 3 && word_ends && line[b] >= 'A' && line[b] <= 'Z') keys.insert(line.substr(b, e - b));
   }
   return keys;
 }

@@ -166,10 +166,8 @@ TEST_CASE("console: a console nobody reads never blocks publish; progress goes, 
   std::vector<Event> got_kept;
   std::size_t got_progress = 0;
   for (auto const& e : host.events) {
-    if (e.status == StepStatus::Progress)
-      ++got_progress;
-    else
-      got_kept.push_back(e);
+    if (e.status == StepStatus::Progress) ++got_progress;
+    else got_kept.push_back(e);
   }
   CHECK(got_kept == kept);  // all of them, in order, none cut or interleaved
   CHECK(got_progress < progress_published);
@@ -196,7 +194,7 @@ TEST_CASE("console: progress at most once per interval, the latest kept; heartbe
   clock.ms += 100;
   w.push(p(2, 20));  // held back
   clock.ms += 400;
-  w.push(p(3, 30));  // replaces 20
+  w.push(p(3, 30));                    // replaces 20
   std::this_thread::sleep_for(200ms);  // the real time passing does not open the window
   host.read_available();
   CHECK(host.events.size() == 1);

@@ -28,9 +28,9 @@ TEST_CASE("timestamps are RFC 3339 UTC with milliseconds, both ways") {
   std::int64_t t = 0;
   REQUIRE(parse_rfc3339_ms("2025-03-01T12:00:00.250Z", t));
   CHECK(t == kT);
-  CHECK_FALSE(parse_rfc3339_ms("2025-03-01T12:00:00Z", t));       // no ms
+  CHECK_FALSE(parse_rfc3339_ms("2025-03-01T12:00:00Z", t));  // no ms
   CHECK_FALSE(parse_rfc3339_ms("2025-03-01T12:00:00.250+01:00", t));
-  CHECK_FALSE(parse_rfc3339_ms("2025-02-30T12:00:00.250Z", t));   // no such day
+  CHECK_FALSE(parse_rfc3339_ms("2025-02-30T12:00:00.250Z", t));  // no such day
   CHECK_FALSE(parse_rfc3339_ms("2025-03-01T24:00:00.250Z", t));
   CHECK_FALSE(parse_rfc3339_ms("2025-03-01 12:00:00.250Z", t));
 }
@@ -44,8 +44,8 @@ TEST_CASE("a pull progress event has the exact documented shape") {
 }
 
 TEST_CASE("a failure and a ready event have the exact documented shape") {
-  auto f = stamped(failed(Step::Login, make_error(Reason::Auth, "401 from ghcr.io"), std::chrono::milliseconds(812)),
-                   9, Phase::Failed);
+  auto f = stamped(failed(Step::Login, make_error(Reason::Auth, "401 from ghcr.io"), std::chrono::milliseconds(812)), 9,
+                   Phase::Failed);
   CHECK(to_json_line(f) ==
         R"({"v":1,"seq":9,"boot_id":"4d9e0c6a-0b55-4b5e-9a5a-7e3f1d2c8b01","ts":"2025-03-01T12:00:00.250Z",)"
         R"("mono_ms":1234,"phase":"failed","step":"login","status":"failed","reason":"auth",)"
@@ -54,11 +54,12 @@ TEST_CASE("a failure and a ready event have the exact documented shape") {
   auto r = stamped(ready({"cosmicac-container", "abc123", "ghcr.io/x/y:latest", "sha256:00ff"},
                          std::chrono::milliseconds(5003)),
                    20, Phase::Ready);
-  CHECK(to_json_line(r) ==
-        R"({"v":1,"seq":20,"boot_id":"4d9e0c6a-0b55-4b5e-9a5a-7e3f1d2c8b01","ts":"2025-03-01T12:00:00.250Z",)"
-        R"("mono_ms":1234,"phase":"ready","step":"ready","status":"done","duration_ms":5003,)"
-        R"("container":{"name":"cosmicac-container","id":"abc123","image":"ghcr.io/x/y:latest","image_digest":"sha256:00ff"}})"
-        "\n");
+  CHECK(
+      to_json_line(r) ==
+      R"({"v":1,"seq":20,"boot_id":"4d9e0c6a-0b55-4b5e-9a5a-7e3f1d2c8b01","ts":"2025-03-01T12:00:00.250Z",)"
+      R"("mono_ms":1234,"phase":"ready","step":"ready","status":"done","duration_ms":5003,)"
+      R"("container":{"name":"cosmicac-container","id":"abc123","image":"ghcr.io/x/y:latest","image_digest":"sha256:00ff"}})"
+      "\n");
 }
 
 TEST_CASE("every kind of event survives a round trip unchanged") {
@@ -160,7 +161,7 @@ TEST_CASE("parse_event is lenient where v1 may grow: unknown keys and unknown re
 TEST_CASE("long messages are cut on a UTF-8 boundary, invalid UTF-8 never throws") {
   std::string msg;
   while (msg.size() < 3 * kMaxMessageBytes) msg += "\xc3\xa9";  // é, two bytes each
-  msg = "x" + msg;  // makes the byte limit fall inside a character
+  msg = "x" + msg;                                              // makes the byte limit fall inside a character
   auto line = to_json_line(stamped(progress(Step::Pull, msg), 1, Phase::Running));
   auto e = parse_event(line);
   REQUIRE(e);

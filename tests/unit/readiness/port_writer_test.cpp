@@ -173,7 +173,9 @@ TEST_CASE("publish never blocks while the host does not read; phase changes surv
   std::string filler(1000, 'p');
   for (int i = 0; i < 2000; ++i) {
     rep.publish(progress(Step::Pull, filler));
-    if (i % 100 == 0) rep.publish(Event{.step = Step::Disk, .status = StepStatus::Started, .message = "mark " + std::to_string(i / 100)});
+    if (i % 100 == 0)
+      rep.publish(
+          Event{.step = Step::Disk, .status = StepStatus::Started, .message = "mark " + std::to_string(i / 100)});
   }
   CHECK(rep.port()->dropped() > 0);
   CHECK_FALSE(rep.flush(100ms));  // connected but stuck: not drained
@@ -313,8 +315,8 @@ TEST_CASE("pull progress is throttled into the state file, and flushed before ex
   {
     Reporter rep(opt);
     rep.publish(started(Step::Pull));
-    rep.publish(pull_progress(1, 100));  // written: the first progress
-    rep.publish(pull_progress(50, 100)); // held back
+    rep.publish(pull_progress(1, 100));   // written: the first progress
+    rep.publish(pull_progress(50, 100));  // held back
     CHECK(read_state(opt.state_path)->pull == PullProgress{1, 100});
     rep.flush(0ms);
     CHECK(read_state(opt.state_path)->pull == PullProgress{50, 100});

@@ -21,14 +21,12 @@ namespace fs = std::filesystem;
 using cosmicac::test::TempDir;
 
 namespace {
-void write_text(fs::path const& p, std::string const& text) {
-  std::ofstream(p) << text;
-}
+void write_text(fs::path const& p, std::string const& text) { std::ofstream(p) << text; }
 
 State ready_state(std::string boot) {
   State s;
-  Event r = ready({"cosmicac-container", "0123456789abcdef0123", "ghcr.io/x/y:latest", "sha256:beef"},
-                  milliseconds(10));
+  Event r =
+      ready({"cosmicac-container", "0123456789abcdef0123", "ghcr.io/x/y:latest", "sha256:beef"}, milliseconds(10));
   r.seq = 12;
   r.boot_id = std::move(boot);
   r.time_ms = 1740830400250;

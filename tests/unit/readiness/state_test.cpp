@@ -82,10 +82,10 @@ TEST_CASE("a heartbeat moves seq but not the outcome") {
 }
 
 TEST_CASE("a snapshot carries the whole state and replaces the fold") {
-  for (auto const& s : {fold({started(Step::Config)}),
-                        fold({started(Step::Pull), pull_progress(5, 10), started(Step::Disk)}),
-                        fold({failed(Step::Login, make_error(Reason::Auth, "no"), milliseconds(2))}),
-                        fold({ready({"n", "i", "m", "d"}, milliseconds(1))}), State{}}) {
+  for (auto const& s :
+       {fold({started(Step::Config)}), fold({started(Step::Pull), pull_progress(5, 10), started(Step::Disk)}),
+        fold({failed(Step::Login, make_error(Reason::Auth, "no"), milliseconds(2))}),
+        fold({ready({"n", "i", "m", "d"}, milliseconds(1))}), State{}}) {
     auto line = to_json_line(to_snapshot(s));
     INFO(line);
     auto e = parse_event(line);

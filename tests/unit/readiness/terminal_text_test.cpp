@@ -1,8 +1,8 @@
 // The one terminal escaper: nothing a terminal acts on survives (a guest or a
 // cluster must not retitle, clear or forge lines on the operator's terminal),
 // printable UTF-8 does.
-#include "readiness/status.hpp"
 #include "readiness/terminal_text.hpp"
+#include "readiness/status.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -18,9 +18,11 @@ TEST_CASE("terminal_safe: C0 controls, ESC/CSI, CR, BEL and DEL become visible e
 }
 
 TEST_CASE("terminal_safe: C1 controls (8-bit CSI U+009B) and bidi overrides are escaped") {
-  CHECK(terminal_safe("\xc2\x9b" "2J") == "\\u{009B}2J");
+  CHECK(terminal_safe("\xc2\x9b"
+                      "2J") == "\\u{009B}2J");
   CHECK(terminal_safe("\xc2\x85") == "\\u{0085}");
-  CHECK(terminal_safe("abc\xe2\x80\xae" "cba") == "abc\\u{202E}cba");  // RLO
+  CHECK(terminal_safe("abc\xe2\x80\xae"
+                      "cba") == "abc\\u{202E}cba");  // RLO
   CHECK(terminal_safe("\xe2\x81\xa6x\xe2\x81\xa9") == "\\u{2066}x\\u{2069}");
   CHECK(terminal_safe("\xe2\x80\x8f\xd8\x9c") == "\\u{200F}\\u{061C}");
 }
@@ -28,7 +30,7 @@ TEST_CASE("terminal_safe: C1 controls (8-bit CSI U+009B) and bidi overrides are 
 TEST_CASE("terminal_safe: printable UTF-8 passes, invalid bytes are hex, quotes and backslashes escaped") {
   CHECK(terminal_safe("Grüße — 日本 🚀") == "Grüße — 日本 🚀");
   CHECK(terminal_safe("\xff\xc3") == "\\xff\\xc3");
-  CHECK(terminal_safe("\xc0\xaf") == "\\xc0\\xaf");        // overlong '/'
+  CHECK(terminal_safe("\xc0\xaf") == "\\xc0\\xaf");           // overlong '/'
   CHECK(terminal_safe("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate
   CHECK(terminal_quoted("say \"hi\" \\o/") == "\"say \\\"hi\\\" \\\\o/\"");
 }
@@ -49,11 +51,12 @@ TEST_CASE("status_line: the guest's strings go through terminal_safe (C1 CSI, bi
   State failed;
   failed.phase = Phase::Failed;
   failed.reason = cosmicac::Reason::Auth;
-  failed.message = "denied\xc2\x9b" "2J\xe2\x80\xae\x1b[H";
+  failed.message =
+      "denied\xc2\x9b"
+      "2J\xe2\x80\xae\x1b[H";
   CHECK(status_line(failed) == "failed reason=auth message=\"denied\\u{009B}2J\\u{202E}\\x1b[H\"");
   State ready;
   ready.phase = Phase::Ready;
   ready.container = ContainerInfo{"name\x1b]0;t\x07", "id\rX", "img\xc2\x9b", "sha\xe2\x81\xa6"};
-  CHECK(status_line(ready) ==
-        "ready container=name\\x1b]0;t\\x07 id=id\\rX image=img\\u{009B} digest=sha\\u{2066}");
+  CHECK(status_line(ready) == "ready container=name\\x1b]0;t\\x07 id=id\\rX image=img\\u{009B} digest=sha\\u{2066}");
 }

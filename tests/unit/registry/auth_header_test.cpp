@@ -77,7 +77,9 @@ TEST_CASE("X-Registry-Auth decodes strictly (and with coreutils basenc) to the c
 
 TEST_CASE("every length of token decodes (padding is right for 0, 1 and 2 leftover bytes)") {
   for (int len = 1; len <= 7; ++len) {
-    Credentials c{.registry = "r.io", .username = "u", .token = Secret(std::string(static_cast<std::size_t>(len), 'k'))};
+    Credentials c{.registry = "r.io",
+                  .username = "u",
+                  .token = Secret(std::string(static_cast<std::size_t>(len), 'k'))};
     auto d = strict_decode(registry_auth_header(c).substr(17));
     REQUIRE(d);
     CHECK(nlohmann::json::parse(*d).at("password") == std::string(static_cast<std::size_t>(len), 'k'));

@@ -147,8 +147,11 @@ TEST_CASE("a bad key on the device is CredInvalid, and the device is still unmou
   std::string const label = unique_label("cfgb");
   run_ok("mkfs.ext4", {"-q", "-F", "-L", label, "-d", (t.path / "src").string(), (t.path / "c.img").string(), "4M"});
   Loop loop(t.path / "c.img");
-  CredIsoOptions o{.label = label, .device = loop.dev, .wait = std::chrono::milliseconds(0),
-                   .mount_root = (t.path / "run").string(), .fs_types = {"ext4"},
+  CredIsoOptions o{.label = label,
+                   .device = loop.dev,
+                   .wait = std::chrono::milliseconds(0),
+                   .mount_root = (t.path / "run").string(),
+                   .fs_types = {"ext4"},
                    .sysfs_root = fake_sysfs(t.path / "sys", loop.dev)};
   auto c = load_credentials(o);
   REQUIRE_FALSE(c);
@@ -165,9 +168,13 @@ TEST_CASE("no device with the key files within the wait is CredIsoMissing") {
   std::string const label = unique_label("cfgn");
   run_ok("mkfs.ext4", {"-q", "-F", "-L", label, "-d", (t.path / "src").string(), (t.path / "c.img").string(), "4M"});
   Loop loop(t.path / "c.img");
-  CredIsoOptions o{.label = label, .device = loop.dev, .wait = std::chrono::milliseconds(300),
-                   .poll_interval = std::chrono::milliseconds(100), .mount_root = (t.path / "run").string(),
-                   .fs_types = {"ext4"}, .sysfs_root = fake_sysfs(t.path / "sys", loop.dev)};
+  CredIsoOptions o{.label = label,
+                   .device = loop.dev,
+                   .wait = std::chrono::milliseconds(300),
+                   .poll_interval = std::chrono::milliseconds(100),
+                   .mount_root = (t.path / "run").string(),
+                   .fs_types = {"ext4"},
+                   .sysfs_root = fake_sysfs(t.path / "sys", loop.dev)};
   auto const t0 = std::chrono::steady_clock::now();
   auto c = load_credentials(o);
   REQUIRE_FALSE(c);
@@ -207,13 +214,17 @@ std::string propagation_child(fs::path const& shared_dir, fs::path const& peer_d
     std::unique_lock lk(mu);
     cv.wait(lk, [&] { return asked; });
     fs::path const rel = fs::path(mounted_at).lexically_relative(shared_dir);
-    if (fs::exists(peer_dir / rel / "DOCKER_TOKEN")) verdict += "the peer sees the ISO at " + (peer_dir / rel).string() + "; ";
+    if (fs::exists(peer_dir / rel / "DOCKER_TOKEN"))
+      verdict += "the peer sees the ISO at " + (peer_dir / rel).string() + "; ";
     if (fs::exists(shared_dir / rel / "DOCKER_TOKEN")) verdict += "the caller's namespace sees the ISO; ";
     answered = true;
     cv.notify_all();
   });
-  CredIsoOptions o{.label = label, .device = device, .wait = std::chrono::milliseconds(0),
-                   .mount_root = (shared_dir / "run").string(), .fs_types = {"ext4"},
+  CredIsoOptions o{.label = label,
+                   .device = device,
+                   .wait = std::chrono::milliseconds(0),
+                   .mount_root = (shared_dir / "run").string(),
+                   .fs_types = {"ext4"},
                    .sysfs_root = (shared_dir.parent_path() / "sys").string()};
   bool saw_files = false;
   o.while_mounted = [&](std::string const& dir) {
@@ -281,11 +292,15 @@ TEST_CASE("a leftover mount point of a crashed run is detached and removed befor
   run_ok("mkfs.ext4", {"-q", "-F", "-L", label, "-d", (t.path / "src").string(), (t.path / "c.img").string(), "4M"});
   Loop loop(t.path / "c.img");
   auto const root = t.path / "run";
-  fs::create_directories(root / "cred.crashd");       // an empty leftover
-  fs::create_directories(root / "cred.mountd");       // one with something still mounted on it
+  fs::create_directories(root / "cred.crashd");  // an empty leftover
+  fs::create_directories(root / "cred.mountd");  // one with something still mounted on it
   REQUIRE(::mount("tmpfs", (root / "cred.mountd").c_str(), "tmpfs", 0, nullptr) == 0);
-  CredIsoOptions o{.label = label, .device = loop.dev, .wait = std::chrono::milliseconds(0),
-                   .mount_root = root.string(), .fs_types = {"ext4"}, .sysfs_root = fake_sysfs(t.path / "sys", loop.dev)};
+  CredIsoOptions o{.label = label,
+                   .device = loop.dev,
+                   .wait = std::chrono::milliseconds(0),
+                   .mount_root = root.string(),
+                   .fs_types = {"ext4"},
+                   .sysfs_root = fake_sysfs(t.path / "sys", loop.dev)};
   auto c = load_credentials(o);
   REQUIRE(c);
   CHECK(fs::is_empty(root));
@@ -307,8 +322,12 @@ TEST_CASE("a disk that is not a CD-ROM is not used, even with the label and vali
     std::string const sysfs = type == "none" ? (t.path / "sys").string() : fake_sysfs(t.path / "sys", loop.dev, type);
     CHECK_FALSE(is_cdrom(loop.dev, sysfs));
     bool mounted = false;
-    CredIsoOptions o{.label = label, .device = loop.dev, .wait = std::chrono::milliseconds(0),
-                     .mount_root = (t.path / "run").string(), .fs_types = {"ext4"}, .sysfs_root = sysfs,
+    CredIsoOptions o{.label = label,
+                     .device = loop.dev,
+                     .wait = std::chrono::milliseconds(0),
+                     .mount_root = (t.path / "run").string(),
+                     .fs_types = {"ext4"},
+                     .sysfs_root = sysfs,
                      .while_mounted = [&](std::string const&) { mounted = true; }};
     CHECK(find_iso_candidates(o).empty());
     auto c = load_credentials(o);
@@ -319,8 +338,11 @@ TEST_CASE("a disk that is not a CD-ROM is not used, even with the label and vali
     for (auto const& cand : find_iso_candidates(o)) CHECK(cand.device != loop.dev);
   }
   // The same disk marked as a CD-ROM drive is read: the device type alone decides.
-  CredIsoOptions cd{.label = label, .device = loop.dev, .wait = std::chrono::milliseconds(0),
-                    .mount_root = (t.path / "run").string(), .fs_types = {"ext4"},
+  CredIsoOptions cd{.label = label,
+                    .device = loop.dev,
+                    .wait = std::chrono::milliseconds(0),
+                    .mount_root = (t.path / "run").string(),
+                    .fs_types = {"ext4"},
                     .sysfs_root = fake_sysfs(t.path / "sys", loop.dev, "5")};
   auto c = load_credentials(cd);
   REQUIRE(c);

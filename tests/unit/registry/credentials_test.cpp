@@ -37,8 +37,8 @@ fs::path through_iso(fs::path const& src, fs::path const& work) {
   REQUIRE(mk);
   REQUIRE(mk->exit_code == 0);
   auto out = work / "extracted";
-  auto ex = run_command(Command{.program = "xorriso",
-                                .args = {"-osirrox", "on", "-indev", iso.string(), "-extract", "/", out.string()}});
+  auto ex = run_command(
+      Command{.program = "xorriso", .args = {"-osirrox", "on", "-indev", iso.string(), "-extract", "/", out.string()}});
   REQUIRE(ex);
   REQUIRE(ex->exit_code == 0);
   return out;

@@ -19,7 +19,8 @@ Credentials creds() { return Credentials{.registry = "ghcr.io", .username = "acm
 ImageToPull image() { return ImageToPull{.domain = "ghcr.io", .repository = "ghcr.io/acme/infer", .tag = "v1"}; }
 
 engine::Client client(FakeDockerd const& d) {
-  engine::Client c(engine::ClientOptions{.socket_path = d.socket_path(), .low_speed_time = std::chrono::seconds(2),
+  engine::Client c(engine::ClientOptions{.socket_path = d.socket_path(),
+                                         .low_speed_time = std::chrono::seconds(2),
                                          .request_timeout = std::chrono::seconds(5)});
   c.set_api_version("1.47");
   return c;
@@ -27,24 +28,36 @@ engine::Client client(FakeDockerd const& d) {
 
 PullOptions fast() {
   PullOptions o;
-  o.retry = RetryPolicy{.budget = std::chrono::seconds(5), .initial_backoff = std::chrono::milliseconds(20),
+  o.retry = RetryPolicy{.budget = std::chrono::seconds(5),
+                        .initial_backoff = std::chrono::milliseconds(20),
                         .max_backoff = std::chrono::milliseconds(100)};
   o.progress_interval = std::chrono::milliseconds(0);
   return o;
 }
 
 std::vector<std::string> progress_stream() {
-  return {R"({"status":"Pulling from acme/infer","id":"v1"})" "\n",
-          R"({"status":"Pulling fs layer","progressDetail":{},"id":"aaa"})" "\n"
-          R"({"status":"Pulling fs layer","progressDetail":{},"id":"bbb"})" "\n",
-          R"({"status":"Downloading","progressDetail":{"current":100,"total":1000},"id":"aaa"})" "\n",
-          R"({"status":"Downloading","progressDetail":{"current":50,"total":500},"id":"bbb"})" "\n",
-          R"({"status":"Download complete","progressDetail":{},"id":"aaa"})" "\n",
-          R"({"status":"Pull complete","progressDetail":{},"id":"aaa"})" "\n",
-          R"({"status":"Downloading","progressDetail":{"current":500,"total":500},"id":"bbb"})" "\n",
-          R"({"status":"Pull complete","progressDetail":{},"id":"bbb"})" "\n",
-          R"({"status":"Digest: sha256:abcd"})" "\n",
-          R"({"status":"Status: Downloaded newer image for ghcr.io/acme/infer:v1"})" "\n"};
+  return {R"({"status":"Pulling from acme/infer","id":"v1"})"
+          "\n",
+          R"({"status":"Pulling fs layer","progressDetail":{},"id":"aaa"})"
+          "\n"
+          R"({"status":"Pulling fs layer","progressDetail":{},"id":"bbb"})"
+          "\n",
+          R"({"status":"Downloading","progressDetail":{"current":100,"total":1000},"id":"aaa"})"
+          "\n",
+          R"({"status":"Downloading","progressDetail":{"current":50,"total":500},"id":"bbb"})"
+          "\n",
+          R"({"status":"Download complete","progressDetail":{},"id":"aaa"})"
+          "\n",
+          R"({"status":"Pull complete","progressDetail":{},"id":"aaa"})"
+          "\n",
+          R"({"status":"Downloading","progressDetail":{"current":500,"total":500},"id":"bbb"})"
+          "\n",
+          R"({"status":"Pull complete","progressDetail":{},"id":"bbb"})"
+          "\n",
+          R"({"status":"Digest: sha256:abcd"})"
+          "\n",
+          R"({"status":"Status: Downloaded newer image for ghcr.io/acme/infer:v1"})"
+          "\n"};
 }
 }  // namespace
 
@@ -78,23 +91,24 @@ TEST_CASE("POST /auth: 200 accepted, 401 is a permanent Auth failure at once, 50
   CHECK(body.at("password") == kToken);
   CHECK(body.at("serveraddress") == "ghcr.io");
 
-  d.script("POST", "/auth", {FakeResponse{.status = 401, .body = R"({"message":"login attempt failed: unauthorized"})"}});
+  d.script("POST", "/auth",
+           {FakeResponse{.status = 401, .body = R"({"message":"login attempt failed: unauthorized"})"}});
   auto st = check_credentials(c, cr, retry);
   REQUIRE_FALSE(st);
   CHECK(st.error().reason == Reason::Auth);
   CHECK_FALSE(st.error().transient);
   CHECK(d.count("POST", "/auth") == 2);  // one more call, no retry
 
-  d.script("POST", "/auth", {FakeResponse{.status = 500, .body = R"({"message":"i/o timeout"})"},
-                             FakeResponse{.body = "{}"}});
+  d.script("POST", "/auth",
+           {FakeResponse{.status = 500, .body = R"({"message":"i/o timeout"})"}, FakeResponse{.body = "{}"}});
   REQUIRE(check_credentials(c, cr, retry));
   CHECK(d.count("POST", "/auth") == 4);
 }
 
 TEST_CASE("pull with progress: aggregated bytes, the header, the image id and digest") {
   FakeDockerd d;
-  d.script("GET", "/images/ghcr.io/acme/infer:v1/json", {FakeResponse{.status = 404, .body = R"({"message":"No such image"})"},
-                                                         FakeResponse{.body = kImageJson}});
+  d.script("GET", "/images/ghcr.io/acme/infer:v1/json",
+           {FakeResponse{.status = 404, .body = R"({"message":"No such image"})"}, FakeResponse{.body = kImageJson}});
   d.script("POST", "/images/create", {FakeResponse{.chunks = progress_stream()}});
   auto c = client(d);
   auto cr = creds();
@@ -150,9 +164,14 @@ TEST_CASE("a digest reference pulls by digest and anonymously for a foreign regi
 
 TEST_CASE("an errorDetail inside a 200 stream fails the pull (Auth, not retried)") {
   FakeDockerd d;
-  d.script("POST", "/images/create",
-           {FakeResponse{.chunks = {R"({"status":"Pulling from acme/infer","id":"v1"})" "\n",
-                                    R"({"errorDetail":{"message":"unauthorized: authentication required"},"error":"unauthorized: authentication required"})" "\n"}}});
+  d.script(
+      "POST", "/images/create",
+      {FakeResponse{
+          .chunks = {
+              R"({"status":"Pulling from acme/infer","id":"v1"})"
+              "\n",
+              R"({"errorDetail":{"message":"unauthorized: authentication required"},"error":"unauthorized: authentication required"})"
+              "\n"}}});
   auto c = client(d);
   auto cr = creds();
   auto r = pull_image(c, image(), &cr, fast());
@@ -165,7 +184,8 @@ TEST_CASE("an errorDetail inside a 200 stream fails the pull (Auth, not retried)
 TEST_CASE("404 with a message is ImageNotFound, at once") {
   FakeDockerd d;
   d.script("POST", "/images/create",
-           {FakeResponse{.status = 404, .body = R"({"message":"manifest for ghcr.io/acme/infer:v1 not found: manifest unknown"})"}});
+           {FakeResponse{.status = 404,
+                         .body = R"({"message":"manifest for ghcr.io/acme/infer:v1 not found: manifest unknown"})"}});
   auto c = client(d);
   auto r = pull_image(c, image(), nullptr, fast());
   REQUIRE_FALSE(r);
@@ -177,8 +197,8 @@ TEST_CASE("404 with a message is ImageNotFound, at once") {
 TEST_CASE("a cut stream is retried, then succeeds") {
   FakeDockerd d;
   d.script("GET", "/images/ghcr.io/acme/infer:v1/json", {FakeResponse{.body = kImageJson}});
-  d.script("POST", "/images/create", {FakeResponse{.chunks = {progress_stream()[0]}, .cut = true},
-                                      FakeResponse{.chunks = progress_stream()}});
+  d.script("POST", "/images/create",
+           {FakeResponse{.chunks = {progress_stream()[0]}, .cut = true}, FakeResponse{.chunks = progress_stream()}});
   auto c = client(d);
   auto r = pull_image(c, image(), nullptr, fast());
   REQUIRE(r);
@@ -188,8 +208,10 @@ TEST_CASE("a cut stream is retried, then succeeds") {
 TEST_CASE("a 500 then success within the budget") {
   FakeDockerd d;
   d.script("GET", "/images/ghcr.io/acme/infer:v1/json", {FakeResponse{.body = kImageJson}});
-  d.script("POST", "/images/create", {FakeResponse{.status = 500, .body = R"({"message":"Get https://ghcr.io/v2/: net/http: TLS handshake timeout"})"},
-                                      FakeResponse{.chunks = progress_stream()}});
+  d.script("POST", "/images/create",
+           {FakeResponse{.status = 500,
+                         .body = R"({"message":"Get https://ghcr.io/v2/: net/http: TLS handshake timeout"})"},
+            FakeResponse{.chunks = progress_stream()}});
   auto c = client(d);
   REQUIRE(pull_image(c, image(), nullptr, fast()));
   CHECK(d.count("POST", "/images/create") == 2);
@@ -215,10 +237,13 @@ TEST_CASE("transient faults past the budget give up with RegistryUnreachable") {
 TEST_CASE("the token never appears in anything logged or in an error") {
   test::LogCapture cap;
   FakeDockerd d;
-  d.script("POST", "/auth", {FakeResponse{.status = 500, .body = R"({"message":"i/o timeout"})"}, FakeResponse{.body = "{}"}});
-  d.script("GET", "/images/ghcr.io/acme/infer:v1/json", {FakeResponse{.status = 404, .body = "{}"}, FakeResponse{.body = kImageJson}});
-  d.script("POST", "/images/create", {FakeResponse{.chunks = {progress_stream()[0]}, .cut = true},
-                                      FakeResponse{.status = 401, .body = R"({"message":"unauthorized"})"}});
+  d.script("POST", "/auth",
+           {FakeResponse{.status = 500, .body = R"({"message":"i/o timeout"})"}, FakeResponse{.body = "{}"}});
+  d.script("GET", "/images/ghcr.io/acme/infer:v1/json",
+           {FakeResponse{.status = 404, .body = "{}"}, FakeResponse{.body = kImageJson}});
+  d.script("POST", "/images/create",
+           {FakeResponse{.chunks = {progress_stream()[0]}, .cut = true},
+            FakeResponse{.status = 401, .body = R"({"message":"unauthorized"})"}});
   auto c = client(d);
   auto cr = creds();
   REQUIRE(check_credentials(c, cr, fast().retry));

@@ -49,7 +49,7 @@ struct Needle {
 // Counts occurrences of the needle in [begin, end). Not instrumented: it reads
 // freed blocks and redzones on purpose (that is where leftovers would be).
 __attribute__((no_sanitize("address", "undefined"))) std::size_t count_in(const unsigned char* begin,
-                                                                        const unsigned char* end, Needle const& n) {
+                                                                          const unsigned char* end, Needle const& n) {
   std::size_t hits = 0;
   std::size_t const len = n.masked.size();
   if (len == 0 || static_cast<std::size_t>(end - begin) < len) return 0;
@@ -98,8 +98,9 @@ Hits scan_own_memory(Needle const& token, Needle const& header) {
     std::size_t const t = count_in(b, e, token), x = count_in(b, e, header);
     h.token += t;
     h.header += x;
-    if (t + x > 0) h.where += (names[i].empty() ? "[anon]" : names[i]) + " token " + std::to_string(t) + " header " +
-                              std::to_string(x) + "; ";
+    if (t + x > 0)
+      h.where += (names[i].empty() ? "[anon]" : names[i]) + " token " + std::to_string(t) + " header " +
+                 std::to_string(x) + "; ";
   }
   return h;
 }
@@ -123,8 +124,10 @@ constexpr const char* kImageJson = R"({"Id":"sha256:1111","RepoDigests":["ghcr.i
     d.script("POST", "/auth", {FakeResponse{.body = R"({"Status":"Login Succeeded"})"}});
     d.script("GET", "/images/ghcr.io/acme/infer:v1/json", {FakeResponse{.body = kImageJson}});
     d.script("POST", "/images/create",
-             {FakeResponse{.chunks = {R"({"status":"Pulling from acme/infer","id":"v1"})" "\n",
-                                      R"({"status":"Status: Downloaded newer image for ghcr.io/acme/infer:v1"})" "\n"}}});
+             {FakeResponse{.chunks = {R"({"status":"Pulling from acme/infer","id":"v1"})"
+                                      "\n",
+                                      R"({"status":"Status: Downloaded newer image for ghcr.io/acme/infer:v1"})"
+                                      "\n"}}});
     std::string const path = d.socket_path() + "\n";
     (void)!::write(ready_fd, path.data(), path.size());
     char c = 0;
@@ -144,15 +147,16 @@ constexpr const char* kImageJson = R"({"Id":"sha256:1111","RepoDigests":["ghcr.i
 std::string login_and_pull(std::string const& dir, std::string const& socket) {
   auto creds = read_credentials(dir);
   if (!creds) return "read_credentials: " + creds.error().message;
-  engine::Client client(engine::ClientOptions{.socket_path = socket, .low_speed_time = std::chrono::seconds(5),
+  engine::Client client(engine::ClientOptions{.socket_path = socket,
+                                              .low_speed_time = std::chrono::seconds(5),
                                               .request_timeout = std::chrono::seconds(10)});
   if (auto st = client.negotiate(); !st) return "negotiate: " + st.error().message;
   RetryPolicy const retry{.budget = std::chrono::seconds(1)};
   if (auto st = check_credentials(client, *creds, retry); !st) return "login: " + st.error().message;
   PullOptions o;
   o.retry = retry;
-  auto pulled = pull_image(client, ImageToPull{.domain = "ghcr.io", .repository = "ghcr.io/acme/infer", .tag = "v1"},
-                           &*creds, o);
+  auto pulled =
+      pull_image(client, ImageToPull{.domain = "ghcr.io", .repository = "ghcr.io/acme/infer", .tag = "v1"}, &*creds, o);
   if (!pulled) return "pull: " + pulled.error().message;
   if (!pulled->pulled) return "pull: not pulled";
   return {};

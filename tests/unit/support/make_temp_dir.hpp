@@ -17,8 +17,7 @@ namespace cosmicac::test {
 // the errno, when mkdtemp fails (inside a test case that fails the test).
 inline std::filesystem::path make_temp_dir(std::string const& prefix, std::string const& parent = "/tmp") {
   std::string tmpl = parent + "/" + prefix + ".XXXXXX";
-  if (::mkdtemp(tmpl.data()) == nullptr)
-    throw std::runtime_error("mkdtemp " + tmpl + ": " + std::strerror(errno));
+  if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp " + tmpl + ": " + std::strerror(errno));
   return tmpl;
 }
 
