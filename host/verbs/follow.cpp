@@ -385,25 +385,25 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
       report(Source::Vmi, who, last_vmi);
     } else if (resp->status == 200) {
       auto j = parse_json(*resp);
-      if (!j) return make_error(Reason::Internal, "GET " + who + ": the response is not JSON");
+      if (!j) return host_error(Errc::Server, "GET " + who + ": the response is not JSON");
       VmiView v = view_vmi(*j);
       last_vmi = v.line;
       report(Source::Vmi, who, v.line);
       if (v.terminal)
-        return make_error(Reason::Internal,
+        return host_error(Errc::Failed,
                           who + " reached phase " + terminal_safe(v.phase) + " and will never become ready (" + v.line + ")");
       vmi_ready = v.ready;
       uid = v.uid;
       dvs = v.datavolumes;
     } else if (resp->status == 404) {
-      return make_error(Reason::ConfigInvalid, who + " does not exist (" + status_text(*resp) + ")");
+      return host_error(Errc::NotFound, who + " does not exist (" + status_text(*resp) + ")");
     } else if (resp->status == 401 || resp->status == 403) {
       auto status = parse_json(*resp);
-      return make_error(Reason::Auth, "getting " + who + ": " + status_text(*resp) +
+      return host_error(resp->status == 401 ? Errc::Unauthorized : Errc::Forbidden, "getting " + who + ": " + status_text(*resp) +
                                           (resp->status == 401 ? " (the kubeconfig's credentials were not accepted)"
                                                                : forbidden_hint(status ? str(*status, "message") : "")));
     } else if (!transient_status(resp->status)) {
-      return make_error(Reason::Internal, "getting " + who + ": " + status_text(*resp));
+      return host_error(Errc::Server, "getting " + who + ": " + status_text(*resp));
     } else {
       last_vmi = status_text(*resp) + " from the API server";
       report(Source::Vmi, who, last_vmi);
@@ -423,7 +423,7 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
         if (!j) continue;
         DataVolumeView v = view_datavolume(*j);
         report(Source::DataVolume, what, v.line);
-        if (v.failed) return make_error(Reason::Internal, what + " failed: " + v.line);
+        if (v.failed) return host_error(Errc::Failed, what + " failed: " + v.line);
       } else if (r->status == 404) {
         report(Source::DataVolume, what, "not found (garbage-collected after its import, or deleted)");
       } else if (dv_noted.insert(dv).second) {
@@ -453,7 +453,7 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
           if (p.unschedulable) {
             if (!unschedulable_since) unschedulable_since = clock::now();
             if (clock::now() - *unschedulable_since >= opts.schedule_timeout)
-              return make_error(Reason::Internal, who + " could not be scheduled for " +
+              return host_error(Errc::Failed, who + " could not be scheduled for " +
                                                       seconds_text(opts.schedule_timeout) + ": " + p.unschedulable_why);
           } else {
             unschedulable_since.reset();
@@ -489,7 +489,7 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
       } else {
         for (auto const& e : console->take()) {
           sink.agent(e);
-          if (e.phase == readiness::Phase::Failed) return make_error(Reason::Internal, agent_failure(e));
+          if (e.phase == readiness::Phase::Failed) return host_error(Errc::Failed, agent_failure(e));
           if (e.phase == readiness::Phase::Ready) {
             agent_ready = true;
             ready_event = e;
@@ -516,7 +516,7 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
     }
     auto now = clock::now();
     if (now >= deadline)
-      return make_error(Reason::Internal, who + " did not become ready within " + seconds_text(opts.timeout) +
+      return host_error(Errc::Timeout, who + " did not become ready within " + seconds_text(opts.timeout) +
                                               "; last state: " + last_vmi +
                                               (last_agent.empty() ? "" : "; agent: " + last_agent));
     // The agent said ready: the probe turns the VMI Ready within a period.
