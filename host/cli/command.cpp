@@ -163,7 +163,7 @@ int run_cli(std::vector<std::string> const& args) {
     if (auto p = options->complete()) return report(*p);
     return options->run();
   } catch (std::exception const& e) {
-    return report(failure(std::string("internal error: ") + e.what()));
+    return report(failure(Errc::Internal, std::string("internal error: ") + e.what()));
   }
 }
 

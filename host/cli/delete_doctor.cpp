@@ -45,10 +45,10 @@ int DeleteCommand::run() {
   options.dry_run_server = dry_run.mode() == DryRunMode::Server;
   (void)parse_duration_flag("--timeout", timeout, options.timeout);  // validated
   auto access = cluster.access();
-  if (!access) return report(failure(access.error().message));
+  if (!access) return report(failure(access.error()));
   KubeClient client(std::move(*access));
   auto st = execute_delete(client, plan, options, say);
-  if (!st) return report(failure(st.error().message));
+  if (!st) return report(failure(st.error()));
   return kExitOk;
 }
 
@@ -88,14 +88,14 @@ Outcome DoctorCommand::probe_devices() {
 
 Outcome DoctorCommand::complete() {
   auto loaded_profile = file.load_profile();
-  if (!loaded_profile) return spec_problem(loaded_profile.error().message);
+  if (!loaded_profile) return failure(loaded_profile.error());
   profile = std::move(*loaded_profile);
   if (!file.filename.empty())
     if (auto p = file.load_spec(cluster.ns, spec)) return p;
   if (!gpu_type.empty())
     if (auto p = probe_devices()) return p;
   auto loaded = cluster.access();
-  if (!loaded) return failure(loaded.error().message);
+  if (!loaded) return failure(loaded.error());
   ns = spec ? spec->ns : cluster.ns;
   if (ns.empty()) ns = loaded->default_namespace;
   access = std::move(*loaded);
@@ -105,7 +105,7 @@ Outcome DoctorCommand::complete() {
 int DoctorCommand::run() {
   KubeClient client(std::move(*access));
   auto checks = run_doctor(client, doctor_request(ns, std::move(spec), std::move(devices), COSMICAC_VERSION, *profile));
-  if (!checks) return report(failure(checks.error().message));
+  if (!checks) return report(failure(checks.error()));
   if (json) say(doctor_json(*checks).dump(2, ' ', false, Json::error_handler_t::replace));
   else std::fputs(doctor_text(*checks).c_str(), stdout);
   return doctor_ok(*checks) ? kExitOk : kExitFailed;

@@ -10,14 +10,14 @@
 
 namespace cosmicac::host::cli {
 
-Problem usage_problem(std::string message) { return Problem{kExitUsage, std::move(message), true}; }
-Problem spec_problem(std::string message) { return Problem{kExitUsage, std::move(message), false}; }
-Problem failure(std::string message) { return Problem{kExitFailed, std::move(message), false}; }
+Problem usage_problem(std::string message) { return Problem{Errc::Usage, std::move(message), true}; }
+Problem failure(HostError error) { return Problem{error.kind, std::move(error.message), false}; }
+Problem failure(Errc kind, std::string message) { return Problem{kind, std::move(message), false}; }
 
 int report(Problem const& problem) {
   std::fprintf(stderr, "cosmicac-vmi: %s\n", problem.message.c_str());
   if (problem.show_usage) std::fprintf(stderr, "\n%s", usage_text().c_str());
-  return problem.exit_code;
+  return problem.exit_code();
 }
 
 void say(std::string const& line) {
@@ -50,9 +50,9 @@ Result<OperatorProfile> FileFlags::load_profile() const {
 
 Outcome FileFlags::load_spec(std::string const& ns_flag, std::optional<JobSpec>& spec) const {
   auto operator_profile = load_profile();
-  if (!operator_profile) return spec_problem(operator_profile.error().message);
+  if (!operator_profile) return failure(operator_profile.error());
   auto loaded = load_renderable_spec(filename, *operator_profile);
-  if (!loaded) return spec_problem(loaded.error().message);
+  if (!loaded) return failure(loaded.error());
   if (auto conflict = namespace_conflict(ns_flag, loaded->ns)) return conflict;
   spec = std::move(*loaded);
   return std::nullopt;
@@ -99,7 +99,7 @@ Outcome parse_duration_flag(std::string const& flag, std::string const& text, st
 
 Outcome namespace_conflict(std::string const& ns_flag, std::string const& spec_ns) {
   if (ns_flag.empty() || ns_flag == spec_ns) return std::nullopt;
-  return spec_problem("the namespace from the provided object \"" + spec_ns + "\" does not match the namespace \"" +
+  return failure(Errc::Usage, "the namespace from the provided object \"" + spec_ns + "\" does not match the namespace \"" +
                       ns_flag + "\". You must pass '--namespace=" + spec_ns + "' to perform this operation.");
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "host/base/host_error.hpp"
 #include "host/base/yaml_json.hpp"
 #include "host/cluster/kubeconfig.hpp"
 #include "host/spec/job_spec.hpp"
@@ -23,22 +24,24 @@ class App;
 
 namespace cosmicac::host::cli {
 
-// Exit status (README, "cosmicac-vmi"): 0 done, 1 failed, 2 usage or spec error.
-constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2;
+// Exit status (README, "cosmicac-vmi"): 0 done, 1 failed, 2 usage or spec
+// error; a failure's status comes from its kind (host/base/host_error.hpp).
+constexpr int kExitOk = 0, kExitFailed = 1;
 
-// Why a command stops before or instead of its work: the exit status and the
-// message printed after "cosmicac-vmi: ". A usage problem is followed by the
-// usage text.
+// Why a command stops before or instead of its work: its kind (which gives
+// the exit status) and the message printed after "cosmicac-vmi: ". A usage
+// problem is followed by the usage text.
 struct Problem {
-  int exit_code = kExitFailed;
+  Errc kind = Errc::Internal;
   std::string message;
   bool show_usage = false;
+  int exit_code() const noexcept { return host::exit_code(kind); }
 };
 using Outcome = std::optional<Problem>;  // empty: go on
 
-Problem usage_problem(std::string message);  // exit 2, usage text after it
-Problem spec_problem(std::string message);   // exit 2: the spec, profile or -n given is wrong
-Problem failure(std::string message);        // exit 1: the cluster or the work failed
+Problem usage_problem(std::string message);  // the command line; the usage text after it
+Problem failure(HostError error);            // the spec, the cluster or the work: the error's kind
+Problem failure(Errc kind, std::string message);
 
 // Prints "cosmicac-vmi: MESSAGE" (and the usage text for a usage problem) on
 // stderr: the problem's exit status.

@@ -25,7 +25,7 @@ Outcome ListCommand::validate() const {
 
 Outcome ListCommand::complete() {
   auto loaded = cluster.access();
-  if (!loaded) return failure(loaded.error().message);
+  if (!loaded) return failure(loaded.error());
   ns = cluster.ns.empty() ? loaded->default_namespace : cluster.ns;
   access = std::move(*loaded);
   return std::nullopt;
@@ -34,7 +34,7 @@ Outcome ListCommand::complete() {
 int ListCommand::run() {
   KubeClient client(std::move(*access));
   auto found = one ? get_vmi(client, ns, positional.front()) : list_vmis(client, ns);
-  if (!found) return report(failure(found.error().message));
+  if (!found) return report(failure(found.error()));
   if (!print.output.empty()) {
     std::fputs(print.format(*found).c_str(), stdout);
     return kExitOk;

@@ -76,12 +76,12 @@ int ApplyCommand::run() {
   options.force_conflicts = force_conflicts;
   (void)parse_duration_flag("--timeout", timeout, options.delete_timeout);  // validated
   auto access = cluster.access();
-  if (!access) return report(failure(access.error().message));
+  if (!access) return report(failure(access.error()));
   KubeClient client(std::move(*access));
   // With -o, stdout carries the objects only; progress goes to stderr.
   Say progress = print.output.empty() ? Say(say) : Say([](std::string const& s) { std::fprintf(stderr, "%s\n", s.c_str()); });
   auto res = apply_objects(client, objects, options, progress);
-  if (!res) return report(failure(res.error().message));
+  if (!res) return report(failure(res.error()));
   if (!print.output.empty()) {
     std::vector<Json> applied;
     for (auto const& r : *res) applied.push_back(r.applied);

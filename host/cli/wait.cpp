@@ -72,7 +72,7 @@ Outcome WaitCommand::complete() {
     name = positional.front();
   }
   auto loaded = cluster.access();
-  if (!loaded) return failure(loaded.error().message);
+  if (!loaded) return failure(loaded.error());
   if (ns.empty()) ns = loaded->default_namespace;
   access = std::move(*loaded);
   return std::nullopt;
@@ -89,7 +89,7 @@ int WaitCommand::run() {
   auto st = follow_vmi(client, ns, name, w, printer);
   if (!st) {
     printer.end_progress();
-    return report(failure(st.error().message));  // escaped by follow_vmi
+    return report(failure(st.error()));  // escaped by follow_vmi
   }
   printer.final_line(st->summary, false);
   return kExitOk;
@@ -110,19 +110,20 @@ int WaitCommand::run_serial() const {
     last = e;
     return e.phase != readiness::Phase::Ready && e.phase != readiness::Phase::Failed;
   });
-  if (!end) return report(failure(end.error().message));
+  if (!end) return report(failure(from_guest(end.error(), Errc::Transport)));
   if (last && last->phase == readiness::Phase::Ready) {
     printer.final_line(ready_summary(*last), json);  // with --json, stdout carries event lines only
     return kExitOk;
   }
   if (last && last->phase == readiness::Phase::Failed) {
     printer.end_progress();
-    return report(failure("bootstrap failed: reason=" +
+    // The agent's reason is the guest's vocabulary: it stays as the agent said it.
+    return report(failure(Errc::Failed, "bootstrap failed: reason=" +
                           std::string(reason_name(last->reason.value_or(Reason::Internal))) +
                           " message=" + readiness::terminal_quoted(last->message)));
   }
   std::string const last_error = follower.last_error();
-  return report(failure("no readiness within the timeout" +
+  return report(failure(Errc::Timeout, "no readiness within the timeout" +
                         (last_error.empty() ? std::string() : " (last: " + readiness::terminal_safe(last_error) + ")")));
 }
 

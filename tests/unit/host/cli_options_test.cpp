@@ -20,7 +20,7 @@ const std::string kExample = COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml"
 std::string problem(CommandOptions&& command, std::vector<std::string> const& args) {
   auto p = parse_command(command, args);
   if (!p) return "";
-  CHECK(p->exit_code == 2);
+  CHECK(p->exit_code() == 2);
   CHECK(p->show_usage);
   return p->message;
 }
