@@ -66,6 +66,7 @@ THIRD_PARTY: dict[str, str] = {
     "libfdisk": "dep_fdisk",
     "yaml-cpp": "yaml-cpp",
     "openssl": "dep_crypto",
+    "CLI": "CLI11::CLI11",  # header-only; Debian's libcli11-dev ships its CMake package
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)

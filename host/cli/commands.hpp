@@ -1,0 +1,124 @@
+// The Options struct of every cosmicac-vmi command (host/cli/command.hpp says
+// what bind, validate, complete and run each do).
+#pragma once
+
+#include "host/cli/command.hpp"
+#include "host/cluster/cluster_access.hpp"
+#include "host/spec/job_spec.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cosmicac::host::cli {
+
+// render / render-userdata -f SPEC [-n NS] [--profile FILE] [-o yaml|json]
+struct RenderCommand : CommandOptions {
+  explicit RenderCommand(bool only_userdata) : userdata_only(only_userdata) {}
+  bool userdata_only;
+  FileFlags file;
+  ClusterFlags cluster;  // -n only: checked against the spec's namespace
+  PrintFlags print;
+  std::optional<JobSpec> spec;
+
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override;
+  int run() override;
+};
+
+// apply -f SPEC [--recreate] [--force-conflicts] [--dry-run=...] [-o ...] [--timeout D]
+struct ApplyCommand : CommandOptions {
+  FileFlags file;
+  ClusterFlags cluster;
+  PrintFlags print;
+  DryRunFlag dry_run;
+  std::string timeout;
+  bool recreate = false;
+  bool force_conflicts = false;
+  std::optional<JobSpec> spec;
+
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override;
+  int run() override;
+};
+
+// wait NAME [-n NS] | -f SPEC [--timeout D] [--schedule-timeout D] [--interval D] [--json]
+// wait --serial SOCKET [--json] [--timeout D]
+struct WaitCommand : CommandOptions {
+  FileFlags file;
+  ClusterFlags cluster;
+  std::string serial;
+  bool json = false;
+  std::string timeout, interval, schedule_timeout;
+  // complete: the VMI to follow and where.
+  std::string ns, name;
+  std::optional<ClusterAccess> access;
+
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override;
+  int run() override;
+
+ private:
+  int run_serial() const;
+};
+
+// delete -f SPEC [--delete-data] [--wait=false] [--timeout D] [--dry-run=...]
+struct DeleteCommand : CommandOptions {
+  FileFlags file;
+  ClusterFlags cluster;
+  DryRunFlag dry_run;
+  std::string wait;  // --wait[=true|false]
+  std::string timeout;
+  bool delete_data = false;
+  std::optional<JobSpec> spec;
+
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override;
+  int run() override;
+};
+
+// doctor [-n NS] [-f SPEC | --gpu-type T [--gpus N]] [--json]
+struct DoctorCommand : CommandOptions {
+  FileFlags file;
+  ClusterFlags cluster;
+  std::string gpu_type, gpus;
+  bool json = false;
+  // complete: the profile, the spec or the probed devices, the namespace.
+  std::optional<OperatorProfile> profile;
+  std::optional<JobSpec> spec;
+  std::vector<DeviceRequest> devices;
+  std::string ns;
+  std::optional<ClusterAccess> access;
+
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override;
+  int run() override;
+
+ private:
+  Outcome probe_devices();
+};
+
+// list [-n NS] [-o yaml|json]; get NAME [-n NS] [-o yaml|json]
+struct ListCommand : CommandOptions {
+  explicit ListCommand(bool get_one) : one(get_one) {}
+  bool one;  // get NAME
+  ClusterFlags cluster;
+  PrintFlags print;
+  std::string ns;
+  std::optional<ClusterAccess> access;
+
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override;
+  int run() override;
+
+ private:
+  int print_table(Json const& found) const;
+};
+
+}  // namespace cosmicac::host::cli

@@ -1,0 +1,114 @@
+// delete (the objects of one job spec) and doctor (the cluster's readiness
+// checklist).
+#include "host/cli/commands.hpp"
+
+#include "host/cluster/kube_client.hpp"
+#include "host/render/manifests.hpp"
+#include "host/verbs/doctor.hpp"
+#include "host/verbs/kube_ops.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+#include <cstdio>
+
+namespace cosmicac::host::cli {
+
+void DeleteCommand::bind(CLI::App& app) {
+  file.bind(app);
+  cluster.bind(app);
+  dry_run.bind(app);
+  app.add_flag("--wait{true}", wait);  // kubectl's bool flags: --wait, --wait=false
+  app.add_option("--timeout", timeout);
+  app.add_flag("--delete-data", delete_data);
+}
+
+Outcome DeleteCommand::validate() const {
+  if (file.filename.empty()) return usage_problem("-f SPEC is required");
+  if (auto p = no_positional()) return p;
+  if (!wait.empty() && wait != "true" && wait != "false") return usage_problem("--wait must be true or false");
+  std::chrono::milliseconds ignored{};
+  if (auto p = parse_duration_flag("--timeout", timeout, ignored)) return p;
+  return dry_run.validate();
+}
+
+Outcome DeleteCommand::complete() { return file.load_spec(cluster.ns, spec); }
+
+int DeleteCommand::run() {
+  bool const client_dry_run = dry_run.mode() == DryRunMode::Client;
+  auto plan = plan_delete(*spec, delete_data);
+  say(client_dry_run ? "plan (client dry run, nothing is deleted):" : "plan:");
+  for (auto const& s : plan) say(std::string("  ") + (s.path.empty() ? "keep   " : "delete ") + s.object + " — " + s.why);
+  if (client_dry_run) return kExitOk;
+  host::DeleteOptions options;
+  options.wait = wait != "false";
+  options.dry_run_server = dry_run.mode() == DryRunMode::Server;
+  (void)parse_duration_flag("--timeout", timeout, options.timeout);  // validated
+  auto access = cluster.access();
+  if (!access) return report(failure(access.error()));
+  KubeClient client(std::move(*access));
+  auto st = execute_delete(client, plan, options, say);
+  if (!st) return report(failure(st.error()));
+  return kExitOk;
+}
+
+void DoctorCommand::bind(CLI::App& app) {
+  file.bind(app);
+  cluster.bind(app);
+  app.add_option("--gpu-type", gpu_type);
+  app.add_option("--gpus", gpus);
+  app.add_flag("--json", json);
+}
+
+Outcome DoctorCommand::validate() const {
+  if (auto p = no_positional()) return p;
+  if (!file.filename.empty() && (!gpu_type.empty() || !gpus.empty()))
+    return usage_problem("give either -f SPEC or --gpu-type/--gpus, not both");
+  if (!gpus.empty() && gpu_type.empty()) return usage_problem("--gpus needs --gpu-type");
+  long long count = 0;
+  auto [p, ec] = std::from_chars(gpus.data(), gpus.data() + gpus.size(), count);
+  if (!gpus.empty() && (ec != std::errc() || p != gpus.data() + gpus.size()))
+    return usage_problem("--gpus must be a number");
+  return std::nullopt;
+}
+
+// --gpu-type/--gpus: the spec's own rules for gpu.type/gpu.count, on a spec made of them.
+Outcome DoctorCommand::probe_devices() {
+  long long count = 1;
+  if (!gpus.empty()) std::from_chars(gpus.data(), gpus.data() + gpus.size(), count);  // validated
+  Json const doc{{"name", "doctor"}, {"namespace", "doctor"}, {"cpu", 1}, {"memory", "1Gi"},
+                 {"gpu", Json{{"type", gpu_type}, {"count", count}}}};
+  OperatorProfile narrowing = *profile;  // its device lists; its network is for a namespace, not this probe
+  narrowing.overlay_network.clear();
+  auto probe = parse_renderable_spec(doc.dump(), "--gpu-type/--gpus", narrowing);
+  if (!probe) return usage_problem(probe.error().message);
+  devices.push_back(*probe->gpu);
+  return std::nullopt;
+}
+
+Outcome DoctorCommand::complete() {
+  auto loaded_profile = file.load_profile();
+  if (!loaded_profile) return failure(loaded_profile.error());
+  profile = std::move(*loaded_profile);
+  if (!file.filename.empty())
+    if (auto p = file.load_spec(cluster.ns, spec)) return p;
+  if (!gpu_type.empty())
+    if (auto p = probe_devices()) return p;
+  auto loaded = cluster.access();
+  if (!loaded) return failure(loaded.error());
+  ns = spec ? spec->ns : cluster.ns;
+  if (ns.empty()) ns = loaded->default_namespace;
+  access = std::move(*loaded);
+  return std::nullopt;
+}
+
+int DoctorCommand::run() {
+  KubeClient client(std::move(*access));
+  auto checks = run_doctor(client, doctor_request(ns, std::move(spec), std::move(devices), COSMICAC_VERSION, *profile));
+  if (!checks) return report(failure(checks.error()));
+  if (json) say(doctor_json(*checks).dump(2, ' ', false, Json::error_handler_t::replace));
+  else std::fputs(doctor_text(*checks).c_str(), stdout);
+  return doctor_ok(*checks) ? kExitOk : kExitFailed;
+}
+
+}  // namespace cosmicac::host::cli

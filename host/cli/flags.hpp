@@ -1,0 +1,100 @@
+// The flag groups every command shares, parsed the same way wherever they
+// appear (kubectl's ConfigFlags, FilenameOptions and PrintFlags): the cluster
+// (--kubeconfig, --context, -n), the job spec and operator profile (-f,
+// --profile), the output format (-o), durations (--timeout and kin) and
+// --dry-run.
+#pragma once
+
+#include "common/error.hpp"
+#include "host/base/host_error.hpp"
+#include "host/base/yaml_json.hpp"
+#include "host/cluster/kubeconfig.hpp"
+#include "host/spec/job_spec.hpp"
+#include "host/spec/operator_profile.hpp"
+#include "host/cluster/cluster_access.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace cosmicac::host::cli {
+
+// Exit status (README, "cosmicac-vmi"): 0 done, 1 failed, 2 usage or spec
+// error; a failure's status comes from its kind (host/base/host_error.hpp).
+constexpr int kExitOk = 0, kExitFailed = 1;
+
+// Why a command stops before or instead of its work: its kind (which gives
+// the exit status) and the message printed after "cosmicac-vmi: ". A usage
+// problem is followed by the usage text.
+struct Problem {
+  Errc kind = Errc::Internal;
+  std::string message;
+  bool show_usage = false;
+  int exit_code() const noexcept { return host::exit_code(kind); }
+};
+using Outcome = std::optional<Problem>;  // empty: go on
+
+Problem usage_problem(std::string message);  // the command line; the usage text after it
+Problem failure(HostError error);            // the spec, the cluster or the work: the error's kind
+Problem failure(Errc kind, std::string message);
+
+// Prints "cosmicac-vmi: MESSAGE" (and the usage text for a usage problem) on
+// stderr: the problem's exit status.
+int report(Problem const& problem);
+// One line on stdout, flushed (progress lines interleave with stderr's).
+void say(std::string const& line);
+
+// --kubeconfig, --context, -n/--namespace.
+struct ClusterFlags {
+  std::string kubeconfig, context, ns;
+  void bind(CLI::App& app, bool with_kubeconfig = true);
+  // The kubeconfig (else $KUBECONFIG, ~/.kube/config, in-cluster); a failure exits 1.
+  Result<ClusterAccess> access() const;
+};
+
+// -f/--filename and --profile.
+struct FileFlags {
+  std::string filename, profile;
+  void bind(CLI::App& app);
+  // The operator's profile (--profile FILE), else the compiled-in defaults.
+  Result<OperatorProfile> load_profile() const;
+  // The tenant's job spec with the operator's names from the profile; with
+  // `ns_flag` set it must be the spec's namespace (kubectl's rule for objects
+  // from a file). Every problem is a spec problem (exit 2).
+  Outcome load_spec(std::string const& ns_flag, std::optional<JobSpec>& spec) const;
+};
+
+// -o/--output yaml|json. Empty: the command's own default (a table, progress lines).
+struct PrintFlags {
+  std::string output;
+  void bind(CLI::App& app);
+  Outcome validate() const;
+  // JSON with every non-ASCII character escaped (a terminal sees no raw C1 or
+  // bidi control from the API server), or YAML (ASCII-only writer); objects
+  // (more than one) as a v1 List or a YAML stream.
+  std::string format(Json const& value) const;
+  std::string format_objects(std::vector<Json> const& objects) const;
+};
+
+// --dry-run[=none|client|server]: a bare --dry-run is client, as kubectl's.
+enum class DryRunMode { None, Client, Server };
+struct DryRunFlag {
+  std::string value;
+  void bind(CLI::App& app);
+  Outcome validate() const;
+  DryRunMode mode() const;
+};
+
+// Every duration flag (--timeout, --interval, --schedule-timeout): Go's
+// duration syntax (5m, 1h30m, 500ms); empty keeps the command's default.
+Outcome parse_duration_flag(std::string const& flag, std::string const& text, std::chrono::milliseconds& into);
+
+// The spec's namespace check (kubectl's): empty when -n is empty or the same.
+Outcome namespace_conflict(std::string const& ns_flag, std::string const& spec_ns);
+
+}  // namespace cosmicac::host::cli

@@ -1,0 +1,59 @@
+// list and get NAME: the VMIs this tool manages, as a table or -o yaml|json.
+#include "host/cli/commands.hpp"
+
+#include "host/cluster/kube_client.hpp"
+#include "host/verbs/kube_ops.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+
+namespace cosmicac::host::cli {
+
+void ListCommand::bind(CLI::App& app) {
+  cluster.bind(app);
+  print.bind(app);
+}
+
+Outcome ListCommand::validate() const {
+  if (one && positional.size() != 1) return usage_problem("get needs one VMI NAME");
+  if (!one)
+    if (auto p = no_positional()) return p;
+  return print.validate();
+}
+
+Outcome ListCommand::complete() {
+  auto loaded = cluster.access();
+  if (!loaded) return failure(loaded.error());
+  ns = cluster.ns.empty() ? loaded->default_namespace : cluster.ns;
+  access = std::move(*loaded);
+  return std::nullopt;
+}
+
+int ListCommand::run() {
+  KubeClient client(std::move(*access));
+  auto found = one ? get_vmi(client, ns, positional.front()) : list_vmis(client, ns);
+  if (!found) return report(failure(found.error()));
+  if (!print.output.empty()) {
+    std::fputs(print.format(*found).c_str(), stdout);
+    return kExitOk;
+  }
+  return print_table(*found);
+}
+
+int ListCommand::print_table(Json const& found) const {
+  std::vector<VmiRow> rows;
+  auto const now = std::chrono::system_clock::now();
+  if (one) rows.push_back(vmi_row(found, now));
+  else
+    for (auto const& item : found["items"]) rows.push_back(vmi_row(item, now));
+  if (rows.empty()) {
+    std::fprintf(stderr, "No VMIs managed by cosmicac-vmi found in %s namespace.\n", ns.c_str());
+    return kExitOk;
+  }
+  std::fputs(format_vmi_table(rows).c_str(), stdout);
+  return kExitOk;
+}
+
+}  // namespace cosmicac::host::cli

@@ -1,0 +1,96 @@
+// render, render-userdata and apply: the objects of one job spec, printed or
+// applied.
+#include "host/cli/commands.hpp"
+
+#include "host/cluster/kube_client.hpp"
+#include "host/render/manifests.hpp"
+#include "host/render/userdata.hpp"
+#include "host/verbs/kube_ops.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+namespace cosmicac::host::cli {
+
+void RenderCommand::bind(CLI::App& app) {
+  file.bind(app);
+  cluster.bind(app, false);
+  print.bind(app);
+}
+
+Outcome RenderCommand::validate() const {
+  if (file.filename.empty()) return usage_problem("-f SPEC is required");
+  if (auto p = no_positional()) return p;
+  // The user-data is a cloud-config, not a Kubernetes object: -o and --output alike are refused.
+  if (userdata_only && !print.output.empty()) return usage_problem("render-userdata takes no -o/--output");
+  return print.validate();
+}
+
+Outcome RenderCommand::complete() { return file.load_spec(cluster.ns, spec); }
+
+int RenderCommand::run() {
+  if (userdata_only) {
+    std::fputs(render_userdata(*spec).c_str(), stdout);
+    return kExitOk;
+  }
+  std::fputs(print.format_objects(render_manifests(*spec)).c_str(), stdout);
+  return kExitOk;
+}
+
+void ApplyCommand::bind(CLI::App& app) {
+  file.bind(app);
+  cluster.bind(app);
+  print.bind(app);
+  dry_run.bind(app);
+  app.add_option("--timeout", timeout);
+  app.add_flag("--recreate", recreate);
+  app.add_flag("--force-conflicts", force_conflicts);
+}
+
+Outcome ApplyCommand::validate() const {
+  if (file.filename.empty()) return usage_problem("-f SPEC is required");
+  if (auto p = no_positional()) return p;
+  if (auto p = dry_run.validate()) return p;
+  if (auto p = print.validate()) return p;
+  std::chrono::milliseconds ignored{};
+  return parse_duration_flag("--timeout", timeout, ignored);
+}
+
+Outcome ApplyCommand::complete() { return file.load_spec(cluster.ns, spec); }
+
+int ApplyCommand::run() {
+  auto objects = render_manifests(*spec);
+  if (dry_run.mode() == DryRunMode::Client) {  // kubectl's client dry run: the objects, no API call
+    if (!print.output.empty()) {
+      std::fputs(print.format_objects(objects).c_str(), stdout);
+      return kExitOk;
+    }
+    for (auto const& o : objects)
+      say(o.value("kind", "") + " " + spec->ns + "/" + o["metadata"].value("name", "") + " (client dry run)");
+    return kExitOk;
+  }
+  host::ApplyOptions options;
+  options.dry_run = dry_run.mode() == DryRunMode::Server ? DryRun::Server : DryRun::None;
+  options.recreate = recreate;
+  options.force_conflicts = force_conflicts;
+  (void)parse_duration_flag("--timeout", timeout, options.delete_timeout);  // validated
+  auto access = cluster.access();
+  if (!access) return report(failure(access.error()));
+  KubeClient client(std::move(*access));
+  // With -o, stdout carries the objects only; progress goes to stderr.
+  Say progress = print.output.empty() ? Say(say) : Say([](std::string const& s) { std::fprintf(stderr, "%s\n", s.c_str()); });
+  auto res = apply_objects(client, objects, options, progress);
+  if (!res) return report(failure(res.error()));
+  if (!print.output.empty()) {
+    std::vector<Json> applied;
+    for (auto const& r : *res) applied.push_back(r.applied);
+    std::fputs(print.format_objects(applied).c_str(), stdout);
+    return kExitOk;
+  }
+  if (options.dry_run == DryRun::None)
+    say("applied; run `cosmicac-vmi wait -f " + file.filename + "` to wait for readiness");
+  return kExitOk;
+}
+
+}  // namespace cosmicac::host::cli
