@@ -98,6 +98,12 @@ class ConsoleFollower {
   ConsoleFollower& operator=(ConsoleFollower const&) = delete;
 
   std::string const& pod() const { return pod_; }
+  // After this many attempts in a row without a 200 (backing off 1, 2, 4, 8,
+  // 16 s at the default reconnect_delay: about half a minute), the log is
+  // given up on and the wait falls back to the Ready condition.
+  static constexpr int kLogAttempts = 6;
+  static constexpr int kMaxBackoffFactor = 16;
+
   std::vector<readiness::Event> take() {
     std::lock_guard l(mu_);
     return std::exchange(events_, {});
@@ -111,7 +117,8 @@ class ConsoleFollower {
  private:
   void run() {
     std::string since;
-    auto refused_since = clock::time_point{};
+    int failures = 0;  // consecutive attempts without a 200
+    auto delay = opts_.reconnect_delay;
     while (!stop_) {
       Query query{{"container", std::string(kConsoleLogContainer)}, {"follow", "true"}, {"timestamps", "true"}};
       if (!since.empty()) query.emplace_back("sinceTime", since);
@@ -149,22 +156,28 @@ class ConsoleFollower {
                 "; host/rbac/role.yaml grants get on pods/log)");
         return;
       }
-      if (resp && resp->status == 400) {
-        // "container … is waiting to start" is normal for a moment; a 400
-        // that persists means the container's log cannot be had.
-        if (refused_since == clock::time_point{}) refused_since = clock::now();
-        if (clock::now() - refused_since > std::chrono::seconds(30)) {
-          give_up("the guest-console-log log of " + pod_ + " cannot be read (" + status_text(*resp) + ")");
-          return;
-        }
-      } else if (resp && resp->status == 200) {
-        refused_since = {};
+      if (resp && resp->status == 200) {
+        failures = 0;
+        delay = opts_.reconnect_delay;
+      } else if (++failures >= kLogAttempts) {
+        // Any error that persists: "container … is waiting to start" (400)
+        // is normal for a moment, but a kubelet the API server cannot reach
+        // (500 "dial tcp NODE:10250: connect: connection refused") or a
+        // transport error never heals by asking once a second.
+        give_up("the " + std::string(kConsoleLogContainer) + " log of pod " + ns_ + "/" + pod_ +
+                " cannot be read (" + (resp ? status_text(*resp) : terminal_safe(resp.error().message)) + ")");
+        return;
       }
-      // Dropped, ended (container restarted) or a transient error: again.
-      for (auto waited = std::chrono::milliseconds(0); waited < opts_.reconnect_delay && !stop_;
-           waited += std::chrono::milliseconds(50))
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      // Dropped, ended (container restarted) or an error: again, backing off
+      // while the errors last.
+      pause(delay);
+      if (failures > 0) delay = std::min(delay * 2, opts_.reconnect_delay * kMaxBackoffFactor);
     }
+  }
+
+  void pause(std::chrono::milliseconds d) const {
+    for (auto waited = std::chrono::milliseconds(0); waited < d && !stop_; waited += std::chrono::milliseconds(50))
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 
   // timestamps=true: the kubelet prefixes each line with "2025-03-01T12:00:00.123456789Z ".
