@@ -226,7 +226,11 @@ std::string to_json_line(Event const& e) {
   return line;
 }
 
-Result<Event> parse_event(std::string_view line) {
+namespace {
+
+// The line (one trailing "\n" or "\r\n" allowed) as a JSON object that
+// speaks this protocol version.
+Result<json> parse_versioned_object(std::string_view line) {
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (line.size() > kMaxLineBytes) return bad("line longer than " + std::to_string(kMaxLineBytes) + " bytes");
@@ -239,12 +243,15 @@ Result<Event> parse_event(std::string_view line) {
   if (v == j.end() || !v->is_number_integer()) return bad("no protocol version \"v\"");
   if (!v->is_number_unsigned() || v->get<std::uint64_t>() != static_cast<std::uint64_t>(kProtocolVersion))
     return bad("unsupported protocol version " + v->dump());
+  return j;
+}
 
+// The event's own fields (all but container and steps), typed and complete.
+Status parse_fields(json const& j, Event& e) {
   std::string err;
-  Event e;
   std::optional<std::uint64_t> seq;
   std::optional<std::int64_t> mono;
-  std::optional<std::string> boot_id, ts, message, failed_step_name, activity;
+  std::optional<std::string> boot_id, ts, message, activity;
   std::optional<Phase> phase;
   std::optional<Step> step, failed_step;
   std::optional<std::uint64_t> bytes_done, bytes_total;
@@ -279,24 +286,46 @@ Result<Event> parse_event(std::string_view line) {
     PullActivity a{};
     if (activity && activity_from_name(*activity, a)) e.pull->activity = a;
   }
+  return ok();
+}
 
-  if (auto c = j.find("container"); c != j.end()) {
-    if (!c->is_object()) return bad("container is not an object");
-    std::optional<std::string> name, id, image, digest;
-    if (!get_str(*c, "name", name, err) || !get_str(*c, "id", id, err) || !get_str(*c, "image", image, err) ||
-        !get_str(*c, "image_digest", digest, err))
-      return bad("container: " + err);
-    e.container = ContainerInfo{name.value_or(""), id.value_or(""), image.value_or(""), digest.value_or("")};
+// "container" (the ready event's), when present.
+Status parse_container(json const& j, Event& e) {
+  auto c = j.find("container");
+  if (c == j.end()) return ok();
+  if (!c->is_object()) return bad("container is not an object");
+  std::string err;
+  std::optional<std::string> name, id, image, digest;
+  if (!get_str(*c, "name", name, err) || !get_str(*c, "id", id, err) || !get_str(*c, "image", image, err) ||
+      !get_str(*c, "image_digest", digest, err))
+    return bad("container: " + err);
+  e.container = ContainerInfo{name.value_or(""), id.value_or(""), image.value_or(""), digest.value_or("")};
+  return ok();
+}
+
+// "steps" (a state snapshot's summaries), when present: at most one per step.
+Status parse_steps(json const& j, Event& e) {
+  auto s = j.find("steps");
+  if (s == j.end()) return ok();
+  if (!s->is_array()) return bad("steps is not an array");
+  if (s->size() > kStepCount) return bad("steps has more entries than there are steps");
+  std::string err;
+  for (auto const& item : *s) {
+    StepSummary sum;
+    if (!parse_summary(item, sum, err)) return bad(err);
+    e.steps.push_back(std::move(sum));
   }
-  if (auto s = j.find("steps"); s != j.end()) {
-    if (!s->is_array()) return bad("steps is not an array");
-    if (s->size() > kStepCount) return bad("steps has more entries than there are steps");
-    for (auto const& item : *s) {
-      StepSummary sum;
-      if (!parse_summary(item, sum, err)) return bad(err);
-      e.steps.push_back(std::move(sum));
-    }
-  }
+  return ok();
+}
+
+}  // namespace
+
+Result<Event> parse_event(std::string_view line) {
+  auto j = parse_versioned_object(line);
+  if (!j) return j.error();
+  Event e;
+  for (auto part : {parse_fields, parse_container, parse_steps})
+    if (auto st = part(*j, e); !st) return st.error();
   return e;
 }
 
