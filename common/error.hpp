@@ -53,21 +53,25 @@ std::basic_ostream<Ch, Tr>& operator<<(std::basic_ostream<Ch, Tr>& os, Error con
   return os << reason_name(e.reason) << ": " << e.message;
 }
 
-// Exception type thrown by Result::value() on an error; carries the Error.
-struct ErrorException : std::exception {
-  explicit ErrorException(Error e) : error(std::move(e)) {}
+// Exception type thrown by Result::value() on an error; carries the error.
+// E is any error type with a `message` string (the agent's Error, the host's own).
+template <class E>
+struct BasicErrorException : std::exception {
+  explicit BasicErrorException(E e) : error(std::move(e)) {}
   const char* what() const noexcept override { return error.message.c_str(); }
-  Error error;
+  E error;
 };
+using ErrorException = BasicErrorException<Error>;
 
-// A value or an Error. (std::expected is C++23; boost::system::result drags an
+// A value or an error, by default the agent's Error (the host tool brings its
+// own error type). (std::expected is C++23; boost::system::result drags an
 // unconstrained operator<< that breaks test frameworks' printing. This is the
 // small subset we use.)
-template <class T>
+template <class T, class E = Error>
 class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
-  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit by design
+  Result(E error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit by design
 
   bool has_value() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return has_value(); }
@@ -81,14 +85,14 @@ class [[nodiscard]] Result {
   T* operator->() { return &value(); }
   T const* operator->() const { return &value(); }
 
-  Error const& error() const& { return std::get<1>(v_); }
-  Error&& error() && { return std::get<1>(std::move(v_)); }
+  E const& error() const& { return std::get<1>(v_); }
+  E&& error() && { return std::get<1>(std::move(v_)); }
 
  private:
   void check() const {
-    if (v_.index() != 0) throw ErrorException(std::get<1>(v_));
+    if (v_.index() != 0) throw BasicErrorException<E>(std::get<1>(v_));
   }
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
 // Success without a value.

@@ -6,7 +6,7 @@ namespace cosmicac::host {
 
 Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
   auto bad = [&] {
-    return make_error(Reason::ConfigInvalid,
+    return host_error(Errc::Spec,
                       "'" + std::string(text) + "' is not a duration (examples: 90s, 20m, 1h30m, 500ms)");
   };
   if (text.empty()) return bad();

@@ -2,7 +2,7 @@
 // "1h30m", "500ms". A bare number is seconds.
 #pragma once
 
-#include "common/error.hpp"
+#include "host/base/host_error.hpp"
 
 #include <chrono>
 #include <string_view>

@@ -42,7 +42,7 @@ bool suffix_multiplier(std::string_view s, long double& mult) {
 Result<long double> parse_quantity(std::string_view text) {
   std::string_view s = text;
   auto bad = [&](std::string const& why) {
-    return make_error(Reason::ConfigInvalid, "'" + std::string(text) + "' is not a quantity: " + why);
+    return host_error(Errc::Spec, "'" + std::string(text) + "' is not a quantity: " + why);
   };
   if (s.empty()) return bad("empty");
   bool negative = false;

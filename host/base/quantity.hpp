@@ -3,13 +3,13 @@
 // sizes in the job spec before anything reaches the cluster.
 #pragma once
 
-#include "common/error.hpp"
+#include "host/base/host_error.hpp"
 
 #include <string_view>
 
 namespace cosmicac::host {
 
-// The value in base units (bytes for storage/memory). Errors (ConfigInvalid)
+// The value in base units (bytes for storage/memory). Errors (Errc::Spec)
 // say what part of the text is wrong.
 Result<long double> parse_quantity(std::string_view text);
 

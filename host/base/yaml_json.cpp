@@ -219,7 +219,7 @@ struct Converter {
   // `why` may quote a key of the document: escaped for the terminal.
   [[noreturn]] void fail(YAML::Node const& n, std::string const& why) {
     auto mark = n.Mark();
-    throw ErrorException(make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) + " line " +
+    throw HostErrorException(host_error(Errc::Spec, readiness::terminal_safe(origin) + " line " +
                                                                std::to_string(mark.line + 1) + ": " +
                                                                readiness::terminal_safe(why)));
   }
@@ -486,7 +486,7 @@ Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin) 
               std::string path;
               for (std::size_t i = 1; i < where.size(); ++i)
                 if (!where[i].empty()) path += where[i] + ".";
-              throw ErrorException(make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) +
+              throw HostErrorException(host_error(Errc::Spec, readiness::terminal_safe(origin) +
                                                                          ": duplicate key '" +
                                                                          readiness::terminal_safe(path + key) + "'"));
             }
@@ -501,27 +501,27 @@ Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin) 
       };
       Json value = Json::parse(text.begin(), text.end(), no_duplicates);  // iterative: any depth parses
       if (deeper_than(value, kMaxDepth))
-        return make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) + ": nested deeper than " +
+        return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": nested deeper than " +
                                                      std::to_string(kMaxDepth) + " levels");
       return value;
     } catch (nlohmann::json::parse_error const& e) {
-      return make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) + json_syntax_error(e.what()));
+      return host_error(Errc::Spec, readiness::terminal_safe(origin) + json_syntax_error(e.what()));
     } catch (nlohmann::json::exception const&) {  // out_of_range: its message quotes the number
-      return make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) +
+      return host_error(Errc::Spec, readiness::terminal_safe(origin) +
                                                    ": invalid JSON: number overflow (a number past a double's range)");
-    } catch (ErrorException const& e) {
+    } catch (HostErrorException const& e) {
       return e.error;
     }
   }
   // yaml-cpp passes any bytes through; JSON (and so everything we render) needs UTF-8.
   if (!config::valid_utf8(text))
-    return make_error(Reason::ConfigInvalid,
+    return host_error(Errc::Spec,
                       readiness::terminal_safe(origin) + ": not valid UTF-8 (YAML and JSON text must be)");
   try {
     std::string const owned(text);
     std::size_t const docs = count_documents(owned, 2);
     if (docs != 1)
-      return make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) +
+      return host_error(Errc::Spec, readiness::terminal_safe(origin) +
                                                    ": expected one YAML document, found " +
                                                    (docs == 0 ? "none" : "more than one"));
     Converter c{std::string(origin)};
@@ -530,11 +530,11 @@ Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin) 
     // yaml-cpp appends what it stopped at after ": " ("unknown escape
     // character: X", "invalid unicode: ..."): the place is enough.
     std::string const what = e.msg.substr(0, e.msg.find(": "));
-    return make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) + " line " +
+    return host_error(Errc::Spec, readiness::terminal_safe(origin) + " line " +
                                                  std::to_string(e.mark.line + 1) + " column " +
                                                  std::to_string(e.mark.column + 1) +
                                                  ": invalid YAML: " + readiness::terminal_safe(what));
-  } catch (ErrorException const& e) {
+  } catch (HostErrorException const& e) {
     return e.error;
   }
 }

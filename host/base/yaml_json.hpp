@@ -4,7 +4,7 @@
 // order Kubernetes users expect: apiVersion, kind, metadata, spec).
 #pragma once
 
-#include "common/error.hpp"
+#include "host/base/host_error.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -19,7 +19,8 @@ using Json = nlohmann::ordered_json;
 // Parses one YAML document (or JSON text) into a value. Plain YAML scalars are
 // typed by the YAML 1.2 core schema (null, bool, int, float, else string);
 // quoted scalars are strings. Duplicate mapping keys are an error. Errors
-// (ConfigInvalid) name the origin and the line.
+// (Errc::Spec; a caller reading something else retags them) name the origin
+// and the line.
 Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin);
 
 // One YAML document for a value, 7-bit ASCII, that YAML 1.1 and 1.2 readers

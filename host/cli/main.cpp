@@ -33,8 +33,11 @@ namespace {
 
 using namespace cosmicac;
 using namespace cosmicac::host;
+// The host's own Result (HostError), not the agent's.
+using cosmicac::host::Result;
+using cosmicac::host::Status;
 
-constexpr int kOk = 0, kFailure = 1, kUsage = 2;
+constexpr int kOk = 0, kFailure = 1;  // a failure's status comes from its kind (exit_code)
 
 constexpr const char* kUsageText =
     "usage: cosmicac-vmi COMMAND [options]\n"
@@ -79,9 +82,12 @@ int fail(int code, std::string const& msg) {
   return code;
 }
 
+// A failure, with the exit status its kind maps to.
+int fail(HostError const& e) { return fail(exit_code(e.kind), e.message); }
+
 int usage_error(std::string const& msg) {
   std::fprintf(stderr, "cosmicac-vmi: %s\n\n%s", msg.c_str(), kUsageText);
-  return kUsage;
+  return exit_code(Errc::Usage);
 }
 
 // Options: "--name value", "--name=value", "-f value"; flags; one positional.
@@ -201,8 +207,8 @@ int cmd_render(std::vector<std::string> const& argv, bool userdata_only) {
   if (userdata_only && !opt(*a, "-o").empty()) return usage_error("render-userdata takes no -o");
 
   auto spec = load_spec(*a);
-  if (!spec) return fail(kUsage, spec.error().message);
-  if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(kUsage, conflict);
+  if (!spec) return fail(spec.error());
+  if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(host_error(Errc::Usage, conflict));
   if (userdata_only) {
     std::fputs(render_userdata(*spec).c_str(), stdout);
     return kOk;
@@ -237,8 +243,8 @@ int cmd_apply(std::vector<std::string> const& argv) {
     options.delete_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
   }
   auto spec = load_spec(*a);
-  if (!spec) return fail(kUsage, spec.error().message);
-  if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(kUsage, conflict);
+  if (!spec) return fail(spec.error());
+  if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(host_error(Errc::Usage, conflict));
   auto objects = render_manifests(*spec);
   if (options.dry_run == DryRun::Client) {  // kubectl's client dry run: the objects, no API call
     if (!format.empty()) {
@@ -251,12 +257,12 @@ int cmd_apply(std::vector<std::string> const& argv) {
     return kOk;
   }
   auto access = cluster(*a);
-  if (!access) return fail(kFailure, access.error().message);
+  if (!access) return fail(access.error());
   KubeClient client(std::move(*access));
   // With -o, stdout carries the objects only; progress goes to stderr.
   Say progress = format.empty() ? Say(say) : Say([](std::string const& s) { std::fprintf(stderr, "%s\n", s.c_str()); });
   auto res = apply_objects(client, objects, options, progress);
-  if (!res) return fail(kFailure, res.error().message);
+  if (!res) return fail(res.error());
   if (!format.empty()) {
     std::vector<Json> applied;
     for (auto const& r : *res) applied.push_back(r.applied);
@@ -296,7 +302,7 @@ int wait_serial(Args const& a) {
     last = e;
     return e.phase != readiness::Phase::Ready && e.phase != readiness::Phase::Failed;
   });
-  if (!end) return fail(kFailure, end.error().message);
+  if (!end) return fail(from_guest(end.error(), Errc::Transport));
   if (last && last->phase == readiness::Phase::Ready) {
     std::string const summary =
         "ready" + (last->container ? ": container " + readiness::terminal_safe(last->container->name) + " " +
@@ -308,12 +314,15 @@ int wait_serial(Args const& a) {
   }
   if (last && last->phase == readiness::Phase::Failed) {
     printer.end_progress();
-    return fail(kFailure, "bootstrap failed: reason=" + std::string(reason_name(last->reason.value_or(Reason::Internal))) +
-                              " message=" + readiness::terminal_quoted(last->message));
+    // The agent's reason is the guest's vocabulary: it stays as the agent said it.
+    return fail(host_error(Errc::Failed, "bootstrap failed: reason=" +
+                                             std::string(reason_name(last->reason.value_or(Reason::Internal))) +
+                                             " message=" + readiness::terminal_quoted(last->message)));
   }
-  return fail(kFailure, "no readiness within the timeout" +
-                            (follower.last_error().empty() ? std::string()
-                                                           : " (last: " + readiness::terminal_safe(follower.last_error()) + ")"));
+  return fail(host_error(Errc::Timeout, "no readiness within the timeout" +
+                                              (follower.last_error().empty()
+                                                   ? std::string()
+                                                   : " (last: " + readiness::terminal_safe(follower.last_error()) + ")")));
 }
 
 int cmd_wait(std::vector<std::string> const& argv) {
@@ -329,8 +338,8 @@ int cmd_wait(std::vector<std::string> const& argv) {
   if (!spec_path(*a).empty()) {
     if (!a->positional.empty()) return usage_error("give either NAME or -f SPEC, not both");
     auto spec = load_spec(*a);
-    if (!spec) return fail(kUsage, spec.error().message);
-    if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(kUsage, conflict);
+    if (!spec) return fail(spec.error());
+    if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(host_error(Errc::Usage, conflict));
     ns = spec->ns;
     name = spec->name;
   } else if (a->positional.size() == 1) {
@@ -348,14 +357,14 @@ int cmd_wait(std::vector<std::string> const& argv) {
     *field = *d;
   }
   auto access = cluster(*a);
-  if (!access) return fail(kFailure, access.error().message);
+  if (!access) return fail(access.error());
   if (ns.empty()) ns = access->default_namespace;
   KubeClient client(std::move(*access));
   WaitPrinter printer(output_mode(*a), stdout, stderr);
   auto st = follow_vmi(client, ns, name, w, printer);
   if (!st) {
     printer.end_progress();
-    return fail(kFailure, st.error().message);  // escaped by follow_vmi
+    return fail(st.error());  // escaped by follow_vmi
   }
   printer.final_line(st->summary, false);
   return kOk;
@@ -384,17 +393,17 @@ int cmd_delete(std::vector<std::string> const& argv) {
     return usage_error("--dry-run must be none, client or server");
   options.dry_run_server = dry == "server";
   auto spec = load_spec(*a);
-  if (!spec) return fail(kUsage, spec.error().message);
-  if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(kUsage, conflict);
+  if (!spec) return fail(spec.error());
+  if (auto conflict = namespace_conflict(*a, *spec); !conflict.empty()) return fail(host_error(Errc::Usage, conflict));
   auto plan = plan_delete(*spec, a->flags.count("--delete-data") > 0);
   say(dry == "client" ? "plan (client dry run, nothing is deleted):" : "plan:");
   for (auto const& s : plan) say(std::string("  ") + (s.path.empty() ? "keep   " : "delete ") + s.object + " — " + s.why);
   if (dry == "client") return kOk;
   auto access = cluster(*a);
-  if (!access) return fail(kFailure, access.error().message);
+  if (!access) return fail(access.error());
   KubeClient client(std::move(*access));
   auto st = execute_delete(client, plan, options, say);
-  if (!st) return fail(kFailure, st.error().message);
+  if (!st) return fail(st.error());
   return kOk;
 }
 
@@ -408,13 +417,13 @@ int cmd_doctor(std::vector<std::string> const& argv) {
   if (!a) return usage_error(err);
   if (!a->positional.empty()) return usage_error("unexpected argument " + a->positional[0]);
   auto profile = operator_profile(*a);
-  if (!profile) return fail(kUsage, profile.error().message);
+  if (!profile) return fail(profile.error());
   std::optional<JobSpec> spec;
   if (!spec_path(*a).empty()) {
     if (!opt(*a, "--gpu-type").empty() || !opt(*a, "--gpus").empty())
       return usage_error("give either -f SPEC or --gpu-type/--gpus, not both");
     auto loaded = load_renderable_spec(spec_path(*a), *profile);
-    if (!loaded) return fail(kUsage, loaded.error().message);
+    if (!loaded) return fail(loaded.error());
     spec = std::move(*loaded);
   }
   std::vector<DeviceRequest> devices;
@@ -436,13 +445,13 @@ int cmd_doctor(std::vector<std::string> const& argv) {
     return usage_error("--gpus needs --gpu-type");
   }
   auto access = cluster(*a);
-  if (!access) return fail(kFailure, access.error().message);
+  if (!access) return fail(access.error());
   std::string ns = spec ? spec->ns : namespace_flag(*a);
   if (ns.empty()) ns = access->default_namespace;
   KubeClient client(std::move(*access));
   auto checks =
       run_doctor(client, doctor_request(ns, std::move(spec), std::move(devices), COSMICAC_VERSION, *profile));
-  if (!checks) return fail(kFailure, checks.error().message);
+  if (!checks) return fail(checks.error());
   if (a->flags.count("--json") > 0) say(doctor_json(*checks).dump(2, ' ', false, Json::error_handler_t::replace));
   else std::fputs(doctor_text(*checks).c_str(), stdout);
   return doctor_ok(*checks) ? kOk : kFailure;
@@ -458,12 +467,12 @@ int cmd_list_or_get(std::vector<std::string> const& argv, bool one) {
   std::string const format = output_format(*a);
   if (!format.empty() && format != "yaml" && format != "json") return usage_error("-o must be yaml or json");
   auto access = cluster(*a);
-  if (!access) return fail(kFailure, access.error().message);
+  if (!access) return fail(access.error());
   std::string ns = namespace_flag(*a);
   if (ns.empty()) ns = access->default_namespace;
   KubeClient client(std::move(*access));
   auto found = one ? get_vmi(client, ns, a->positional[0]) : list_vmis(client, ns);
-  if (!found) return fail(kFailure, found.error().message);
+  if (!found) return fail(found.error());
   if (!format.empty()) {
     std::fputs(format_objects(*found, format).c_str(), stdout);
     return kOk;
@@ -514,7 +523,7 @@ int main(int argc, char** argv) {
     if (cmd == "list") return cmd_list_or_get(rest, false);
     if (cmd == "get") return cmd_list_or_get(rest, true);
   } catch (std::exception const& e) {
-    return fail(kFailure, std::string("internal error: ") + e.what());
+    return fail(host_error(Errc::Internal, std::string("internal error: ") + e.what()));
   }
   return usage_error("unknown command '" + cmd + "'");
 }

@@ -14,8 +14,8 @@ constexpr ApiResource const* kAll[] = {
 bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool alnum(char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
 
-Error invalid(std::string const& field, std::string_view value, char const* rule) {
-  return make_error(Reason::ConfigInvalid, field + " " + readiness::terminal_quoted(value) + " is not " + rule +
+HostError invalid(std::string const& field, std::string_view value, char const* rule) {
+  return host_error(Errc::Invalid, field + " " + readiness::terminal_quoted(value) + " is not " + rule +
                                                ": refused (it would name another path)");
 }
 
@@ -99,7 +99,7 @@ Result<std::string> api_path(ApiResource const& r, std::string_view ns, std::str
     if (auto st = check_namespace(ns, "the namespace of " + kind); !st) return st.error();
     p += "/namespaces/" + percent_escape(ns);
   } else if (!ns.empty()) {
-    return make_error(Reason::Internal, kind + " is not namespaced");
+    return host_error(Errc::Internal, kind + " is not namespaced");
   }
   p += "/" + std::string(r.plural);
   if (!name.empty()) {

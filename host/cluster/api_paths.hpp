@@ -7,7 +7,7 @@
 // server as another path.
 #pragma once
 
-#include "common/error.hpp"
+#include "host/base/host_error.hpp"
 
 #include <string>
 #include <string_view>

@@ -15,7 +15,7 @@ namespace cosmicac::host {
 namespace {
 
 
-Error bad_output(std::string const& what) { return make_error(Reason::Auth, what); }
+HostError bad_output(std::string const& what) { return host_error(Errc::Unauthorized, what); }
 
 bool digits(std::string_view s, std::size_t pos, std::size_t n) {
   if (pos + n > s.size()) return false;
@@ -163,7 +163,7 @@ Result<bool> exec_interactive(ExecPluginConfig const& cfg, bool stdin_is_termina
   if (cfg.interactive_mode == "Never") return false;
   if (cfg.interactive_mode == "Always") {
     if (!stdin_is_terminal)
-      return make_error(Reason::Auth, "credential plugin " + readiness::terminal_safe(cfg.command) + " (" + cfg.origin +
+      return host_error(Errc::Unauthorized, "credential plugin " + readiness::terminal_safe(cfg.command) + " (" + cfg.origin +
                                           ") has interactiveMode Always, but standard input is not a terminal");
     return true;
   }
@@ -188,7 +188,7 @@ Result<std::shared_ptr<ExecCredential const>> ExecCredentialSource::get(bool ref
   Command cmd;
   cmd.program = find_program(cfg_.program);
   if (cmd.program.empty())
-    return make_error(Reason::Auth, who + ": executable not found in $PATH" +
+    return host_error(Errc::Unauthorized, who + ": executable not found in $PATH" +
                                         (cfg_.install_hint.empty() ? "" : "; " + readiness::terminal_safe(cfg_.install_hint)));
   cmd.args = cfg_.args;
   cmd.description = "running the kubeconfig's credential plugin";
@@ -204,15 +204,15 @@ Result<std::shared_ptr<ExecCredential const>> ExecCredentialSource::get(bool ref
   cmd.extra_env.push_back("KUBERNETES_EXEC_INFO=" + exec_info_[*interactive ? 1 : 0]);
   ++runs_;
   auto res = run_command(cmd);
-  if (!res) return make_error(Reason::Auth, who + ": could not be started");
+  if (!res) return host_error(Errc::Unauthorized, who + ": could not be started");
   if (res->exit_code != 0) {
     wipe(res->out);
-    return make_error(Reason::Auth, who + (res->timed_out ? " did not finish in time" :
+    return host_error(Errc::Unauthorized, who + (res->timed_out ? " did not finish in time" :
                                            " failed (exit " + std::to_string(res->exit_code) + ")"));
   }
   auto cred = parse_exec_credential(res->out, cfg_.api_version);
   wipe(res->out);
-  if (!cred) return make_error(Reason::Auth, who + ": " + cred.error().message);
+  if (!cred) return host_error(Errc::Unauthorized, who + ": " + cred.error().message);
   cached_ = std::make_shared<ExecCredential const>(std::move(*cred));
   return cached_;
 }

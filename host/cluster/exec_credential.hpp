@@ -5,7 +5,7 @@
 // kept in memory until its expirationTimestamp.
 #pragma once
 
-#include "common/error.hpp"
+#include "host/base/host_error.hpp"
 #include "common/secret.hpp"
 #include "host/cluster/cluster_access.hpp"
 

@@ -187,7 +187,7 @@ Result<HttpResponse> KubeClient::perform_once(std::string const& method, std::st
     plugin = std::move(*cred);
   }
   Easy e;
-  if (!e.h) return make_error(Reason::Internal, "curl_easy_init failed");
+  if (!e.h) return host_error(Errc::Internal, "curl_easy_init failed");
   CURL* h = e.h;
   std::string url = access_.server + path;
   HttpResponse resp;
@@ -262,7 +262,7 @@ Result<HttpResponse> KubeClient::perform_once(std::string const& method, std::st
     // server, and the Host header stays the server's, as client-go sends it.
     auto u = split_server(access_.server);
     if (!u)
-      return make_error(Reason::ConfigInvalid, access_.origin + ": server " + readiness::terminal_safe(access_.server) +
+      return host_error(Errc::Kubeconfig, access_.origin + ": server " + readiness::terminal_safe(access_.server) +
                                                    " is not a URL cosmicac-vmi can use with tls-server-name");
     url = u->scheme + "://" + access_.tls_server_name + ":" + u->port + u->rest + path;
     std::string target = u->ipv6 ? "[" + u->host + "]" : u->host;
@@ -301,7 +301,7 @@ Result<HttpResponse> KubeClient::perform_once(std::string const& method, std::st
     std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
     bool transient = transient_transport_error(rc, answered_before_);
     char const* kind = failure_kind(rc);
-    return make_error(Reason::Internal,
+    return host_error(Errc::Transport,
                       method + " " + readiness::terminal_safe(access_.server + path) + " (" + access_.origin + "): " +
                           (kind ? std::string(kind) + ": " : std::string{}) + detail,
                       transient);

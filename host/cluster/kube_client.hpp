@@ -4,7 +4,7 @@
 // Kubernetes semantics (those are in kube_ops).
 #pragma once
 
-#include "common/error.hpp"
+#include "host/base/host_error.hpp"
 #include "host/cluster/cluster_access.hpp"
 
 #include <atomic>

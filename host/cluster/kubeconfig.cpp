@@ -104,7 +104,7 @@ Result<ClusterAccess> resolve_kubeconfig(std::vector<KubeconfigFile> const& file
   Merged m;
   for (auto const& f : files) {
     auto doc = parse_yaml_or_json(f.text, f.path);
-    if (!doc) return doc.error();
+    if (!doc) return host_error(Errc::Kubeconfig, doc.error().message);  // not the spec: exit 1
     if (doc->is_null()) continue;  // an empty file is an empty config
     if (!doc->is_object()) return bad(f.path + ": not a kubeconfig (expected a mapping)");
     if (m.current_context.empty()) m.current_context = str_field(*doc, "current-context");

@@ -4,7 +4,7 @@
 // supported (they would run a program named by a file): a clear error says so.
 #pragma once
 
-#include "common/error.hpp"
+#include "host/base/host_error.hpp"
 #include "host/cluster/cluster_access.hpp"
 
 #include <string>
@@ -30,7 +30,7 @@ struct KubeconfigFile {
 };
 
 // Resolves one context (empty: current-context) from already-read files,
-// merged in order. Errors (ConfigInvalid) name the file and the entry.
+// merged in order. Errors (Errc::Kubeconfig) name the file and the entry.
 Result<ClusterAccess> resolve_kubeconfig(std::vector<KubeconfigFile> const& files, std::string const& context);
 
 // The service-account token, CA and KUBERNETES_SERVICE_HOST/PORT.

@@ -2,7 +2,7 @@
 // interface of the host library).
 #pragma once
 
-#include "common/error.hpp"
+#include "host/base/host_error.hpp"
 #include "host/cluster/cluster_access.hpp"
 #include "host/base/yaml_json.hpp"
 #include "readiness/terminal_text.hpp"
@@ -14,7 +14,7 @@ namespace cosmicac::host::kubeconfig_detail {
 // Messages name files and entries (contexts, clusters, users, env names)
 // as the kubeconfig spells them: escaped for the terminal, so a name with
 // ESC/OSC/CSI or C1 bytes is shown, not acted on. Never a value.
-inline Error bad(std::string const& msg) { return make_error(Reason::ConfigInvalid, readiness::terminal_safe(msg)); }
+inline HostError bad(std::string const& msg) { return host_error(Errc::Kubeconfig, readiness::terminal_safe(msg)); }
 
 // The whole file; `what` names it in the error ("token file").
 Result<std::string> read_file(std::string const& path, std::string const& what);

@@ -268,13 +268,13 @@ Result<JobSpec> load_job_spec(std::string const& path, OperatorProfile const& pr
   UniqueFd owned;
   if (path != "-") {
     owned = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-    if (!owned.valid()) return make_error(Reason::ConfigInvalid, "cannot open job spec " + readiness::terminal_safe(path));
+    if (!owned.valid()) return host_error(Errc::Spec, "cannot open job spec " + readiness::terminal_safe(path));
   }
   std::string text;
   int const err = read_to_end(path == "-" ? STDIN_FILENO : owned.get(), kMaxSpecBytes, text);
   if (err == EFBIG)
-    return make_error(Reason::ConfigInvalid, "job spec " + readiness::terminal_safe(path) + " is larger than 1 MiB");
-  if (err != 0) return make_error(Reason::ConfigInvalid, "cannot read job spec " + readiness::terminal_safe(path));
+    return host_error(Errc::Spec, "job spec " + readiness::terminal_safe(path) + " is larger than 1 MiB");
+  if (err != 0) return host_error(Errc::Spec, "cannot read job spec " + readiness::terminal_safe(path));
   return parse_job_spec(text, path == "-" ? "<stdin>" : path, profile);
 }
 

@@ -7,7 +7,7 @@
 // environment value.
 #pragma once
 
-#include "common/error.hpp"
+#include "host/base/host_error.hpp"
 #include "config/envs.hpp"
 #include "host/spec/operator_profile.hpp"
 
@@ -111,7 +111,7 @@ struct JobSpec {
   std::string overlay_network;  // operator: Multus NetworkAttachmentDefinition in the VMI's namespace, optional
 };
 
-// Errors (ConfigInvalid) read "<origin>: <field>: <what is wrong>"; the
+// Errors (Errc::Spec) read "<origin>: <field>: <what is wrong>"; the
 // operator's fields come from `profile` (errors there name the profile).
 Result<JobSpec> parse_job_spec(std::string_view text, std::string_view origin,
                                OperatorProfile const& profile = OperatorProfile());

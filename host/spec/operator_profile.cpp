@@ -79,11 +79,11 @@ Result<OperatorProfile> load_operator_profile(std::string const& path) {
   constexpr std::size_t kMaxProfileBytes = 1u << 20;
   std::string const shown = readiness::terminal_safe(path);
   UniqueFd const fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (!fd.valid()) return make_error(Reason::ConfigInvalid, "cannot open operator profile " + shown);
+  if (!fd.valid()) return host_error(Errc::Spec, "cannot open operator profile " + shown);
   std::string text;
   int const err = read_to_end(fd.get(), kMaxProfileBytes, text);
-  if (err == EFBIG) return make_error(Reason::ConfigInvalid, "operator profile " + shown + " is larger than 1 MiB");
-  if (err != 0) return make_error(Reason::ConfigInvalid, "cannot read operator profile " + shown);
+  if (err == EFBIG) return host_error(Errc::Spec, "operator profile " + shown + " is larger than 1 MiB");
+  if (err != 0) return host_error(Errc::Spec, "cannot read operator profile " + shown);
   return parse_operator_profile(text, path);
 }
 

@@ -7,7 +7,7 @@
 // root there. Without a profile the compiled-in defaults below apply.
 #pragma once
 
-#include "common/error.hpp"
+#include "host/base/host_error.hpp"
 
 #include <string>
 #include <string_view>
@@ -34,7 +34,7 @@ struct OperatorProfile {
 
 // A profile file: YAML or JSON, one mapping of the keys documented in README
 // ("Operator profile"); unknown or repeated keys are errors. Errors
-// (ConfigInvalid) read "<origin>: <key>: <what is wrong>", never quoting
+// (Errc::Spec) read "<origin>: <key>: <what is wrong>", never quoting
 // the text.
 Result<OperatorProfile> parse_operator_profile(std::string_view text, std::string_view origin);
 Result<OperatorProfile> load_operator_profile(std::string const& path);

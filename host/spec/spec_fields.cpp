@@ -17,8 +17,8 @@ bool alnum(char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
 
 void fail(std::string field, std::string message) { throw SpecError{std::move(field), std::move(message)}; }
 
-Error spec_error(std::string_view origin, SpecError const& e) {
-  return make_error(Reason::ConfigInvalid, readiness::terminal_safe(origin) + ": " + readiness::terminal_safe(e.field) +
+HostError spec_error(std::string_view origin, SpecError const& e) {
+  return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": " + readiness::terminal_safe(e.field) +
                                                ": " + readiness::terminal_safe(e.message));
 }
 

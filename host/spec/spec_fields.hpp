@@ -1,10 +1,10 @@
 // Reading a mapping of typed fields (job spec, operator profile): shared by
 // job_spec.cpp and operator_profile.cpp only, not an interface of the host
 // library. Errors are thrown as SpecError {field path, message} and turned
-// into one ConfigInvalid error by spec_error().
+// into one Errc::Spec error by spec_error().
 #pragma once
 
-#include "common/error.hpp"
+#include "host/base/host_error.hpp"
 #include "host/base/yaml_json.hpp"
 
 #include <optional>
@@ -24,7 +24,7 @@ struct SpecError {
 // "<origin>: <field>: <message>", every part through the terminal escaper:
 // field paths are made of the document's keys, and a message may quote a
 // value the document gave.
-Error spec_error(std::string_view origin, SpecError const& e);
+HostError spec_error(std::string_view origin, SpecError const& e);
 
 bool is_dns_label(std::string_view s, std::size_t max = 63);  // RFC 1123 label (namespaces, the job name)
 bool is_dns_subdomain(std::string_view s);                    // RFC 1123 subdomain (Secrets, ConfigMaps, …)

@@ -6,7 +6,7 @@
 // and of a Secret it keeps the key names only.
 #pragma once
 
-#include "common/error.hpp"
+#include "host/base/host_error.hpp"
 #include "host/spec/job_spec.hpp"
 #include "host/cluster/kube_client.hpp"
 #include "host/base/yaml_json.hpp"

@@ -142,8 +142,8 @@ class ConsoleFollower {
         // is normal for a moment, but a kubelet the API server cannot reach
         // (500 "dial tcp NODE:10250: connect: connection refused") or a
         // transport error never heals by asking once a second.
-        give_up("the " + std::string(kConsoleLogContainer) + " log of pod " + ns_ + "/" + pod_ +
-                " cannot be read (" + (resp ? status_text(*resp) : terminal_safe(resp.error().message)) + ")");
+        give_up("the " + std::string(kConsoleLogContainer) + " log of pod " + ns_ + "/" + pod_ + " cannot be read (" +
+                (resp ? status_text(*resp) : terminal_safe(resp.error().message)) + ")");
         return;
       }
       // Dropped, ended (container restarted) or an error: again, backing off
@@ -366,7 +366,11 @@ class Following {
  public:
   Following(KubeClient& client, std::string const& ns, std::string const& name, FollowOptions const& opts,
             FollowSink& sink)
-      : client_(client), ns_(ns), name_(name), who_("VirtualMachineInstance " + ns + "/" + name), opts_(opts),
+      : client_(client),
+        ns_(ns),
+        name_(name),
+        who_("VirtualMachineInstance " + ns + "/" + name),
+        opts_(opts),
         sink_(sink) {}
 
   Result<FollowResult> run() {
@@ -381,9 +385,9 @@ class Following {
       if (auto done = result_if_ready(vmi->ready)) return *done;
       auto now = clock::now();
       if (now >= deadline)
-        return make_error(Reason::Internal, who_ + " did not become ready within " + seconds_text(opts_.timeout) +
-                                                "; last state: " + last_vmi_ +
-                                                (last_agent_.empty() ? "" : "; agent: " + last_agent_));
+        return host_error(Errc::Timeout, who_ + " did not become ready within " + seconds_text(opts_.timeout) +
+                                             "; last state: " + last_vmi_ +
+                                             (last_agent_.empty() ? "" : "; agent: " + last_agent_));
       sleep_until_next_poll(now, deadline);
     }
   }
@@ -402,23 +406,24 @@ class Following {
       report(Source::Vmi, who_, last_vmi_);
     } else if (resp->status == 200) {
       auto j = parse_json(*resp);
-      if (!j) return make_error(Reason::Internal, "GET " + who_ + ": the response is not JSON");
+      if (!j) return host_error(Errc::Server, "GET " + who_ + ": the response is not JSON");
       VmiView v = view_vmi(*j);
       last_vmi_ = v.line;
       report(Source::Vmi, who_, v.line);
       if (v.terminal)
-        return make_error(Reason::Internal, who_ + " reached phase " + terminal_safe(v.phase) +
-                                                " and will never become ready (" + v.line + ")");
+        return host_error(Errc::Failed, who_ + " reached phase " + terminal_safe(v.phase) +
+                                            " and will never become ready (" + v.line + ")");
       poll = {.ready = v.ready, .uid = v.uid, .datavolumes = v.datavolumes};
     } else if (resp->status == 404) {
-      return make_error(Reason::ConfigInvalid, who_ + " does not exist (" + status_text(*resp) + ")");
+      return host_error(Errc::NotFound, who_ + " does not exist (" + status_text(*resp) + ")");
     } else if (resp->status == 401 || resp->status == 403) {
       auto status = parse_json(*resp);
-      return make_error(Reason::Auth, "getting " + who_ + ": " + status_text(*resp) +
-                                          (resp->status == 401 ? " (the kubeconfig's credentials were not accepted)"
-                                                               : forbidden_hint(status ? str(*status, "message") : "")));
+      return host_error(resp->status == 401 ? Errc::Unauthorized : Errc::Forbidden,
+                        "getting " + who_ + ": " + status_text(*resp) +
+                            (resp->status == 401 ? " (the kubeconfig's credentials were not accepted)"
+                                                 : forbidden_hint(status ? str(*status, "message") : "")));
     } else if (!transient_status(resp->status)) {
-      return make_error(Reason::Internal, "getting " + who_ + ": " + status_text(*resp));
+      return host_error(Errc::Server, "getting " + who_ + ": " + status_text(*resp));
     } else {
       last_vmi_ = status_text(*resp) + " from the API server";
       report(Source::Vmi, who_, last_vmi_);
@@ -441,7 +446,7 @@ class Following {
         if (!j) continue;
         DataVolumeView v = view_datavolume(*j);
         report(Source::DataVolume, what, v.line);
-        if (v.failed) return make_error(Reason::Internal, what + " failed: " + v.line);
+        if (v.failed) return host_error(Errc::Failed, what + " failed: " + v.line);
       } else if (r->status == 404) {
         report(Source::DataVolume, what, "not found (garbage-collected after its import, or deleted)");
       } else if (dv_noted_.insert(dv).second) {
@@ -487,8 +492,8 @@ class Following {
     auto const now = clock::now();
     if (unschedulable_since_ == clock::time_point{}) unschedulable_since_ = now;
     if (now - unschedulable_since_ >= opts_.schedule_timeout)
-      return make_error(Reason::Internal, who_ + " could not be scheduled for " + seconds_text(opts_.schedule_timeout) +
-                                              ": " + p.unschedulable_why);
+      return host_error(Errc::Failed, who_ + " could not be scheduled for " + seconds_text(opts_.schedule_timeout) +
+                                          ": " + p.unschedulable_why);
     return ok();
   }
 
@@ -528,7 +533,7 @@ class Following {
     }
     for (auto const& e : console_->take()) {
       sink_.agent(e);
-      if (e.phase == readiness::Phase::Failed) return make_error(Reason::Internal, agent_failure(e));
+      if (e.phase == readiness::Phase::Failed) return host_error(Errc::Failed, agent_failure(e));
       if (e.phase == readiness::Phase::Ready) {
         agent_ready_ = true;
         ready_event_ = e;

@@ -11,7 +11,7 @@
 // been through readiness::terminal_safe already.
 #pragma once
 
-#include "common/error.hpp"
+#include "host/base/host_error.hpp"
 #include "host/cluster/kube_client.hpp"
 #include "host/base/yaml_json.hpp"
 #include "readiness/event.hpp"

@@ -56,13 +56,13 @@ bool is_success(long status) { return status >= 200 && status < 300; }
 
 Result<std::string> collection_path(Json const& o) {
   auto const* r = find_resource(o.value("apiVersion", ""), o.value("kind", ""));
-  if (!r) return make_error(Reason::Internal, "no REST mapping for " + o.value("apiVersion", "") + " " + o.value("kind", ""));
+  if (!r) return host_error(Errc::Internal, "no REST mapping for " + o.value("apiVersion", "") + " " + o.value("kind", ""));
   return api_path(*r, string_at(o, {"metadata", "namespace"}));
 }
 
 Result<std::string> object_path(Json const& o) {
   auto const* r = find_resource(o.value("apiVersion", ""), o.value("kind", ""));
-  if (!r) return make_error(Reason::Internal, "no REST mapping for " + o.value("apiVersion", "") + " " + o.value("kind", ""));
+  if (!r) return host_error(Errc::Internal, "no REST mapping for " + o.value("apiVersion", "") + " " + o.value("kind", ""));
   return api_path(*r, string_at(o, {"metadata", "namespace"}), string_at(o, {"metadata", "name"}));
 }
 
@@ -80,7 +80,7 @@ std::string forbidden_hint(std::string const& status_message) {
                       "change it)";
 }
 
-Error api_error(std::string const& what, HttpResponse const& resp) {
+HostError api_error(std::string const& what, HttpResponse const& resp) {
   Json const status = parse_body(resp);
   std::string msg = readiness::terminal_safe(string_at(status, {"message"}));
   std::string reason = readiness::terminal_safe(string_at(status, {"reason"}));
@@ -99,19 +99,19 @@ Error api_error(std::string const& what, HttpResponse const& resp) {
   }
   switch (resp.status) {
     case 401:
-      return make_error(Reason::Auth, what + ": " + detail + " (the kubeconfig's credentials were not accepted)");
+      return host_error(Errc::Unauthorized, what + ": " + detail + " (the kubeconfig's credentials were not accepted)");
     case 403:
-      return make_error(Reason::Auth, what + ": " + detail + forbidden_hint(msg));
+      return host_error(Errc::Forbidden, what + ": " + detail + forbidden_hint(msg));
     case 404:
-      return make_error(Reason::ConfigInvalid,
+      return host_error(Errc::NotFound,
                         what + ": " + detail + " (is the API installed — KubeVirt/CDI — and does the namespace exist?)");
     case 409:
       if (reason == "Conflict" && detail.find("conflict with") != std::string::npos)
-        return make_error(Reason::Internal, what + ": " + detail +
+        return host_error(Errc::Conflict, what + ": " + detail +
                                                 " (another field manager owns these fields; --force-conflicts takes them)");
-      return make_error(Reason::Internal, what + ": " + detail);
+      return host_error(Errc::Conflict, what + ": " + detail);
     default:
-      return make_error(Reason::Internal, what + ": " + detail, resp.status >= 500 || resp.status == 429);
+      return host_error(Errc::Server, what + ": " + detail, resp.status >= 500 || resp.status == 429);
   }
 }
 
@@ -190,7 +190,7 @@ Result<bool> delete_one(KubeClient& client, std::string const& object, std::stri
   if (!resp) return resp.error();
   if (resp->status == 404) return false;
   if (resp->status == 409 && !uid.empty()) {
-    Error e = api_error("deleting " + object, *resp);
+    HostError e = api_error("deleting " + object, *resp);
     e.message += " (it was deleted and created again since cosmicac-vmi read it: the new one is not this job's and was not deleted)";
     return e;
   }
@@ -207,8 +207,8 @@ std::string missing_label(Json const& live, std::string const& job) {
   return {};
 }
 
-Error not_ours(std::string const& object, std::string const& label, char const* verb) {
-  return make_error(Reason::ConfigInvalid,
+HostError not_ours(std::string const& object, std::string const& label, char const* verb) {
+  return host_error(Errc::Conflict,
                     object + " exists but is not this job's: it lacks the label " + readiness::terminal_safe(label) +
                         ". cosmicac-vmi " + verb + " only objects it created for this job, so nothing was changed "
                         "(remove or rename that object, or give the job another name)");
@@ -268,7 +268,7 @@ Status wait_gone(KubeClient& client, std::vector<Pending> pending, std::chrono::
     }
     if (left.empty()) return ok();
     if (std::chrono::steady_clock::now() >= deadline)
-      return make_error(Reason::Internal, "still terminating after " + std::to_string(timeout.count() / 1000) +
+      return host_error(Errc::Timeout, "still terminating after " + std::to_string(timeout.count() / 1000) +
                                               " s: " + holding + " (--timeout waits longer; --wait=false does not wait)");
     pending = std::move(left);
     std::this_thread::sleep_for(poll);
@@ -321,7 +321,7 @@ Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, D
     Json const live = parse_body(*resp);
     if (auto label = missing_label(live, step.job); !label.empty()) return not_ours(step.object, label, "deletes");
     uid[i] = string_at(live, {"metadata", "uid"});
-    if (uid[i]->empty()) return make_error(Reason::Internal, step.object + ": the API server's reply carries no metadata.uid");
+    if (uid[i]->empty()) return host_error(Errc::Server, step.object + ": the API server's reply carries no metadata.uid");
   }
   // Act.
   std::vector<Pending> pending;
@@ -381,7 +381,7 @@ class Applier {
   Status create_vmi(Json const& o);
   Status wait_secret_absent(Json const& secret);
   Status create_secret(Json const& o);
-  Error failed(Error e);
+  HostError failed(HostError e);
   void done(Json const& o, ApplyOutcome outcome, Json applied, std::string const& said) {
     say_(describe(o) + " " + said + (dry_ ? " (server dry run)" : ""));
     results_.push_back({describe(o), outcome, std::move(applied)});
@@ -444,7 +444,7 @@ Status Applier::check_immutable(Json const& vmi, std::vector<Json> const& owned)
   }
   for (auto const& d : diffs) say_("differs: " + readiness::terminal_safe(d));
   if (!opts_.recreate)
-    return make_error(Reason::ConfigInvalid,
+    return host_error(Errc::Conflict,
                       describe(vmi) + " exists and its spec cannot change (" + std::to_string(diffs.size()) +
                           " field" + (diffs.size() == 1 ? "" : "s") + " differ, listed above); nothing was changed. "
                           "`apply --recreate` deletes it with its root disk and user-data and creates it again "
@@ -452,7 +452,7 @@ Status Applier::check_immutable(Json const& vmi, std::vector<Json> const& owned)
   auto path = object_path(vmi);
   if (!path) return path.error();
   std::string const vmi_uid = string_at(*current, {"metadata", "uid"});
-  if (vmi_uid.empty()) return make_error(Reason::Internal, describe(vmi) + ": the API server's reply carries no metadata.uid");
+  if (vmi_uid.empty()) return host_error(Errc::Server, describe(vmi) + ": the API server's reply carries no metadata.uid");
   say_(describe(vmi) + " differs: recreating it (delete, wait until gone, create)" + (dry_ ? " (server dry run)" : ""));
   auto going = delete_one(client_, describe(vmi), *path, dry_, vmi_uid);
   if (!going) return going.error();
@@ -523,7 +523,7 @@ Status Applier::create_vmi(Json const& o) {
     if (!dry_) created_.push_back({o, uid});
     done(o, ApplyOutcome::Created, reply, recreated_ ? "recreated" : "created");
   }
-  if (uid.empty()) return make_error(Reason::Internal, describe(o) + ": the API server's reply carries no metadata.uid");
+  if (uid.empty()) return host_error(Errc::Server, describe(o) + ": the API server's reply carries no metadata.uid");
   // No blockOwnerDeletion: that would need update on
   // virtualmachineinstances/finalizers; delete removes the dependents itself.
   owner_ = Json{{"apiVersion", o.value("apiVersion", "")},
@@ -548,7 +548,7 @@ Status Applier::wait_secret_absent(Json const& secret) {
     if (is_success(resp->status)) return ok();
     if (resp->status != 409) return api_error("checking that " + describe(secret) + " does not exist", *resp);
     if (dry_ || std::chrono::steady_clock::now() >= deadline)
-      return make_error(Reason::ConfigInvalid,
+      return host_error(Errc::Conflict,
                         describe(secret) + " exists" + (dry_ ? "" : " and was not garbage-collected within " +
                                                                std::to_string(opts_.delete_timeout.count() / 1000) + " s") +
                             ", and no VMI of this job does: it is not this job's user-data (a VMI's goes with it). "
@@ -599,7 +599,7 @@ Status Applier::create_secret(Json const& o) {
 // Deletes, newest first, what this run created, each with the uid its create
 // returned as a precondition (one replaced since is not touched); says what
 // it did; the error's message says it too.
-Error Applier::failed(Error e) {
+HostError Applier::failed(HostError e) {
   if (created_.empty() && !recreated_) return e;
   std::string done_list, failed_list;
   for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
@@ -608,7 +608,7 @@ Error Applier::failed(Error e) {
     // Background: the roll-back does not wait; the dependents go after. No
     // uid (a reply without one): not deleted by name.
     auto going = !path             ? Result<bool>(path.error())
-                 : it->uid.empty() ? Result<bool>(make_error(Reason::Internal, what + ": its uid is unknown"))
+                 : it->uid.empty() ? Result<bool>(host_error(Errc::Internal, what + ": its uid is unknown"))
                                    : delete_one(client_, what, *path, false, it->uid, kBackground);
     bool const gone = static_cast<bool>(going);
     say_(what + (gone ? " deleted (created by this run, which failed)" : " could NOT be deleted: delete it by hand"));
@@ -633,7 +633,7 @@ Result<std::vector<ApplyResult>> Applier::run(std::vector<Json> const& objects) 
     if (kind == "Secret") secret = &o;
   }
   if (!vmi && !owned.empty())
-    return make_error(Reason::Internal, "applying " + describe(owned[0]) + ": no VirtualMachineInstance to own it");
+    return host_error(Errc::Internal, "applying " + describe(owned[0]) + ": no VirtualMachineInstance to own it");
   // Look before writing anything: every object but the Secret, this job's or absent.
   if (vmi)
     if (auto st = look(*vmi); !st) return st.error();
@@ -742,7 +742,7 @@ Result<Json> list_vmis(KubeClient& client, std::string const& ns) {
   if (resp->status != 200) return api_error("listing VirtualMachineInstances in " + ns, *resp);
   Json list = parse_body(*resp);
   if (!list.contains("items") || !list["items"].is_array())
-    return make_error(Reason::Internal, "listing VirtualMachineInstances in " + ns + ": the reply has no items");
+    return host_error(Errc::Server, "listing VirtualMachineInstances in " + ns + ": the reply has no items");
   return list;
 }
 
@@ -752,7 +752,7 @@ Result<Json> get_vmi(KubeClient& client, std::string const& ns, std::string cons
   auto resp = client.request("GET", *path);
   if (!resp) return resp.error();
   if (resp->status == 404)
-    return make_error(Reason::ConfigInvalid, "VirtualMachineInstance " + ns + "/" + readiness::terminal_safe(name) +
+    return host_error(Errc::NotFound, "VirtualMachineInstance " + ns + "/" + readiness::terminal_safe(name) +
                                                  " not found");
   if (resp->status != 200) return api_error("getting VirtualMachineInstance " + ns + "/" + name, *resp);
   return parse_body(*resp);

@@ -4,7 +4,7 @@
 // CLI prints it; tests collect it).
 #pragma once
 
-#include "common/error.hpp"
+#include "host/base/host_error.hpp"
 #include "host/cluster/api_paths.hpp"
 #include "host/spec/job_spec.hpp"
 #include "host/cluster/kube_client.hpp"
@@ -36,10 +36,10 @@ Result<std::string> collection_path(Json const& object);
 Result<std::string> object_path(Json const& object);
 Result<std::string> vmi_path(std::string const& ns, std::string const& name);
 
-// A failed API call as an Error: 401/403 → Auth, 404 of a collection → a
+// A failed API call as a HostError: 401 → Unauthorized, 403 → Forbidden, 404 of a collection → a
 // missing API group, others with the server's Status message, reason and
 // causes (field: message).
-Error api_error(std::string const& what, HttpResponse const& resp);
+HostError api_error(std::string const& what, HttpResponse const& resp);
 
 // What to add to a 403's message. kube-apiserver answers 403 Forbidden both when
 // the authorizer denies (RBAC: `User "u" cannot create resource "r" ...`) and

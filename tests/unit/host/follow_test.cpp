@@ -501,7 +501,7 @@ TEST_CASE("follow: refused credentials on the VMI are an auth error") {
   Collected sink;
   auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
   REQUIRE_FALSE(r);
-  CHECK(r.error().reason == Reason::Auth);
+  CHECK(r.error().kind == Errc::Unauthorized);
   CHECK(r.error().message.find("HTTP 401 Unauthorized") != std::string::npos);
 }
 

@@ -18,7 +18,7 @@ const std::string kBase = "name: job-1\nnamespace: ns\ncpu: 4\nmemory: 16Gi\n";
 std::string spec_error(std::string const& yaml) {
   auto r = parse_job_spec(yaml, "spec.yaml");
   if (r) return "(accepted)";
-  CHECK(r.error().reason == Reason::ConfigInvalid);
+  CHECK(r.error().kind == Errc::Spec);
   return r.error().message;
 }
 

@@ -252,7 +252,7 @@ TEST_CASE("kube_ops: when the Secret cannot be created, what this run created is
   Said said;
   auto res = apply_objects(client, render_manifests(example()), fast_apply(), said.fn());
   REQUIRE_FALSE(res);
-  CHECK(res.error().reason == Reason::Auth);
+  CHECK(res.error().kind == Errc::Forbidden);
   // Refused at the check before the VMI (the same create verb): no VMI is created.
   CHECK(res.error().message.find("checking that Secret cosmic-ac/llama-70b-0-userdata does not exist: HTTP 403") == 0);
   CHECK(res.error().message.find("deleted what this run had created (PersistentVolumeClaim cosmic-ac/llama-70b-0-data)") !=
@@ -554,7 +554,7 @@ TEST_CASE("kube_ops: a wrong token is 401 → an auth error naming the call") {
   Said said;
   auto res = apply_objects(client, render_manifests(example()), fast_apply(), said.fn());
   REQUIRE_FALSE(res);
-  CHECK(res.error().reason == Reason::Auth);
+  CHECK(res.error().kind == Errc::Unauthorized);
   CHECK(res.error().message.find("getting VirtualMachineInstance cosmic-ac/llama-70b-0: HTTP 401") == 0);
   CHECK(res.error().message.find("stale-token") == std::string::npos);
   CHECK(server.authorizations().at(0) == "Bearer stale-token");
@@ -565,7 +565,7 @@ TEST_CASE("kube_ops: no credentials at all → 401 from a server that wants them
   KubeClient client(access_to(server, ""));
   auto res = apply_objects(client, render_manifests(example()), fast_apply(), quiet);
   REQUIRE_FALSE(res);
-  CHECK(res.error().reason == Reason::Auth);
+  CHECK(res.error().kind == Errc::Unauthorized);
   CHECK(server.authorizations().at(0).empty());
 }
 
@@ -600,7 +600,7 @@ TEST_CASE("kube_ops: 403 names the missing permission; a missing API group says 
     KubeClient client(access_to(server));
     auto res = apply_objects(client, render_manifests(example()), fast_apply(), quiet);
     REQUIRE_FALSE(res);
-    CHECK(res.error().reason == Reason::Auth);
+    CHECK(res.error().kind == Errc::Forbidden);
     CHECK(res.error().message.find("creating VirtualMachineInstance cosmic-ac/llama-70b-0: HTTP 403") == 0);
     CHECK(res.error().message.find("deleted what this run had created (PersistentVolumeClaim cosmic-ac/llama-70b-0-data)") != std::string::npos);
     CHECK(res.error().message.find("host/rbac/role.yaml") != std::string::npos);

@@ -37,7 +37,7 @@ std::string kubectl_path() {
 struct Kubectl {
   std::string path = kubectl_path();
   std::string home;
-  Result<CommandResult> run(std::string const& kubeconfig, std::vector<std::string> args) const {
+  cosmicac::Result<CommandResult> run(std::string const& kubeconfig, std::vector<std::string> args) const {
     Command c;
     c.program = path;
     c.args = std::move(args);

@@ -21,6 +21,6 @@ TEST_CASE("quantity: malformed text is refused with the reason") {
     auto q = parse_quantity(bad);
     INFO(bad);
     REQUIRE_FALSE(q);
-    CHECK(q.error().reason == cosmicac::Reason::ConfigInvalid);
+    CHECK(q.error().kind == cosmicac::host::Errc::Spec);
   }
 }

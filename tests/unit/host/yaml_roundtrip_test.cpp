@@ -305,7 +305,7 @@ TEST_CASE("yaml round trip: random strings in every spec field — refused namin
     bool const as_yaml = gen.below(2) == 0;
     std::string const text = as_yaml ? to_yaml(Json::parse(doc.dump())) : doc.dump();
     INFO("seed " << seed << ", field " << field.path << ", value " << json(value).dump());
-    Result<JobSpec> parsed = make_error(Reason::ConfigInvalid, "profile: " + field.path + ": not parsed");
+    host::Result<JobSpec> parsed = host_error(Errc::Spec, "profile: " + field.path + ": not parsed");
     if (field.in_profile) {
       if (auto profile = parse_operator_profile(text, "profile"))
         parsed = parse_job_spec(kBaseSpec.dump(), "spec", *profile);
