@@ -98,11 +98,17 @@ class ConsoleFollower {
   ConsoleFollower& operator=(ConsoleFollower const&) = delete;
 
   std::string const& pod() const { return pod_; }
+  // After this many attempts in a row without a 200 (backing off 1, 2, 4, 8,
+  // 16 s at the default reconnect_delay: about half a minute), the log is
+  // given up on and the wait falls back to the Ready condition.
+  static constexpr int kLogAttempts = 6;
+  static constexpr int kMaxBackoffFactor = 16;
+
   std::vector<readiness::Event> take() {
     std::lock_guard l(mu_);
     return std::exchange(events_, {});
   }
-  // Set once the log cannot be had at all (RBAC, not served): why.
+  // Set once the log cannot be had (refused by RBAC, or an error that persists): why.
   std::optional<std::string> unavailable() const {
     std::lock_guard l(mu_);
     return unavailable_;
@@ -111,7 +117,8 @@ class ConsoleFollower {
  private:
   void run() {
     std::string since;
-    auto refused_since = clock::time_point{};
+    int failures = 0;  // consecutive attempts without a 200
+    auto delay = opts_.reconnect_delay;
     while (!stop_) {
       Query query{{"container", std::string(kConsoleLogContainer)}, {"follow", "true"}, {"timestamps", "true"}};
       if (!since.empty()) query.emplace_back("sinceTime", since);
@@ -120,51 +127,62 @@ class ConsoleFollower {
         give_up(path.error().message);
         return;
       }
-      // Line framing holds across an overlong line: its bytes up to the next
-      // newline are dropped, never read as the start of a line (the guest
-      // writes them: a timestamp among them is not the kubelet's).
-      std::string partial;
-      bool overlong = false;
-      auto resp = client_.stream_get(
-          *path,
-          [&](std::string_view chunk) {
-            partial.append(chunk);
-            std::size_t start = 0;
-            for (std::size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
-              if (!overlong) line(std::string_view(partial).substr(start, nl - start), since);
-              overlong = false;
-            }
-            partial.erase(0, start);
-            if (partial.size() > kMaxStampedLineBytes) {  // not an agent line: garbage by definition
-              if (!overlong) take_stamp(partial, since);  // the kubelet's, at this line's start
-              partial.clear();
-              overlong = true;
-            }
-            return true;
-          },
-          stop_);
+      auto resp = stream(*path, since);
       if (stop_) return;
       if (resp && (resp->status == 401 || resp->status == 403)) {
         give_up("reading pods/log of " + pod_ + " was refused (" + status_text(*resp) +
                 "; host/rbac/role.yaml grants get on pods/log)");
         return;
       }
-      if (resp && resp->status == 400) {
-        // "container … is waiting to start" is normal for a moment; a 400
-        // that persists means the container's log cannot be had.
-        if (refused_since == clock::time_point{}) refused_since = clock::now();
-        if (clock::now() - refused_since > std::chrono::seconds(30)) {
-          give_up("the guest-console-log log of " + pod_ + " cannot be read (" + status_text(*resp) + ")");
-          return;
-        }
-      } else if (resp && resp->status == 200) {
-        refused_since = {};
+      if (resp && resp->status == 200) {
+        failures = 0;
+        delay = opts_.reconnect_delay;
+      } else if (++failures >= kLogAttempts) {
+        // Any error that persists: "container … is waiting to start" (400)
+        // is normal for a moment, but a kubelet the API server cannot reach
+        // (500 "dial tcp NODE:10250: connect: connection refused") or a
+        // transport error never heals by asking once a second.
+        give_up("the " + std::string(kConsoleLogContainer) + " log of pod " + ns_ + "/" + pod_ + " cannot be read (" +
+                (resp ? status_text(*resp) : terminal_safe(resp.error().message)) + ")");
+        return;
       }
-      // Dropped, ended (container restarted) or a transient error: again.
-      for (auto waited = std::chrono::milliseconds(0); waited < opts_.reconnect_delay && !stop_;
-           waited += std::chrono::milliseconds(50))
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      // Dropped, ended (container restarted) or an error: again, backing off
+      // while the errors last.
+      pause(delay);
+      if (failures > 0) delay = std::min(delay * 2, opts_.reconnect_delay * kMaxBackoffFactor);
     }
+  }
+
+  // One streamed GET of the log; its lines go to line(). Line framing holds
+  // across an overlong line: its bytes up to the next newline are dropped,
+  // never read as the start of a line (the guest writes them: a timestamp
+  // among them is not the kubelet's).
+  Result<HttpResponse> stream(std::string const& path, std::string& since) {
+    std::string partial;
+    bool overlong = false;
+    return client_.stream_get(
+        path,
+        [&](std::string_view chunk) {
+          partial.append(chunk);
+          std::size_t start = 0;
+          for (std::size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+            if (!overlong) line(std::string_view(partial).substr(start, nl - start), since);
+            overlong = false;
+          }
+          partial.erase(0, start);
+          if (partial.size() > kMaxStampedLineBytes) {  // not an agent line: garbage by definition
+            if (!overlong) take_stamp(partial, since);  // the kubelet's, at this line's start
+            partial.clear();
+            overlong = true;
+          }
+          return true;
+        },
+        stop_);
+  }
+
+  void pause(std::chrono::milliseconds d) const {
+    for (auto waited = std::chrono::milliseconds(0); waited < d && !stop_; waited += std::chrono::milliseconds(50))
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 
   // timestamps=true: the kubelet prefixes each line with "2025-03-01T12:00:00.123456789Z ".
@@ -334,89 +352,94 @@ std::optional<std::string> latest_probe_failure(Json const& list) {
   return best;
 }
 
-Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::string const& name,
-                                FollowOptions const& opts, FollowSink& sink) {
-  auto const start = clock::now();
-  auto const deadline = start + opts.timeout;
-  std::string const who = "VirtualMachineInstance " + ns + "/" + name;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool woken = false;
-  auto wake = [&] {
-    std::lock_guard l(mu);
-    woken = true;
-    cv.notify_one();
-  };
+namespace {
 
-  std::map<std::string, std::string> said;  // what -> last text: report changes only
-  auto report = [&](Source s, std::string const& what, std::string const& text) {
-    if (said[what] == text) return;
-    said[what] = text;
-    sink.object(s, what, text);
-  };
-  std::unique_ptr<ConsoleFollower> console;
-  std::optional<std::string> fallback;  // why the console log is not used
-  auto use_fallback = [&](std::string const& why) {
-    if (fallback) return;
-    fallback = why;
-    console.reset();
-    sink.source("agent events: unavailable — " + why +
-                "; following the VMI's Ready condition and the readiness probe's output in the pod's events");
-  };
+// What one GET of the VMI learned.
+struct VmiPoll {
+  bool ready = false;                    // condition Ready=True
+  std::string uid;                       // empty until the VMI was read
+  std::vector<std::string> datavolumes;  // to poll next
+};
 
-  bool agent_ready = false;
-  std::string last_vmi = "no response yet", last_agent;
-  std::optional<readiness::Event> ready_event;
-  std::optional<clock::time_point> unschedulable_since;
-  std::set<std::string> dv_noted;
+// One `wait`: each source's poll, and what is kept between the polls.
+class Following {
+ public:
+  Following(KubeClient& client, std::string const& ns, std::string const& name, FollowOptions const& opts,
+            FollowSink& sink)
+      : client_(client),
+        ns_(ns),
+        name_(name),
+        who_("VirtualMachineInstance " + ns + "/" + name),
+        opts_(opts),
+        sink_(sink) {}
 
-  for (;;) {
-    // 1. The VMI.
-    bool vmi_ready = false;
-    std::string uid;
-    std::vector<std::string> dvs;
-    auto vmi_at = vmi_path(ns, name);
+  Result<FollowResult> run() {
+    auto const deadline = clock::now() + opts_.timeout;
+    for (;;) {
+      auto vmi = poll_vmi();
+      if (!vmi) return vmi.error();
+      if (auto st = poll_datavolumes(vmi->datavolumes); !st) return st.error();
+      if (!vmi->uid.empty())
+        if (auto st = poll_launcher_pod(vmi->uid); !st) return st.error();
+      if (auto st = take_agent_events(); !st) return st.error();
+      if (auto done = result_if_ready(vmi->ready)) return *done;
+      auto now = clock::now();
+      if (now >= deadline)
+        return host_error(Errc::Timeout, who_ + " did not become ready within " + seconds_text(opts_.timeout) +
+                                             "; last state: " + last_vmi_ +
+                                             (last_agent_.empty() ? "" : "; agent: " + last_agent_));
+      sleep_until_next_poll(now, deadline);
+    }
+  }
+
+ private:
+  // 1. The VMI: its phase and conditions; what to poll next.
+  Result<VmiPoll> poll_vmi() {
+    VmiPoll poll;
+    auto vmi_at = vmi_path(ns_, name_);
     if (!vmi_at) return vmi_at.error();
-    auto resp = client.request("GET", *vmi_at);
+    auto resp = client_.request("GET", *vmi_at);
     if (!resp) {
       // Configuration, DNS, certificate and TLS errors do not heal by waiting.
       if (!resp.error().transient) return resp.error();
-      last_vmi = "API unreachable: " + terminal_safe(resp.error().message);
-      report(Source::Vmi, who, last_vmi);
+      last_vmi_ = "API unreachable: " + terminal_safe(resp.error().message);
+      report(Source::Vmi, who_, last_vmi_);
     } else if (resp->status == 200) {
       auto j = parse_json(*resp);
-      if (!j) return host_error(Errc::Server, "GET " + who + ": the response is not JSON");
+      if (!j) return host_error(Errc::Server, "GET " + who_ + ": the response is not JSON");
       VmiView v = view_vmi(*j);
-      last_vmi = v.line;
-      report(Source::Vmi, who, v.line);
+      last_vmi_ = v.line;
+      report(Source::Vmi, who_, v.line);
       if (v.terminal)
-        return host_error(Errc::Failed,
-                          who + " reached phase " + terminal_safe(v.phase) + " and will never become ready (" + v.line + ")");
-      vmi_ready = v.ready;
-      uid = v.uid;
-      dvs = v.datavolumes;
+        return host_error(Errc::Failed, who_ + " reached phase " + terminal_safe(v.phase) +
+                                            " and will never become ready (" + v.line + ")");
+      poll = {.ready = v.ready, .uid = v.uid, .datavolumes = v.datavolumes};
     } else if (resp->status == 404) {
-      return host_error(Errc::NotFound, who + " does not exist (" + status_text(*resp) + ")");
+      return host_error(Errc::NotFound, who_ + " does not exist (" + status_text(*resp) + ")");
     } else if (resp->status == 401 || resp->status == 403) {
       auto status = parse_json(*resp);
-      return host_error(resp->status == 401 ? Errc::Unauthorized : Errc::Forbidden, "getting " + who + ": " + status_text(*resp) +
-                                          (resp->status == 401 ? " (the kubeconfig's credentials were not accepted)"
-                                                               : forbidden_hint(status ? str(*status, "message") : "")));
+      return host_error(resp->status == 401 ? Errc::Unauthorized : Errc::Forbidden,
+                        "getting " + who_ + ": " + status_text(*resp) +
+                            (resp->status == 401 ? " (the kubeconfig's credentials were not accepted)"
+                                                 : forbidden_hint(status ? str(*status, "message") : "")));
     } else if (!transient_status(resp->status)) {
-      return host_error(Errc::Server, "getting " + who + ": " + status_text(*resp));
+      return host_error(Errc::Server, "getting " + who_ + ": " + status_text(*resp));
     } else {
-      last_vmi = status_text(*resp) + " from the API server";
-      report(Source::Vmi, who, last_vmi);
+      last_vmi_ = status_text(*resp) + " from the API server";
+      report(Source::Vmi, who_, last_vmi_);
     }
+    return poll;
+  }
 
-    // 2. Its DataVolumes: import progress and failure.
+  // 2. Its DataVolumes: import progress and failure.
+  Status poll_datavolumes(std::vector<std::string> const& dvs) {
     for (auto const& dv : dvs) {
       // A name from the API's answer goes into a path: checked, naming where it came from.
-      if (auto st = check_name(dv, "spec.volumes[].dataVolume.name of " + who); !st) return st.error();
-      auto dv_at = api_path(api::kDataVolumes, ns, dv);
+      if (auto st = check_name(dv, "spec.volumes[].dataVolume.name of " + who_); !st) return st.error();
+      auto dv_at = api_path(api::kDataVolumes, ns_, dv);
       if (!dv_at) return dv_at.error();
-      std::string what = "DataVolume " + ns + "/" + dv;
-      auto r = client.request("GET", *dv_at);
+      std::string what = "DataVolume " + ns_ + "/" + dv;
+      auto r = client_.request("GET", *dv_at);
       if (!r) continue;  // the VMI poll reports an unreachable server
       if (r->status == 200) {
         auto j = parse_json(*r);
@@ -426,105 +449,172 @@ Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::
         if (v.failed) return host_error(Errc::Failed, what + " failed: " + v.line);
       } else if (r->status == 404) {
         report(Source::DataVolume, what, "not found (garbage-collected after its import, or deleted)");
-      } else if (dv_noted.insert(dv).second) {
+      } else if (dv_noted_.insert(dv).second) {
         report(Source::DataVolume, what, "not readable: " + status_text(*r));
       }
     }
-
-    // 3. The virt-launcher pod: scheduling, image problems, the console log.
-    if (!uid.empty()) {
-      // The uid goes into a label selector: a value with ',' or '=' would add terms.
-      if (auto st = check_label_value(uid, "metadata.uid of " + who); !st) return st.error();
-      auto pods_at = api_path(api::kPods, ns, {}, {},
-                              {{"labelSelector", "kubevirt.io=virt-launcher,kubevirt.io/created-by=" + uid}});
-      if (!pods_at) return pods_at.error();
-      auto r = client.request("GET", *pods_at);
-      if (r && (r->status == 401 || r->status == 403)) {
-        use_fallback("listing pods was refused (" + status_text(*r) + "; see host/rbac/role.yaml)");
-      } else if (r && r->status == 200) {
-        auto list = parse_json(*r);
-        auto pod = list ? pick_launcher_pod(*list) : std::nullopt;
-        if (pod) {
-          PodView p = view_pod(*pod);
-          // Its name goes into the log's path and the events' field selector.
-          if (auto st = check_name(p.name, "metadata.name of the launcher pod (pods list) of " + who); !st)
-            return st.error();
-          report(Source::Pod, "pod " + ns + "/" + p.name, p.line);
-          if (p.unschedulable) {
-            if (!unschedulable_since) unschedulable_since = clock::now();
-            if (clock::now() - *unschedulable_since >= opts.schedule_timeout)
-              return host_error(Errc::Failed, who + " could not be scheduled for " +
-                                                      seconds_text(opts.schedule_timeout) + ": " + p.unschedulable_why);
-          } else {
-            unschedulable_since.reset();
-          }
-          if (!fallback && !p.has_console_log)
-            use_fallback("the launcher pod " + p.name + " has no " + std::string(kConsoleLogContainer) +
-                         " container (serial console log disabled cluster-wide, or KubeVirt older than v0.59)");
-          if (!fallback && p.console_log_started && (!console || console->pod() != p.name)) {
-            console.reset();
-            console = std::make_unique<ConsoleFollower>(client, ns, p.name, opts, wake);
-            sink.source("agent events: the serial console log of pod " + ns + "/" + p.name + " (container " +
-                        std::string(kConsoleLogContainer) + ")");
-          }
-          if (fallback) {
-            auto events_at = api_path(api::kEvents, ns, {}, {}, {{"fieldSelector", "involvedObject.name=" + p.name}});
-            if (!events_at) return events_at.error();
-            auto ev = client.request("GET", *events_at);
-            if (ev && ev->status == 200) {
-              if (auto j = parse_json(*ev))
-                if (auto probe = latest_probe_failure(*j)) report(Source::Probe, "probe", *probe);
-            } else if (ev && ev->status != 200) {
-              report(Source::Events, "events", "events not readable: " + status_text(*ev));
-            }
-          }
-        }
-      }
-    }
-
-    // 4. The agent's events.
-    if (console) {
-      if (auto why = console->unavailable()) {
-        use_fallback(*why);
-      } else {
-        for (auto const& e : console->take()) {
-          sink.agent(e);
-          if (e.phase == readiness::Phase::Failed) return host_error(Errc::Failed, agent_failure(e));
-          if (e.phase == readiness::Phase::Ready) {
-            agent_ready = true;
-            ready_event = e;
-          }
-          if (readiness::is_real_step(e.step))
-            last_agent = std::string(readiness::step_name(e.step)) + " " +
-                         (e.status ? std::string(readiness::status_name(*e.status)) : std::string());
-        }
-      }
-    }
-
-    // Followed, the console log must show the agent's ready too; without it
-    // (fallback, or no launcher pod seen) Ready is the probe's word alone.
-    if (vmi_ready && (agent_ready || !console)) {
-      FollowResult res;
-      res.agent_reported = agent_ready;
-      if (ready_event && ready_event->container)
-        res.summary = "ready: container " + terminal_safe(ready_event->container->name) + " " +
-                      terminal_safe(ready_event->container->id.substr(0, 12)) + " (agent ready, VMI Ready)";
-      else
-        res.summary = "ready: " + who + " is Ready" +
-                      (agent_ready ? " (agent ready)" : fallback ? " (Ready condition only)" : " (Ready condition only: no launcher pod seen)");
-      return res;
-    }
-    auto now = clock::now();
-    if (now >= deadline)
-      return host_error(Errc::Timeout, who + " did not become ready within " + seconds_text(opts.timeout) +
-                                              "; last state: " + last_vmi +
-                                              (last_agent.empty() ? "" : "; agent: " + last_agent));
-    // The agent said ready: the probe turns the VMI Ready within a period.
-    auto pause = agent_ready ? std::min<std::chrono::milliseconds>(opts.interval, std::chrono::seconds(1)) : opts.interval;
-    std::unique_lock l(mu);
-    cv.wait_until(l, std::min<clock::time_point>(now + pause, deadline), [&] { return woken; });
-    woken = false;
+    return ok();
   }
+
+  // 3. The virt-launcher pod: scheduling, image problems, the console log.
+  Status poll_launcher_pod(std::string const& uid) {
+    // The uid goes into a label selector: a value with ',' or '=' would add terms.
+    if (auto st = check_label_value(uid, "metadata.uid of " + who_); !st) return st.error();
+    auto pods_at = api_path(api::kPods, ns_, {}, {},
+                            {{"labelSelector", "kubevirt.io=virt-launcher,kubevirt.io/created-by=" + uid}});
+    if (!pods_at) return pods_at.error();
+    auto r = client_.request("GET", *pods_at);
+    if (r && (r->status == 401 || r->status == 403)) {
+      use_fallback("listing pods was refused (" + status_text(*r) + "; see host/rbac/role.yaml)");
+      return ok();
+    }
+    if (!r || r->status != 200) return ok();
+    auto list = parse_json(*r);
+    auto pod = list ? pick_launcher_pod(*list) : std::nullopt;
+    if (!pod) return ok();
+    PodView p = view_pod(*pod);
+    // Its name goes into the log's path and the events' field selector.
+    if (auto st = check_name(p.name, "metadata.name of the launcher pod (pods list) of " + who_); !st)
+      return st.error();
+    report(Source::Pod, "pod " + ns_ + "/" + p.name, p.line);
+    if (auto st = check_scheduling(p); !st) return st.error();
+    choose_agent_source(p);
+    if (fallback_) return poll_probe_events(p.name);
+    return ok();
+  }
+
+  // An error once the pod has been unschedulable for schedule_timeout.
+  Status check_scheduling(PodView const& p) {
+    if (!p.unschedulable) {
+      unschedulable_since_ = {};
+      return ok();
+    }
+    auto const now = clock::now();
+    if (unschedulable_since_ == clock::time_point{}) unschedulable_since_ = now;
+    if (now - unschedulable_since_ >= opts_.schedule_timeout)
+      return host_error(Errc::Failed, who_ + " could not be scheduled for " + seconds_text(opts_.schedule_timeout) +
+                                          ": " + p.unschedulable_why);
+    return ok();
+  }
+
+  // The console log of this pod, once its container has started; the
+  // fallback when the pod has none.
+  void choose_agent_source(PodView const& p) {
+    if (!fallback_ && !p.has_console_log)
+      use_fallback("the launcher pod " + p.name + " has no " + std::string(kConsoleLogContainer) +
+                   " container (serial console log disabled cluster-wide, or KubeVirt older than v0.59)");
+    if (fallback_ || !p.console_log_started || (console_ && console_->pod() == p.name)) return;
+    console_.reset();
+    console_ = std::make_unique<ConsoleFollower>(client_, ns_, p.name, opts_, [this] { wake(); });
+    sink_.source("agent events: the serial console log of pod " + ns_ + "/" + p.name + " (container " +
+                 std::string(kConsoleLogContainer) + ")");
+  }
+
+  // The fallback's agent progress: the readiness probe's output in the pod's events.
+  Status poll_probe_events(std::string const& pod) {
+    auto events_at = api_path(api::kEvents, ns_, {}, {}, {{"fieldSelector", "involvedObject.name=" + pod}});
+    if (!events_at) return events_at.error();
+    auto ev = client_.request("GET", *events_at);
+    if (!ev) return ok();
+    if (ev->status != 200) {
+      report(Source::Events, "events", "events not readable: " + status_text(*ev));
+    } else if (auto j = parse_json(*ev)) {
+      if (auto probe = latest_probe_failure(*j)) report(Source::Probe, "probe", *probe);
+    }
+    return ok();
+  }
+
+  // 4. The agent's events from the console log: an error on its failure.
+  Status take_agent_events() {
+    if (!console_) return ok();
+    if (auto why = console_->unavailable()) {
+      use_fallback(*why);
+      return ok();
+    }
+    for (auto const& e : console_->take()) {
+      sink_.agent(e);
+      if (e.phase == readiness::Phase::Failed) return host_error(Errc::Failed, agent_failure(e));
+      if (e.phase == readiness::Phase::Ready) {
+        agent_ready_ = true;
+        ready_event_ = e;
+      }
+      if (readiness::is_real_step(e.step))
+        last_agent_ = std::string(readiness::step_name(e.step)) + " " +
+                      (e.status ? std::string(readiness::status_name(*e.status)) : std::string());
+    }
+    return ok();
+  }
+
+  // Followed, the console log must show the agent's ready too; without it
+  // (fallback, or no launcher pod seen) Ready is the probe's word alone.
+  std::optional<FollowResult> result_if_ready(bool vmi_ready) const {
+    if (!vmi_ready || (!agent_ready_ && console_)) return std::nullopt;
+    FollowResult res;
+    res.agent_reported = agent_ready_;
+    if (ready_event_ && ready_event_->container)
+      res.summary = "ready: container " + terminal_safe(ready_event_->container->name) + " " +
+                    terminal_safe(ready_event_->container->id.substr(0, 12)) + " (agent ready, VMI Ready)";
+    else
+      res.summary = "ready: " + who_ + " is Ready" +
+                    (agent_ready_ ? " (agent ready)"
+                     : fallback_  ? " (Ready condition only)"
+                                  : " (Ready condition only: no launcher pod seen)");
+    return res;
+  }
+
+  // Until the next poll, or sooner when the console log has news.
+  void sleep_until_next_poll(clock::time_point now, clock::time_point deadline) {
+    // The agent said ready: the probe turns the VMI Ready within a period.
+    auto pause =
+        agent_ready_ ? std::min<std::chrono::milliseconds>(opts_.interval, std::chrono::seconds(1)) : opts_.interval;
+    std::unique_lock l(mu_);
+    cv_.wait_until(l, std::min<clock::time_point>(now + pause, deadline), [&] { return woken_; });
+    woken_ = false;
+  }
+
+  void wake() {
+    std::lock_guard l(mu_);
+    woken_ = true;
+    cv_.notify_one();
+  }
+
+  // Reports an object's state when it changed since the last report.
+  void report(Source s, std::string const& what, std::string const& text) {
+    if (said_[what] == text) return;
+    said_[what] = text;
+    sink_.object(s, what, text);
+  }
+
+  void use_fallback(std::string const& why) {
+    if (fallback_) return;
+    fallback_ = why;
+    console_.reset();
+    sink_.source("agent events: unavailable — " + why +
+                 "; following the VMI's Ready condition and the readiness probe's output in the pod's events");
+  }
+
+  KubeClient& client_;
+  std::string const ns_, name_, who_;
+  FollowOptions const opts_;
+  FollowSink& sink_;
+  std::map<std::string, std::string> said_;  // what -> last text: report changes only
+  std::string last_vmi_ = "no response yet", last_agent_;
+  bool agent_ready_ = false;
+  std::optional<readiness::Event> ready_event_;
+  clock::time_point unschedulable_since_{};  // the epoch: schedulable (or not seen)
+  std::set<std::string> dv_noted_;
+  std::optional<std::string> fallback_;  // why the console log is not used
+  std::mutex mu_;                        // guards woken_, which the console's thread sets
+  std::condition_variable cv_;
+  bool woken_ = false;
+  std::unique_ptr<ConsoleFollower> console_;  // last: its thread stops before the rest goes
+};
+
+}  // namespace
+
+Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::string const& name,
+                                FollowOptions const& opts, FollowSink& sink) {
+  return Following(client, ns, name, opts, sink).run();
 }
 
 }  // namespace cosmicac::host

@@ -27,6 +27,9 @@ import yaml
 ADMIN_TOKEN_USER = "realapi-admin"
 TESTER_USER = "cosmicac-tester"     # the restricted identity: a client certificate, no group
 NODE_NAME = "gpu-node-1"
+# A second node whose kubelet port nothing listens on: the API server's pods/log proxy cannot
+# dial it and answers 500 "dial tcp 127.0.0.1:PORT: connect: connection refused".
+UNREACHABLE_NODE = "gpu-node-2"
 GPU_RESOURCE = "nvidia.com/GH100_H100_SXM5_80GB"
 
 # kind -> (API path prefix, plural, namespaced) for the objects the harness writes.
@@ -460,25 +463,31 @@ class ControlPlane:
             self.admin.request("GET", p, ok=None)[0] == 200 for p in ("/apis/kubevirt.io/v1", "/apis/cdi.kubevirt.io/v1beta1")), 30)
 
     def _register_node(self):
+        for name, port in ((NODE_NAME, self.kubelet.port), (UNREACHABLE_NODE, free_port())):
+            self._register_one_node(name, port)
+
+    def _register_one_node(self, name, kubelet_port):
         self.admin.apply({"apiVersion": "v1", "kind": "Node",
-                          "metadata": {"name": NODE_NAME, "labels": {"kubernetes.io/hostname": NODE_NAME}}})
+                          "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}}})
         cap = {"cpu": "128", "memory": "1056Gi", "pods": "110", "hugepages-1Gi": "512Gi", "hugepages-2Mi": "0",
                GPU_RESOURCE: "8", "mellanox.com/cx7_ib": "8"}
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        self.admin.merge_patch(path_of("Node", NODE_NAME, sub="status"), {"status": {
+        self.admin.merge_patch(path_of("Node", name, sub="status"), {"status": {
             "capacity": cap, "allocatable": cap,
-            "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": NODE_NAME}],
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": self.kubelet.port}},
+            "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": name}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": kubelet_port}},
             "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "stand-in",
                             "lastHeartbeatTime": now, "lastTransitionTime": now}]}})
 
     def _reap_pods(self):
         """A kubelet confirms a pod's deletion once its containers stopped; none runs here,
-        so terminating pods on our node are force-deleted (grace period 0)."""
+        so terminating pods on our nodes are force-deleted (grace period 0)."""
         while not self._reaper_stop.wait(0.3):
             try:
-                pods = self.admin.get("/api/v1/pods", query={"fieldSelector": f"spec.nodeName={NODE_NAME}"})
-                for p in pods.get("items", []):
+                items = [p for node in (NODE_NAME, UNREACHABLE_NODE)
+                         for p in self.admin.get("/api/v1/pods", query={"fieldSelector": f"spec.nodeName={node}"})
+                         .get("items", [])]
+                for p in items:
                     md = p["metadata"]
                     if md.get("deletionTimestamp"):
                         self.admin.delete(path_of("Pod", md["name"], md["namespace"]),

@@ -37,7 +37,7 @@ def datavolume_status(cp, ns, name, phase, progress):
 class Launcher:
     """The virt-launcher pod of one VMI, on the stand-in node."""
 
-    def __init__(self, cp, ns, vmi, console=True):
+    def __init__(self, cp, ns, vmi, console=True, node=NODE_NAME):
         self.cp, self.ns = cp, ns
         md = vmi["metadata"]
         self.name = f"virt-launcher-{md['name']}-{os.urandom(3).hex()[:5]}"
@@ -51,7 +51,7 @@ class Launcher:
                             "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
                                                  "name": md["name"], "uid": md["uid"], "controller": True,
                                                  "blockOwnerDeletion": True}]},
-               "spec": {"nodeName": NODE_NAME, "automountServiceAccountToken": False, "containers": containers}}
+               "spec": {"nodeName": node, "automountServiceAccountToken": False, "containers": containers}}
         # The ServiceAccount admission wants the namespace's `default` ServiceAccount, which the
         # controller manager creates moments after the namespace.
         deadline = time.monotonic() + 30

@@ -347,7 +347,7 @@ class Suite:
         r.ns = ns
         self._unchanged(before, r, "apply --recreate --dry-run=server")
 
-    def _boot(self, ns, name, console=True, agent="ready"):
+    def _boot(self, ns, name, console=True, agent="ready", node=simulate.NODE_NAME):
         """The cluster's side of a boot, in a thread: scheduled, root disk imported, launcher
         pod running, the agent's lines on the console, then the VMI Ready."""
         errors = []
@@ -357,13 +357,13 @@ class Suite:
                 vmi = self.obj("VirtualMachineInstance", name, ns)
                 simulate.vmi_status(self.cp, ns, name, "Scheduling", False, "GuestNotRunning", "Guest VM is not reported as running")
                 simulate.datavolume_status(self.cp, ns, name + "-root", "ImportInProgress", "45.20%")
-                pod = simulate.Launcher(self.cp, ns, vmi, console=console)
+                pod = simulate.Launcher(self.cp, ns, vmi, console=console, node=node)
                 time.sleep(1)
                 simulate.datavolume_status(self.cp, ns, name + "-root", "Succeeded", "100.0%")
                 simulate.vmi_status(self.cp, ns, name, "Running", False, "ContainersNotReady",
                                     "containers with unready status: [compute]")
                 time.sleep(1.5)
-                if console:
+                if console and node == simulate.NODE_NAME:
                     a = simulate.Agent(self.cp, ns, pod.name)
                     a.noise("[    2.104] systemd[1]: Started getty@ttyS0.service.")
                     if agent == "ready":
@@ -418,6 +418,23 @@ class Suite:
         check(not errors, f"the simulator failed: {errors}")
         check(r.rc == 0, f"wait did not succeed:\n{r.show()}")
         check("has no guest-console-log container" in r.text(), f"the fallback is not explained:\n{r.show()}")
+        check("(Ready condition only)" in r.text(), f"no Ready-only summary:\n{r.show()}")
+
+    def case_wait_log_unreachable(self, ns):
+        """The launcher pod's node cannot be reached for its log (pods/log: 500 connection
+        refused): wait says so once, naming the pod, and ends on the Ready condition."""
+        kc = self.tester_kubeconfig(ns)
+        self.apply_ok("vm", ns, kc)
+        p = self.start("wait", "vm", "-n", ns, "--interval", "1s", "--timeout", "90s", kubeconfig=kc)
+        t, errors = self._boot(ns, "vm", node=cluster.UNREACHABLE_NODE)
+        r = self.finish(p, 120)
+        t.join(10)
+        check(not errors, f"the simulator failed: {errors}")
+        check(r.rc == 0, f"wait did not succeed:\n{r.show()}")
+        said = [l for l in r.text().splitlines() if "cannot be read" in l]
+        check(len(said) == 1, f"the unreadable log is not said exactly once:\n{r.show()}")
+        check(f"log of pod {ns}/virt-launcher-vm-" in said[0] and "connection refused" in said[0],
+              f"the line does not name the pod and the cause:\n{r.show()}")
         check("(Ready condition only)" in r.text(), f"no Ready-only summary:\n{r.show()}")
 
     def case_list_get(self, ns):

@@ -168,9 +168,10 @@ void ApiServerStandIn::drop_log_streams() {
   log_cv_.notify_all();
 }
 
-void ApiServerStandIn::refuse_log(std::string const& pod, int status) {
+void ApiServerStandIn::refuse_log(std::string const& pod, int status, std::string message) {
   std::lock_guard l(mu_);
-  log_refusals_[pod] = status;
+  if (message.empty()) message = "stand-in: pods \"" + pod + "\" log refused";
+  log_refusals_[pod] = {status, std::move(message)};
 }
 
 std::string ApiServerStandIn::url() const { return "http://127.0.0.1:" + std::to_string(port_); }
@@ -348,8 +349,10 @@ void ApiServerStandIn::stream_log(int fd, std::string target) {
   if (pod_it == objects_.end()) {
     refusal = http_response(404, not_found_body(pod_path).dump());
   } else if (auto r = log_refusals_.find(pod); r != log_refusals_.end()) {
-    refusal = http_response(r->second, status_body(r->second, r->second == 403 ? "Forbidden" : "BadRequest",
-                                                   "stand-in: pods \"" + pod + "\" log refused"));
+    // A kubelet the API server cannot reach: a plain error turned into a
+    // Status (code 500, no reason, the error's text as the message).
+    auto const& [code, message] = r->second;
+    refusal = http_response(code, status_body(code, code == 403 ? "Forbidden" : code == 500 ? "" : "BadRequest", message));
   } else {
     bool known = false;
     for (auto const& c : pod_it->second["spec"].value("containers", nlohmann::json::array()))

@@ -74,8 +74,9 @@ class ApiServerStandIn {
   // Ends every follow stream now (the server side of a dropped connection);
   // the lines stay, later GETs see them again.
   void drop_log_streams();
-  // Log GETs for this pod get this status (e.g. 403) instead of the log.
-  void refuse_log(std::string const& pod, int status);
+  // Log GETs for this pod get this status (e.g. 403, or 500 with the
+  // kubelet's dial error as the message) instead of the log.
+  void refuse_log(std::string const& pod, int status, std::string message = "");
 
   // Requests with this method whose path starts with the prefix get 422
   // Invalid with these causes ({reason, message, field}).
@@ -149,7 +150,7 @@ class ApiServerStandIn {
   std::vector<std::string> auths_;
   int uid_counter_ = 0;
   std::map<std::string, std::vector<LogLine>> logs_;  // "pod/container"
-  std::map<std::string, int> log_refusals_;
+  std::map<std::string, std::pair<int, std::string>> log_refusals_;  // pod -> status, message
   std::uint64_t log_generation_ = 0;  // bumped by drop_log_streams
   std::condition_variable log_cv_;
   std::vector<std::thread> streams_;

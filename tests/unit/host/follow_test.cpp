@@ -354,6 +354,36 @@ TEST_CASE("follow: pods/log refused (RBAC) or pods not listable → the fallback
   }
 }
 
+TEST_CASE("follow: a console log that stays unreadable (the API server cannot reach the kubelet) → said once, then the fallback") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {not_ready(), not_ready(), not_ready(), ready()});
+  // kube-apiserver's answer when it cannot dial the node's kubelet; the node
+  // address is the cluster's, the ESC in it stands for any text it sends.
+  s.refuse_log(kPodName, 500,
+               "Get \"https://10.0.0.7:10250/containerLogs/cosmic-ac/virt-launcher-job-x7k2q/guest-console-log\": "
+               "dial tcp 10.0.0.7:10250: connect: connection refused\x1b[2J");
+  KubeClient client(access_to(s));
+  Collected sink;
+  auto opts = fast();
+  opts.timeout = 10s;  // the old follower asked once a second until this ran out
+  auto r = follow_vmi(client, "cosmic-ac", "job", opts, sink);
+  if (!r) FAIL(r.error().message);
+  CHECK_FALSE(r->agent_reported);
+  CHECK(r->summary == "ready: VirtualMachineInstance cosmic-ac/job is Ready (Ready condition only)");
+  std::lock_guard l(sink.mu);
+  int said = 0;
+  for (auto const& line : sink.sources) {
+    CHECK(line.find('\x1b') == std::string::npos);
+    if (line.find("cannot be read") == std::string::npos) continue;
+    ++said;
+    CHECK(line.find("agent events: unavailable — the guest-console-log log of pod cosmic-ac/virt-launcher-job-x7k2q "
+                    "cannot be read (HTTP 500: Get ") == 0);
+    CHECK(line.find("dial tcp 10.0.0.7:10250: connect: connection refused") != std::string::npos);
+    CHECK(line.find("following the VMI's Ready condition and the readiness probe's output") != std::string::npos);
+  }
+  CHECK(said == 1);
+}
+
 TEST_CASE("follow: a dropped log stream is resumed with sinceTime and repeats nothing") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready()});
