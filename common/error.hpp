@@ -8,10 +8,10 @@
 
 #include <iosfwd>
 #include <optional>
-#include <utility>
-#include <variant>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
 
 namespace cosmicac {
 
@@ -76,9 +76,18 @@ class [[nodiscard]] Result {
   bool has_value() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return has_value(); }
 
-  T& value() & { check(); return std::get<0>(v_); }
-  T const& value() const& { check(); return std::get<0>(v_); }
-  T&& value() && { check(); return std::get<0>(std::move(v_)); }
+  T& value() & {
+    check();
+    return std::get<0>(v_);
+  }
+  T const& value() const& {
+    check();
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    check();
+    return std::get<0>(std::move(v_));
+  }
   T& operator*() & { return value(); }
   T const& operator*() const& { return value(); }
   T&& operator*() && { return std::move(*this).value(); }

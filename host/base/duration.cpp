@@ -6,8 +6,7 @@ namespace cosmicac::host {
 
 Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
   auto bad = [&] {
-    return host_error(Errc::Spec,
-                      "'" + std::string(text) + "' is not a duration (examples: 90s, 20m, 1h30m, 500ms)");
+    return host_error(Errc::Spec, "'" + std::string(text) + "' is not a duration (examples: 90s, 20m, 1h30m, 500ms)");
   };
   if (text.empty()) return bad();
   std::int64_t total_ms = 0;

@@ -29,10 +29,8 @@ int exit_code(Errc kind) noexcept {
   constexpr int kFailure = 1, kUsage = 2;
   switch (kind) {
     case Errc::Usage:
-    case Errc::Spec:
-      return kUsage;
-    default:
-      return kFailure;
+    case Errc::Spec: return kUsage;
+    default: return kFailure;
   }
 }
 

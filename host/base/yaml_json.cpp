@@ -46,10 +46,16 @@ bool is_core_float(std::string_view s) {
     return true;
   if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
   std::size_t i = 0, digits = 0;
-  while (i < s.size() && dec(s[i])) { ++i; ++digits; }
+  while (i < s.size() && dec(s[i])) {
+    ++i;
+    ++digits;
+  }
   if (i < s.size() && s[i] == '.') {
     ++i;
-    while (i < s.size() && dec(s[i])) { ++i; ++digits; }
+    while (i < s.size() && dec(s[i])) {
+      ++i;
+      ++digits;
+    }
   }
   if (digits == 0) return false;
   if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
@@ -64,8 +70,8 @@ bool is_core_float(std::string_view s) {
 // What Kubernetes' own YAML reader (go-yaml v2, YAML 1.1) would also retype:
 // yes/no/on/off, and numbers with '_' or ':' (sexagesimal) or leading zeros.
 bool is_yaml11_special(std::string_view s) {
-  static const std::set<std::string_view> words = {"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
-                                                   "on", "On", "ON", "off", "Off", "OFF"};
+  static const std::set<std::string_view> words = {"y",  "Y",  "yes", "Yes", "YES", "n",   "N",   "no",
+                                                   "No", "NO", "on",  "On",  "ON",  "off", "Off", "OFF"};
   if (words.count(s)) return true;
   std::string_view t = s;
   if (!t.empty() && (t[0] == '-' || t[0] == '+')) t.remove_prefix(1);
@@ -131,8 +137,7 @@ void check_emitted(std::string const& text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     auto const u = static_cast<unsigned char>(text[i]);
     if (u != '\n' && (u < 0x20 || u > 0x7e))
-      throw std::logic_error("YAML encoder: byte " + std::to_string(u) + " emitted raw at offset " +
-                             std::to_string(i));
+      throw std::logic_error("YAML encoder: byte " + std::to_string(u) + " emitted raw at offset " + std::to_string(i));
   }
 }
 
@@ -144,9 +149,17 @@ Json plain_scalar(std::string const& s) {
     std::string_view v = s;
     int base = 10;
     bool neg = false;
-    if (v[0] == '-' || v[0] == '+') { neg = v[0] == '-'; v.remove_prefix(1); }
-    if (v.substr(0, 2) == "0o") { base = 8; v.remove_prefix(2); }
-    else if (v.substr(0, 2) == "0x") { base = 16; v.remove_prefix(2); }
+    if (v[0] == '-' || v[0] == '+') {
+      neg = v[0] == '-';
+      v.remove_prefix(1);
+    }
+    if (v.substr(0, 2) == "0o") {
+      base = 8;
+      v.remove_prefix(2);
+    } else if (v.substr(0, 2) == "0x") {
+      base = 16;
+      v.remove_prefix(2);
+    }
     std::uint64_t u = 0;
     auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), u, base);
     if (ec == std::errc() && p == v.data() + v.size()) {
@@ -159,8 +172,7 @@ Json plain_scalar(std::string const& s) {
     // Out of range: fall through to a float, as YAML readers do.
   }
   if (is_core_float(s) || is_core_int(s)) {
-    if (s.find("inf") != std::string::npos || s.find("Inf") != std::string::npos ||
-        s.find("INF") != std::string::npos)
+    if (s.find("inf") != std::string::npos || s.find("Inf") != std::string::npos || s.find("INF") != std::string::npos)
       return s[0] == '-' ? -HUGE_VAL : HUGE_VAL;
     if (s.find("nan") != std::string::npos || s.find("NaN") != std::string::npos || s.find("NAN") != std::string::npos)
       return std::nan("");
@@ -220,8 +232,8 @@ struct Converter {
   [[noreturn]] void fail(YAML::Node const& n, std::string const& why) {
     auto mark = n.Mark();
     throw HostErrorException(host_error(Errc::Spec, readiness::terminal_safe(origin) + " line " +
-                                                               std::to_string(mark.line + 1) + ": " +
-                                                               readiness::terminal_safe(why)));
+                                                        std::to_string(mark.line + 1) + ": " +
+                                                        readiness::terminal_safe(why)));
   }
 
   // The text was valid UTF-8, but yaml-cpp 0.7 can still hand back a string
@@ -234,12 +246,10 @@ struct Converter {
 
   Json convert(YAML::Node const& n, int depth = 0) {
     if (depth > kMaxDepth) fail(n, "nested deeper than " + std::to_string(kMaxDepth) + " levels");
-    if (++values > kMaxValues)
-      fail(n, "more than " + std::to_string(kMaxValues) + " values (aliases expanding?)");
+    if (++values > kMaxValues) fail(n, "more than " + std::to_string(kMaxValues) + " values (aliases expanding?)");
     switch (n.Type()) {
       case YAML::NodeType::Undefined:
-      case YAML::NodeType::Null:
-        return nullptr;
+      case YAML::NodeType::Null: return nullptr;
       case YAML::NodeType::Scalar:
         scalar_bytes += n.Scalar().size();
         if (scalar_bytes > kMaxScalarBytes)
@@ -320,12 +330,9 @@ std::string scalar_text(Json const& v, bool in_flow) {
       auto const& s = v.get_ref<std::string const&>();
       return plain_ok(s, in_flow) ? s : double_quoted(s);
     }
-    case Json::value_t::boolean:
-      return v.get<bool>() ? "true" : "false";
-    case Json::value_t::number_integer:
-      return std::to_string(v.get<std::int64_t>());
-    case Json::value_t::number_unsigned:
-      return std::to_string(v.get<std::uint64_t>());
+    case Json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case Json::value_t::number_integer: return std::to_string(v.get<std::int64_t>());
+    case Json::value_t::number_unsigned: return std::to_string(v.get<std::uint64_t>());
     case Json::value_t::number_float: {
       // nlohmann prints the shortest round-tripping form; YAML 1.1 wants a
       // '.' in a float ("1e+300" would be a string there): "1.0e+300".
@@ -334,8 +341,7 @@ std::string scalar_text(Json const& v, bool in_flow) {
       else if (f.find('.') == std::string::npos && f.find('e') != std::string::npos) f.insert(f.find('e'), ".0");
       return f;
     }
-    default:
-      return "null";
+    default: return "null";
   }
 }
 
@@ -384,7 +390,8 @@ class Writer {
       s.remove_suffix(1);  // the final newline is the block's clip chomping
       for (std::size_t start = 0;;) {
         std::size_t const nl = s.find('\n', start);
-        std::string_view const line = s.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+        std::string_view const line =
+            s.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
         if (!line.empty()) indent(inner);
         out.append(line);
         out += '\n';
@@ -486,54 +493,48 @@ Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin) 
               std::string path;
               for (std::size_t i = 1; i < where.size(); ++i)
                 if (!where[i].empty()) path += where[i] + ".";
-              throw HostErrorException(host_error(Errc::Spec, readiness::terminal_safe(origin) +
-                                                                         ": duplicate key '" +
-                                                                         readiness::terminal_safe(path + key) + "'"));
+              throw HostErrorException(host_error(Errc::Spec, readiness::terminal_safe(origin) + ": duplicate key '" +
+                                                                  readiness::terminal_safe(path + key) + "'"));
             }
             pending_key = key;
             break;
           }
-          case E::value:
-            pending_key.clear();
-            break;
+          case E::value: pending_key.clear(); break;
         }
         return true;
       };
       Json value = Json::parse(text.begin(), text.end(), no_duplicates);  // iterative: any depth parses
       if (deeper_than(value, kMaxDepth))
         return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": nested deeper than " +
-                                                     std::to_string(kMaxDepth) + " levels");
+                                          std::to_string(kMaxDepth) + " levels");
       return value;
     } catch (nlohmann::json::parse_error const& e) {
       return host_error(Errc::Spec, readiness::terminal_safe(origin) + json_syntax_error(e.what()));
     } catch (nlohmann::json::exception const&) {  // out_of_range: its message quotes the number
       return host_error(Errc::Spec, readiness::terminal_safe(origin) +
-                                                   ": invalid JSON: number overflow (a number past a double's range)");
+                                        ": invalid JSON: number overflow (a number past a double's range)");
     } catch (HostErrorException const& e) {
       return e.error;
     }
   }
   // yaml-cpp passes any bytes through; JSON (and so everything we render) needs UTF-8.
   if (!config::valid_utf8(text))
-    return host_error(Errc::Spec,
-                      readiness::terminal_safe(origin) + ": not valid UTF-8 (YAML and JSON text must be)");
+    return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": not valid UTF-8 (YAML and JSON text must be)");
   try {
     std::string const owned(text);
     std::size_t const docs = count_documents(owned, 2);
     if (docs != 1)
-      return host_error(Errc::Spec, readiness::terminal_safe(origin) +
-                                                   ": expected one YAML document, found " +
-                                                   (docs == 0 ? "none" : "more than one"));
+      return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": expected one YAML document, found " +
+                                        (docs == 0 ? "none" : "more than one"));
     Converter c{std::string(origin)};
     return c.convert(YAML::Load(owned));  // the first document only
   } catch (YAML::Exception const& e) {
     // yaml-cpp appends what it stopped at after ": " ("unknown escape
     // character: X", "invalid unicode: ..."): the place is enough.
     std::string const what = e.msg.substr(0, e.msg.find(": "));
-    return host_error(Errc::Spec, readiness::terminal_safe(origin) + " line " +
-                                                 std::to_string(e.mark.line + 1) + " column " +
-                                                 std::to_string(e.mark.column + 1) +
-                                                 ": invalid YAML: " + readiness::terminal_safe(what));
+    return host_error(Errc::Spec, readiness::terminal_safe(origin) + " line " + std::to_string(e.mark.line + 1) +
+                                      " column " + std::to_string(e.mark.column + 1) +
+                                      ": invalid YAML: " + readiness::terminal_safe(what));
   } catch (HostErrorException const& e) {
     return e.error;
   }

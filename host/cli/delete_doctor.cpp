@@ -38,7 +38,8 @@ int DeleteCommand::run() {
   bool const client_dry_run = dry_run.mode() == DryRunMode::Client;
   auto plan = plan_delete(*spec, delete_data);
   say(client_dry_run ? "plan (client dry run, nothing is deleted):" : "plan:");
-  for (auto const& s : plan) say(std::string("  ") + (s.path.empty() ? "keep   " : "delete ") + s.object + " — " + s.why);
+  for (auto const& s : plan)
+    say(std::string("  ") + (s.path.empty() ? "keep   " : "delete ") + s.object + " — " + s.why);
   if (client_dry_run) return kExitOk;
   host::DeleteOptions options;
   options.wait = wait != "false";
@@ -76,7 +77,10 @@ Outcome DoctorCommand::validate() const {
 Outcome DoctorCommand::probe_devices() {
   long long count = 1;
   if (!gpus.empty()) std::from_chars(gpus.data(), gpus.data() + gpus.size(), count);  // validated
-  Json const doc{{"name", "doctor"}, {"namespace", "doctor"}, {"cpu", 1}, {"memory", "1Gi"},
+  Json const doc{{"name", "doctor"},
+                 {"namespace", "doctor"},
+                 {"cpu", 1},
+                 {"memory", "1Gi"},
                  {"gpu", Json{{"type", gpu_type}, {"count", count}}}};
   OperatorProfile narrowing = *profile;  // its device lists; its network is for a namespace, not this probe
   narrowing.overlay_network.clear();

@@ -99,8 +99,9 @@ Outcome parse_duration_flag(std::string const& flag, std::string const& text, st
 
 Outcome namespace_conflict(std::string const& ns_flag, std::string const& spec_ns) {
   if (ns_flag.empty() || ns_flag == spec_ns) return std::nullopt;
-  return failure(Errc::Usage, "the namespace from the provided object \"" + spec_ns + "\" does not match the namespace \"" +
-                      ns_flag + "\". You must pass '--namespace=" + spec_ns + "' to perform this operation.");
+  return failure(Errc::Usage, "the namespace from the provided object \"" + spec_ns +
+                                  "\" does not match the namespace \"" + ns_flag +
+                                  "\". You must pass '--namespace=" + spec_ns + "' to perform this operation.");
 }
 
 }  // namespace cosmicac::host::cli

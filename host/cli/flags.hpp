@@ -8,10 +8,10 @@
 #include "common/error.hpp"
 #include "host/base/host_error.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/cluster/cluster_access.hpp"
 #include "host/cluster/kubeconfig.hpp"
 #include "host/spec/job_spec.hpp"
 #include "host/spec/operator_profile.hpp"
-#include "host/cluster/cluster_access.hpp"
 
 #include <chrono>
 #include <optional>

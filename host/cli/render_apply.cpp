@@ -79,7 +79,8 @@ int ApplyCommand::run() {
   if (!access) return report(failure(access.error()));
   KubeClient client(std::move(*access));
   // With -o, stdout carries the objects only; progress goes to stderr.
-  Say progress = print.output.empty() ? Say(say) : Say([](std::string const& s) { std::fprintf(stderr, "%s\n", s.c_str()); });
+  Say progress =
+      print.output.empty() ? Say(say) : Say([](std::string const& s) { std::fprintf(stderr, "%s\n", s.c_str()); });
   auto res = apply_objects(client, objects, options, progress);
   if (!res) return report(failure(res.error()));
   if (!print.output.empty()) {

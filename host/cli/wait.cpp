@@ -53,9 +53,9 @@ Outcome WaitCommand::validate() const {
     return usage_problem("wait needs a VMI NAME or -f SPEC");
   }
   FollowOptions ignored;
-  for (auto const& [flag, text, into] : {std::tuple{"--timeout", &timeout, &ignored.timeout},
-                                  std::tuple{"--interval", &interval, &ignored.interval},
-                                  std::tuple{"--schedule-timeout", &schedule_timeout, &ignored.schedule_timeout}})
+  for (auto const& [flag, text, into] :
+       {std::tuple{"--timeout", &timeout, &ignored.timeout}, std::tuple{"--interval", &interval, &ignored.interval},
+        std::tuple{"--schedule-timeout", &schedule_timeout, &ignored.schedule_timeout}})
     if (auto p = parse_duration_flag(flag, *text, *into)) return p;
   return std::nullopt;
 }
@@ -119,12 +119,14 @@ int WaitCommand::run_serial() const {
     printer.end_progress();
     // The agent's reason is the guest's vocabulary: it stays as the agent said it.
     return report(failure(Errc::Failed, "bootstrap failed: reason=" +
-                          std::string(reason_name(last->reason.value_or(Reason::Internal))) +
-                          " message=" + readiness::terminal_quoted(last->message)));
+                                            std::string(reason_name(last->reason.value_or(Reason::Internal))) +
+                                            " message=" + readiness::terminal_quoted(last->message)));
   }
   std::string const last_error = follower.last_error();
-  return report(failure(Errc::Timeout, "no readiness within the timeout" +
-                        (last_error.empty() ? std::string() : " (last: " + readiness::terminal_safe(last_error) + ")")));
+  return report(
+      failure(Errc::Timeout,
+              "no readiness within the timeout" +
+                  (last_error.empty() ? std::string() : " (last: " + readiness::terminal_safe(last_error) + ")")));
 }
 
 }  // namespace cosmicac::host::cli

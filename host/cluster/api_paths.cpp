@@ -6,9 +6,10 @@ namespace cosmicac::host {
 namespace {
 
 constexpr ApiResource const* kAll[] = {
-    &api::kSecrets,     &api::kConfigMaps, &api::kPersistentVolumeClaims, &api::kPods,
-    &api::kEvents,      &api::kNodes,      &api::kDataVolumes,            &api::kCdis,
-    &api::kVirtualMachineInstances, &api::kKubeVirts, &api::kStorageClasses, &api::kSelfSubjectAccessReviews,
+    &api::kSecrets,     &api::kConfigMaps,     &api::kPersistentVolumeClaims,
+    &api::kPods,        &api::kEvents,         &api::kNodes,
+    &api::kDataVolumes, &api::kCdis,           &api::kVirtualMachineInstances,
+    &api::kKubeVirts,   &api::kStorageClasses, &api::kSelfSubjectAccessReviews,
 };
 
 bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -16,14 +17,15 @@ bool alnum(char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
 
 HostError invalid(std::string const& field, std::string_view value, char const* rule) {
   return host_error(Errc::Invalid, field + " " + readiness::terminal_quoted(value) + " is not " + rule +
-                                               ": refused (it would name another path)");
+                                       ": refused (it would name another path)");
 }
 
 }  // namespace
 
 ApiResource const* find_resource(std::string_view api_version, std::string_view kind) {
   for (auto const* r : kAll) {
-    std::string const av = r->group.empty() ? std::string(r->version) : std::string(r->group) + "/" + std::string(r->version);
+    std::string const av =
+        r->group.empty() ? std::string(r->version) : std::string(r->group) + "/" + std::string(r->version);
     if (av == api_version && r->kind == kind) return r;
   }
   return nullptr;

@@ -17,9 +17,9 @@
 namespace cosmicac::host {
 
 struct ApiResource {
-  std::string_view group;    // empty: the core group ("/api/v1")
+  std::string_view group;  // empty: the core group ("/api/v1")
   std::string_view version;
-  std::string_view plural;   // the REST resource
+  std::string_view plural;  // the REST resource
   std::string_view kind;
   bool namespaced;
 };

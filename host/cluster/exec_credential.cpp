@@ -1,8 +1,8 @@
 #include "host/cluster/exec_credential.hpp"
 
 #include "common/process.hpp"
-#include "host/cluster/kubeconfig.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/cluster/kubeconfig.hpp"
 #include "readiness/terminal_text.hpp"
 
 #include <unistd.h>
@@ -13,7 +13,6 @@
 
 namespace cosmicac::host {
 namespace {
-
 
 HostError bad_output(std::string const& what) { return host_error(Errc::Unauthorized, what); }
 
@@ -163,8 +162,9 @@ Result<bool> exec_interactive(ExecPluginConfig const& cfg, bool stdin_is_termina
   if (cfg.interactive_mode == "Never") return false;
   if (cfg.interactive_mode == "Always") {
     if (!stdin_is_terminal)
-      return host_error(Errc::Unauthorized, "credential plugin " + readiness::terminal_safe(cfg.command) + " (" + cfg.origin +
-                                          ") has interactiveMode Always, but standard input is not a terminal");
+      return host_error(Errc::Unauthorized, "credential plugin " + readiness::terminal_safe(cfg.command) + " (" +
+                                                cfg.origin +
+                                                ") has interactiveMode Always, but standard input is not a terminal");
     return true;
   }
   return stdin_is_terminal;  // IfAvailable
@@ -188,8 +188,9 @@ Result<std::shared_ptr<ExecCredential const>> ExecCredentialSource::get(bool ref
   Command cmd;
   cmd.program = find_program(cfg_.program);
   if (cmd.program.empty())
-    return host_error(Errc::Unauthorized, who + ": executable not found in $PATH" +
-                                        (cfg_.install_hint.empty() ? "" : "; " + readiness::terminal_safe(cfg_.install_hint)));
+    return host_error(Errc::Unauthorized,
+                      who + ": executable not found in $PATH" +
+                          (cfg_.install_hint.empty() ? "" : "; " + readiness::terminal_safe(cfg_.install_hint)));
   cmd.args = cfg_.args;
   cmd.description = "running the kubeconfig's credential plugin";
   cmd.log_args = false;  // oidc-login and friends take client secrets as arguments
@@ -207,8 +208,9 @@ Result<std::shared_ptr<ExecCredential const>> ExecCredentialSource::get(bool ref
   if (!res) return host_error(Errc::Unauthorized, who + ": could not be started");
   if (res->exit_code != 0) {
     wipe(res->out);
-    return host_error(Errc::Unauthorized, who + (res->timed_out ? " did not finish in time" :
-                                           " failed (exit " + std::to_string(res->exit_code) + ")"));
+    return host_error(Errc::Unauthorized,
+                      who + (res->timed_out ? " did not finish in time"
+                                            : " failed (exit " + std::to_string(res->exit_code) + ")"));
   }
   auto cred = parse_exec_credential(res->out, cfg_.api_version);
   wipe(res->out);

@@ -5,8 +5,8 @@
 // kept in memory until its expirationTimestamp.
 #pragma once
 
-#include "host/base/host_error.hpp"
 #include "common/secret.hpp"
+#include "host/base/host_error.hpp"
 #include "host/cluster/cluster_access.hpp"
 
 #include <chrono>
@@ -45,7 +45,7 @@ Result<bool> exec_interactive(ExecPluginConfig const& cfg, bool stdin_is_termina
 // What the source asks of the world (tests replace them).
 struct ExecEnvironment {
   std::function<std::chrono::system_clock::time_point()> now;  // default: the system clock
-  std::function<bool()> stdin_is_terminal;                      // default: isatty(0)
+  std::function<bool()> stdin_is_terminal;                     // default: isatty(0)
 };
 
 // Runs the plugin and caches its credential. Safe to share between threads

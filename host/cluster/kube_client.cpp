@@ -103,8 +103,7 @@ bool transient_transport_error(int curl_code, bool answered_before) {
     case CURLE_PARTIAL_FILE:        // cut mid-body
     case CURLE_OPERATION_TIMEDOUT:  // slow or overloaded; the request timeout bounds each try
     case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM:
-      return true;
+    case CURLE_HTTP2_STREAM: return true;
     case CURLE_COULDNT_CONNECT:  // refused: a restart only if it answered before
       return answered_before;
     default:  // DNS, TLS, certificates, bad URL, unsupported protocol, out of memory
@@ -177,8 +176,8 @@ Result<HttpResponse> KubeClient::perform(std::string const& method, std::string 
 }
 
 Result<HttpResponse> KubeClient::perform_once(std::string const& method, std::string const& path,
-                                              std::string const& body, std::string const& content_type, Transfer* stream,
-                                              bool refresh_credentials) {
+                                              std::string const& body, std::string const& content_type,
+                                              Transfer* stream, bool refresh_credentials) {
   // The plugin's credential first: its failure is the error, with no request made.
   std::shared_ptr<ExecCredential const> plugin;
   if (exec_) {
@@ -263,7 +262,7 @@ Result<HttpResponse> KubeClient::perform_once(std::string const& method, std::st
     auto u = split_server(access_.server);
     if (!u)
       return host_error(Errc::Kubeconfig, access_.origin + ": server " + readiness::terminal_safe(access_.server) +
-                                                   " is not a URL cosmicac-vmi can use with tls-server-name");
+                                              " is not a URL cosmicac-vmi can use with tls-server-name");
     url = u->scheme + "://" + access_.tls_server_name + ":" + u->port + u->rest + path;
     std::string target = u->ipv6 ? "[" + u->host + "]" : u->host;
     std::string rule = access_.tls_server_name + ":" + u->port + ":" + target + ":" + u->port;
@@ -302,8 +301,8 @@ Result<HttpResponse> KubeClient::perform_once(std::string const& method, std::st
     bool transient = transient_transport_error(rc, answered_before_);
     char const* kind = failure_kind(rc);
     return host_error(Errc::Transport,
-                      method + " " + readiness::terminal_safe(access_.server + path) + " (" + access_.origin + "): " +
-                          (kind ? std::string(kind) + ": " : std::string{}) + detail,
+                      method + " " + readiness::terminal_safe(access_.server + path) + " (" + access_.origin +
+                          "): " + (kind ? std::string(kind) + ": " : std::string{}) + detail,
                       transient);
   }
   answered_before_ = true;

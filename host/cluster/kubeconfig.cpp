@@ -105,12 +105,12 @@ Result<ClusterAccess> resolve_kubeconfig(std::vector<KubeconfigFile> const& file
   for (auto const& f : files) {
     auto doc = parse_yaml_or_json(f.text, f.path);
     if (!doc) return host_error(Errc::Kubeconfig, doc.error().message);  // not the spec: exit 1
-    if (doc->is_null()) continue;  // an empty file is an empty config
+    if (doc->is_null()) continue;                                        // an empty file is an empty config
     if (!doc->is_object()) return bad(f.path + ": not a kubeconfig (expected a mapping)");
     if (m.current_context.empty()) m.current_context = str_field(*doc, "current-context");
-    for (auto [list, inner, into] : {std::tuple{"clusters", "cluster", &m.clusters},
-                                     std::tuple{"users", "user", &m.users},
-                                     std::tuple{"contexts", "context", &m.contexts}}) {
+    for (auto [list, inner, into] :
+         {std::tuple{"clusters", "cluster", &m.clusters}, std::tuple{"users", "user", &m.users},
+          std::tuple{"contexts", "context", &m.contexts}}) {
       auto st = merge_list(*doc, list, inner, f.path, *into);
       if (!st) return st.error();
     }
@@ -143,7 +143,8 @@ Result<ClusterAccess> resolve_kubeconfig(std::vector<KubeconfigFile> const& file
   a.tls_server_name = str_field(cl, "tls-server-name");
   if (auto d = str_field(cl, "certificate-authority-data"); !d.empty()) {
     auto pem = base64_decode(d);
-    if (!pem) return bad(cl_file + ": cluster '" + cluster_name + "': certificate-authority-data: " + pem.error().message);
+    if (!pem)
+      return bad(cl_file + ": cluster '" + cluster_name + "': certificate-authority-data: " + pem.error().message);
     a.ca_pem = *pem;
   } else if (auto p = str_field(cl, "certificate-authority"); !p.empty()) {
     a.ca_file = resolve_relative(p, cl_file);

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "host/base/host_error.hpp"
-#include "host/cluster/cluster_access.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/cluster/cluster_access.hpp"
 #include "readiness/terminal_text.hpp"
 
 #include <string>

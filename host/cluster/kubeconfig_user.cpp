@@ -34,8 +34,7 @@ Result<ExecPluginConfig> parse_exec(Json const& e, std::string const& file, std:
   if (auto it = e.find("env"); it != e.end() && !it->is_null()) {
     if (!it->is_array()) return bad(at + ": env must be a list of {name, value}");
     for (auto const& v : *it) {
-      if (!v.is_object() || str_field(v, "name").empty())
-        return bad(at + ": an env entry has no name");
+      if (!v.is_object() || str_field(v, "name").empty()) return bad(at + ": an env entry has no name");
       std::string name = str_field(v, "name");
       if (name.find('=') != std::string::npos || name.find('\0') != std::string::npos)
         return bad(at + ": env name '" + name + "' is not a variable name");
@@ -58,8 +57,9 @@ Result<ExecPluginConfig> parse_exec(Json const& e, std::string const& file, std:
 
 Status resolve_user(Json const& us, std::string const& us_file, std::string const& where, ClusterAccess& a) {
   if (us.contains("auth-provider"))
-    return bad(where + " uses an auth-provider plugin (removed from kubectl in 1.26), which cosmicac-vmi does not "
-                       "run; use an exec plugin, a token or a client certificate");
+    return bad(where +
+               " uses an auth-provider plugin (removed from kubectl in 1.26), which cosmicac-vmi does not "
+               "run; use an exec plugin, a token or a client certificate");
   // tokenFile wins over an inline token: client-go reads the file and uses it
   // when both are set (checked against kubectl, tests/unit/host/kubectl_diff_test.cpp).
   if (auto tf = str_field(us, "tokenFile"); !tf.empty()) {

@@ -1,8 +1,8 @@
 #include "host/render/manifests.hpp"
 
-#include "host/spec/guest_layout.hpp"
 #include "host/render/userdata.hpp"
 #include "host/render/vmi_resources.hpp"
+#include "host/spec/guest_layout.hpp"
 #include "host/spec/spec_fields.hpp"
 
 #include <string>
@@ -30,18 +30,17 @@ Json userdata_secret(JobSpec const& spec, std::string const& userdata) {
 }
 
 Json root_datavolume(JobSpec const& spec) {
-  return Json{
-      {"apiVersion", "cdi.kubevirt.io/v1beta1"},
-      {"kind", "DataVolume"},
-      {"metadata", metadata(spec, root_datavolume_name(spec))},
-      {"spec",
-       Json{{"source", Json{{"registry", Json{{"url", "docker://" + spec.root_image},
-                                              // CDI reads accessKeyId/secretKey from it.
-                                              {"secretRef", spec.pull_secret}}}}},
-            {"storage", Json{// local-path has no StorageProfile access modes: CDI needs them spelled out.
-                             {"accessModes", Json::array({"ReadWriteOnce"})},
-                             {"storageClassName", spec.storage_class},
-                             {"resources", Json{{"requests", Json{{"storage", spec.root_size}}}}}}}}}};
+  return Json{{"apiVersion", "cdi.kubevirt.io/v1beta1"},
+              {"kind", "DataVolume"},
+              {"metadata", metadata(spec, root_datavolume_name(spec))},
+              {"spec",
+               Json{{"source", Json{{"registry", Json{{"url", "docker://" + spec.root_image},
+                                                      // CDI reads accessKeyId/secretKey from it.
+                                                      {"secretRef", spec.pull_secret}}}}},
+                    {"storage", Json{// local-path has no StorageProfile access modes: CDI needs them spelled out.
+                                     {"accessModes", Json::array({"ReadWriteOnce"})},
+                                     {"storageClassName", spec.storage_class},
+                                     {"resources", Json{{"requests", Json{{"storage", spec.root_size}}}}}}}}}};
 }
 
 Json data_pvc(JobSpec const& spec) {
@@ -67,15 +66,18 @@ DisksAndVolumes vmi_storage(JobSpec const& spec) {
 
   if (spec.data_disk) {
     // The serial is how the agent finds this disk (/dev/disk/by-id/virtio-<serial>).
-    s.disks.push_back(Json{{"name", "datadisk"}, {"serial", spec.data_disk->serial}, {"disk", Json{{"bus", "virtio"}}}});
-    s.volumes.push_back(Json{{"name", "datadisk"}, {"persistentVolumeClaim", Json{{"claimName", data_pvc_name(spec)}}}});
+    s.disks.push_back(
+        Json{{"name", "datadisk"}, {"serial", spec.data_disk->serial}, {"disk", Json{{"bus", "virtio"}}}});
+    s.volumes.push_back(
+        Json{{"name", "datadisk"}, {"persistentVolumeClaim", Json{{"claimName", data_pvc_name(spec)}}}});
   }
 
   // CD-ROMs: bus sata (a cdrom cannot be virtio); no serial (applies to disks
   // only); each found in the guest by its distinct volume label.
   s.disks.push_back(Json{{"name", "credentials"}, {"cdrom", Json{{"bus", "sata"}, {"readonly", true}}}});
-  s.volumes.push_back(Json{{"name", "credentials"},
-                           {"secret", Json{{"secretName", spec.credential_secret}, {"volumeLabel", kCredVolumeLabel}}}});
+  s.volumes.push_back(
+      Json{{"name", "credentials"},
+           {"secret", Json{{"secretName", spec.credential_secret}, {"volumeLabel", kCredVolumeLabel}}}});
   s.disks.push_back(Json{{"name", "bootstrap"}, {"cdrom", Json{{"bus", "sata"}, {"readonly", true}}}});
   s.volumes.push_back(Json{{"name", "bootstrap"},
                            {"configMap", Json{{"name", spec.bootstrap_configmap}, {"volumeLabel", kBootVolumeLabel}}}});
@@ -89,7 +91,8 @@ DisksAndVolumes vmi_storage(JobSpec const& spec) {
 // `count` device entries named <prefix>0, <prefix>1, … for one device-plugin resource.
 Json device_list(DeviceRequest const& d, std::string const& prefix) {
   Json list = Json::array();
-  for (int i = 0; i < d.count; ++i) list.push_back(Json{{"name", prefix + std::to_string(i)}, {"deviceName", d.resource}});
+  for (int i = 0; i < d.count; ++i)
+    list.push_back(Json{{"name", prefix + std::to_string(i)}, {"deviceName", d.resource}});
   return list;
 }
 
@@ -181,9 +184,12 @@ std::optional<SpecLimitError> check_object_limits(JobSpec const& spec) {
   if (bytes <= kMaxSecretDataBytes) return std::nullopt;
   // The guest config's values are what a spec can make large; name the field
   // behind the largest one.
-  static constexpr std::pair<const char*, const char*> kFieldOf[] = {
-      {"ENVS", "container.env"},     {"IMG", "container.image"},         {"NAME", "container.name"},
-      {"MNT", "dataDisk.mountPoint"}, {"DATA_DISK_SERIAL", "dataDisk.serial"}, {"JOB_TYPE", "container.jobType"}};
+  static constexpr std::pair<const char*, const char*> kFieldOf[] = {{"ENVS", "container.env"},
+                                                                     {"IMG", "container.image"},
+                                                                     {"NAME", "container.name"},
+                                                                     {"MNT", "dataDisk.mountPoint"},
+                                                                     {"DATA_DISK_SERIAL", "dataDisk.serial"},
+                                                                     {"JOB_TYPE", "container.jobType"}};
   std::string field = "container.env";
   std::size_t largest = 0;
   for (auto const& [key, value] : guest_config_entries(spec))

@@ -1,8 +1,8 @@
 // The Kubernetes objects for one job: pure functions of the JobSpec.
 #pragma once
 
-#include "host/spec/job_spec.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/spec/job_spec.hpp"
 
 #include <cstddef>
 #include <optional>

@@ -2,8 +2,8 @@
 
 #include "config/config_file.hpp"
 #include "config/envs.hpp"
-#include "host/spec/guest_layout.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/spec/guest_layout.hpp"
 
 #include <cstdio>
 
@@ -29,8 +29,8 @@ std::string systemd_escape_path(std::string_view path) {
   std::string out;
   for (std::size_t i = 0; i < path.size(); ++i) {
     char c = path[i];
-    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                 (c == '.' && i > 0);
+    bool plain =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || (c == '.' && i > 0);
     if (c == '/') {
       out += '-';
     } else if (plain) {
@@ -49,7 +49,8 @@ std::string boot_cdrom_rule_text() {
   t += "# Written by cosmicac-vmi (cloud-init): /dev/" + std::string(kBootCdromLink) + " for the bootstrap CD-ROM\n";
   t += "# (label " + std::string(kBootVolumeLabel) + ") only: a disk with that label never gets it.\n";
   t += "ACTION!=\"remove\", SUBSYSTEM==\"block\", KERNEL==\"sr[0-9]*\", ENV{ID_FS_TYPE}==\"iso9660\", "
-       "ENV{ID_FS_LABEL_ENC}==\"" + std::string(kBootVolumeLabel) + "\", SYMLINK+=\"" + kBootCdromLink + "\"\n";
+       "ENV{ID_FS_LABEL_ENC}==\"" +
+       std::string(kBootVolumeLabel) + "\", SYMLINK+=\"" + kBootCdromLink + "\"\n";
   return t;
 }
 
@@ -108,8 +109,8 @@ std::string render_userdata(JobSpec const& spec) {
   // The udev rule arrives after udev has seen the CD-ROMs at boot: a change
   // event (and waiting for it) makes the link before the unit looks for it.
   // Later boots have the rule from the start.
-  doc["runcmd"] = Json::array({Json::array({"udevadm", "trigger", "--settle", "--action=change", "--subsystem-match=block",
-                                            "--sysname-match=sr*"}),
+  doc["runcmd"] = Json::array({Json::array({"udevadm", "trigger", "--settle", "--action=change",
+                                            "--subsystem-match=block", "--sysname-match=sr*"}),
                                Json::array({"systemctl", "enable", "--now", "--no-block", kInstallUnit})});
   return "#cloud-config\n" + to_yaml(doc);
 }

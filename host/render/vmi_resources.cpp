@@ -32,7 +32,7 @@ long double launcher_memory_overhead(JobSpec const& spec) {
   overhead += 32 * kMiB;                  // video RAM (autoattachGraphicsDevice left at its default)
   // VFIO locks all guest RAM plus the MMIO window: KubeVirt adds 1Gi.
   if (spec.gpu || spec.infiniband) overhead += 1024 * kMiB;
-  overhead += 10 * kMiB + 100 * kMiB;     // the exec readiness probe
+  overhead += 10 * kMiB + 100 * kMiB;  // the exec readiness probe
   if (spec.dedicated_cpu) overhead += 100 * kMiB;
   return overhead;
 }

@@ -4,8 +4,8 @@
 // One computation for `render` and `doctor`, so they cannot disagree.
 #pragma once
 
-#include "host/spec/job_spec.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/spec/job_spec.hpp"
 
 #include <map>
 #include <string>

@@ -3,10 +3,10 @@
 #include "common/file_io.hpp"
 #include "config/scalars.hpp"
 #include "config/settings.hpp"
-#include "host/spec/guest_layout.hpp"
 #include "host/base/quantity.hpp"
-#include "host/spec/spec_fields.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/spec/guest_layout.hpp"
+#include "host/spec/spec_fields.hpp"
 #include "readiness/terminal_text.hpp"
 
 #include <fcntl.h>
@@ -76,8 +76,8 @@ std::optional<DeviceRequest> device(Fields& top, std::string const& key, std::st
   if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), suffix) == allowed.end()) {
     std::string list;
     for (auto const& a : allowed) list += (list.empty() ? "" : ", ") + a;
-    fail(f->path(name_key), "'" + suffix + "' is not one the operator allows (operator profile " + profile_key +
-                                ": " + list + ")");
+    fail(f->path(name_key),
+         "'" + suffix + "' is not one the operator allows (operator profile " + profile_key + ": " + list + ")");
   }
   DeviceRequest d{vendor + "/" + suffix, static_cast<int>(f->integer("count", 1, 16).value_or(1))};
   f->no_unknown_keys();
@@ -145,14 +145,16 @@ void read_data_disk(Fields& top, JobSpec& spec) {
   auto size = data->quantity("size");
   if (!size) fail(data->path("size"), "is required (at least 100Gi)");
   if (parse_quantity(*size).value() < 100 * kGiB)
-    fail(data->path("size"), "must be at least 100Gi (the agent only takes a data disk of 100 GiB or more), got " + *size);
+    fail(data->path("size"),
+         "must be at least 100Gi (the agent only takes a data disk of 100 GiB or more), got " + *size);
   d.size = *size;
   std::string const mnt = data->required_str("mountPoint");
   auto normal = config::normalise_mount_point(mnt);  // the agent's MNT rule, and its normal form
   if (!normal) fail(data->path("mountPoint"), normal.error().message);
   d.mount_point = *normal;
   d.serial = data->str("serial").value_or(kDefaultDataDiskSerial);
-  if (d.serial.size() > kMaxSerialLength) fail(data->path("serial"), "must be at most 20 characters (virtio-blk limit)");
+  if (d.serial.size() > kMaxSerialLength)
+    fail(data->path("serial"), "must be at most 20 characters (virtio-blk limit)");
   for (char c : d.serial)
     if (!alnum(c) && c != '-' && c != '_' && c != '.')
       fail(data->path("serial"), "may contain only letters, digits, '-', '_', '.'");

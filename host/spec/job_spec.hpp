@@ -7,8 +7,8 @@
 // environment value.
 #pragma once
 
-#include "host/base/host_error.hpp"
 #include "config/envs.hpp"
+#include "host/base/host_error.hpp"
 #include "host/spec/operator_profile.hpp"
 
 #include <optional>
@@ -48,7 +48,7 @@ struct DataDisk {
 // fields listed here (anything else it reads is a bug, caught at run time).
 enum class FieldOwner { Tenant, Operator };
 struct SpecField {
-  const char* path;         // "dataDisk.size"
+  const char* path;  // "dataDisk.size"
   FieldOwner owner;
   const char* profile_key;  // Operator: the operator profile's key; Tenant: nullptr
 };
@@ -88,26 +88,27 @@ inline constexpr SpecField kSpecFields[] = {
 // The job: the tenant's fields, and the operator's ("operator:") copied from
 // the profile it was parsed with, never from the job spec.
 struct JobSpec {
-  std::string name;       // VMI name; other objects are <name>-root, <name>-data, <name>-userdata
-  std::string ns;         // namespace
+  std::string name;  // VMI name; other objects are <name>-root, <name>-data, <name>-userdata
+  std::string ns;    // namespace
   int cpu_cores = 0;
-  bool dedicated_cpu = false;  // dedicatedCpuPlacement: vCPUs pinned to host CPUs (needs the kubelet's static CPU manager)
-  std::string memory;     // quantity: the guest's RAM
-  std::string hugepage_size;   // "" (ordinary pages), "2Mi" or "1Gi": guest RAM backed by hugepages-<size>
+  bool dedicated_cpu =
+      false;           // dedicatedCpuPlacement: vCPUs pinned to host CPUs (needs the kubelet's static CPU manager)
+  std::string memory;  // quantity: the guest's RAM
+  std::string hugepage_size;  // "" (ordinary pages), "2Mi" or "1Gi": guest RAM backed by hugepages-<size>
   int termination_grace_seconds = kDefaultTerminationGracePeriodSeconds;
   std::optional<DeviceRequest> gpu;
   std::optional<DeviceRequest> infiniband;
   std::string root_image = kDefaultRootImage;  // operator: registry reference (no scheme)
   std::string root_size = kDefaultRootSize;
   std::optional<DataDisk> data_disk;
-  std::string storage_class = kDefaultStorageClass;    // operator
-  std::string pull_secret = kDefaultPullSecret;        // operator: CDI importer (accessKeyId/secretKey)
-  std::string credential_secret = kDefaultPullSecret;  // operator: the CD-ROM with DOCKER_* keys
+  std::string storage_class = kDefaultStorageClass;              // operator
+  std::string pull_secret = kDefaultPullSecret;                  // operator: CDI importer (accessKeyId/secretKey)
+  std::string credential_secret = kDefaultPullSecret;            // operator: the CD-ROM with DOCKER_* keys
   std::string bootstrap_configmap = kDefaultBootstrapConfigMap;  // operator
-  std::string container_image;  // IMG (default: the agent's default image)
-  std::string container_name;   // NAME (default: the agent's default name)
-  std::string job_type;         // JOB_TYPE (optional)
-  std::vector<std::pair<std::string, config::EnvValue>> env;  // in the order written
+  std::string container_image;                                   // IMG (default: the agent's default image)
+  std::string container_name;                                    // NAME (default: the agent's default name)
+  std::string job_type;                                          // JOB_TYPE (optional)
+  std::vector<std::pair<std::string, config::EnvValue>> env;     // in the order written
   std::string overlay_network;  // operator: Multus NetworkAttachmentDefinition in the VMI's namespace, optional
 };
 

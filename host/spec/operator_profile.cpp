@@ -1,8 +1,8 @@
 #include "host/spec/operator_profile.hpp"
 
 #include "common/file_io.hpp"
-#include "host/spec/spec_fields.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/spec/spec_fields.hpp"
 #include "readiness/terminal_text.hpp"
 
 #include <fcntl.h>
@@ -40,11 +40,23 @@ OperatorProfile build(Json const& doc, std::string origin) {
     spec_detail::check_image("rootImage", img);
     p.root_image = img;
   }
-  if (auto v = top.str("pullSecret")) { check_subdomain("pullSecret", *v); p.pull_secret = *v; }
+  if (auto v = top.str("pullSecret")) {
+    check_subdomain("pullSecret", *v);
+    p.pull_secret = *v;
+  }
   p.credential_secret = p.pull_secret;
-  if (auto v = top.str("credentialSecret")) { check_subdomain("credentialSecret", *v); p.credential_secret = *v; }
-  if (auto v = top.str("bootstrapConfigMap")) { check_subdomain("bootstrapConfigMap", *v); p.bootstrap_configmap = *v; }
-  if (auto v = top.str("storageClass")) { check_subdomain("storageClass", *v); p.storage_class = *v; }
+  if (auto v = top.str("credentialSecret")) {
+    check_subdomain("credentialSecret", *v);
+    p.credential_secret = *v;
+  }
+  if (auto v = top.str("bootstrapConfigMap")) {
+    check_subdomain("bootstrapConfigMap", *v);
+    p.bootstrap_configmap = *v;
+  }
+  if (auto v = top.str("storageClass")) {
+    check_subdomain("storageClass", *v);
+    p.storage_class = *v;
+  }
   if (auto v = top.str("overlayNetwork")) {
     // "name", or "namespace/name" naming the VMI's own namespace (checked
     // against each job's namespace when the two meet).

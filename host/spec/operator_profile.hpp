@@ -21,9 +21,9 @@ inline constexpr const char* kDefaultPullSecret = "ghcr-pull-cred";
 inline constexpr const char* kDefaultBootstrapConfigMap = "bootstrap-cm";
 
 struct OperatorProfile {
-  std::string origin = "compiled-in defaults";  // the file, for messages
-  std::string root_image = kDefaultRootImage;    // registry reference (no scheme)
-  std::string pull_secret = kDefaultPullSecret;  // CDI importer (accessKeyId/secretKey)
+  std::string origin = "compiled-in defaults";         // the file, for messages
+  std::string root_image = kDefaultRootImage;          // registry reference (no scheme)
+  std::string pull_secret = kDefaultPullSecret;        // CDI importer (accessKeyId/secretKey)
   std::string credential_secret = kDefaultPullSecret;  // the CD-ROM with DOCKER_* keys (default: pullSecret)
   std::string bootstrap_configmap = kDefaultBootstrapConfigMap;
   std::string storage_class = kDefaultStorageClass;

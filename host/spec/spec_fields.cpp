@@ -18,8 +18,8 @@ bool alnum(char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
 void fail(std::string field, std::string message) { throw SpecError{std::move(field), std::move(message)}; }
 
 HostError spec_error(std::string_view origin, SpecError const& e) {
-  return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": " + readiness::terminal_safe(e.field) +
-                                               ": " + readiness::terminal_safe(e.message));
+  return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": " + readiness::terminal_safe(e.field) + ": " +
+                                    readiness::terminal_safe(e.message));
 }
 
 bool is_dns_label(std::string_view s, std::size_t max) {
@@ -49,7 +49,8 @@ void check_image(std::string const& field, std::string const& image) {
 }
 
 void check_subdomain(std::string const& field, std::string const& value) {
-  if (!is_dns_subdomain(value)) fail(field, "'" + value + "' is not a valid Kubernetes object name (RFC 1123 subdomain)");
+  if (!is_dns_subdomain(value))
+    fail(field, "'" + value + "' is not a valid Kubernetes object name (RFC 1123 subdomain)");
 }
 
 Fields::Fields(Json const& obj, std::string prefix, Classifier classified)
@@ -88,8 +89,8 @@ std::optional<long long> Fields::integer(std::string const& key, long long lo, l
   if (!v->is_number_integer()) fail(path(key), "must be an integer");
   long long n = v->get<long long>();
   if (n < lo || n > hi)
-    fail(path(key), "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " (got " +
-                        std::to_string(n) + ")");
+    fail(path(key),
+         "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " (got " + std::to_string(n) + ")");
   return n;
 }
 

@@ -1,10 +1,10 @@
 #include "host/verbs/doctor.hpp"
 
-#include "host/cluster/api_paths.hpp"
-#include "host/spec/guest_layout.hpp"
 #include "host/base/quantity.hpp"
-#include "host/verbs/rbac_role.hpp"
+#include "host/cluster/api_paths.hpp"
 #include "host/render/vmi_resources.hpp"
+#include "host/spec/guest_layout.hpp"
+#include "host/verbs/rbac_role.hpp"
 #include "readiness/terminal_text.hpp"
 
 #include <algorithm>
@@ -82,7 +82,9 @@ Check pass(std::string name, std::string detail) { return {std::move(name), Chec
 Check failed(std::string name, std::string detail, std::string fix) {
   return {std::move(name), CheckState::Fail, std::move(detail), std::move(fix)};
 }
-Check unknown(std::string name, std::string detail) { return {std::move(name), CheckState::Unknown, std::move(detail), {}}; }
+Check unknown(std::string name, std::string detail) {
+  return {std::move(name), CheckState::Unknown, std::move(detail), {}};
+}
 
 // A read that did not answer 2xx. 403: the optional doctor grants are
 // missing, so the check is not done (!), not failed.
@@ -90,7 +92,8 @@ Check unreadable(std::string name, std::string const& what, long status) {
   if (status == 403)
     return unknown(std::move(name), "not checked: reading " + what + " is forbidden to this identity (grant it with " +
                                         kDoctorRbac + ")");
-  if (status == -1) return unknown(std::move(name), "not checked: the API server's answer for " + what + " is not JSON");
+  if (status == -1)
+    return unknown(std::move(name), "not checked: the API server's answer for " + what + " is not JSON");
   return unknown(std::move(name), "not checked: reading " + what + " answered HTTP " + std::to_string(status));
 }
 
@@ -105,8 +108,7 @@ std::string amount_text(std::string const& resource, long double v) {
     if (s.back() == '.') s.pop_back();
     return s;
   }
-  if (resource == "memory" || resource.rfind("hugepages-", 0) == 0)
-    std::snprintf(buf, sizeof buf, "%.1LfGi", v / kGiB);
+  if (resource == "memory" || resource.rfind("hugepages-", 0) == 0) std::snprintf(buf, sizeof buf, "%.1LfGi", v / kGiB);
   else std::snprintf(buf, sizeof buf, "%.0Lf", v);
   return buf;
 }
@@ -126,7 +128,9 @@ bool node_schedulable(Json const& node) {
   return !(u && u->is_boolean() && u->get<bool>());
 }
 
-bool is_device_resource(std::string const& r) { return r.rfind("nvidia.com/", 0) == 0 || r.rfind("mellanox.com/", 0) == 0; }
+bool is_device_resource(std::string const& r) {
+  return r.rfind("nvidia.com/", 0) == 0 || r.rfind("mellanox.com/", 0) == 0;
+}
 
 std::map<std::string, long double> requested(DoctorRequest const& req) {
   if (req.spec) return launcher_pod_requests(*req.spec);
@@ -162,8 +166,9 @@ void check_nodes(KubeClient& client, DoctorRequest const& req, std::vector<Check
   for (auto const& n : nodes) (node_ready(n) ? ready : not_ready).push_back(str_at(n, {"metadata", "name"}, "?"));
   if (nodes.empty()) out.push_back(failed("nodes", "no nodes", "join nodes to the cluster"));
   else if (!not_ready.empty())
-    out.push_back(failed("nodes", std::to_string(ready.size()) + " Ready, not Ready: " + join(not_ready),
-                         "kubectl describe node " + not_ready.front() + " (kubelet, container runtime, network plugin)"));
+    out.push_back(
+        failed("nodes", std::to_string(ready.size()) + " Ready, not Ready: " + join(not_ready),
+               "kubectl describe node " + not_ready.front() + " (kubelet, container runtime, network plugin)"));
   else out.push_back(pass("nodes", std::to_string(ready.size()) + " Ready"));
 
   auto const want = requested(req);
@@ -218,8 +223,8 @@ void check_nodes(KubeClient& client, DoctorRequest const& req, std::vector<Check
     out.push_back(failed("capacity", "no Ready, schedulable GPU node for " + what,
                          "bring a GPU node back (kubectl uncordon / fix its kubelet)"));
   else
-    out.push_back(failed("capacity", "no node can hold " + what + "; closest: " + best_node + ", short of " +
-                                         join(best_short),
+    out.push_back(failed("capacity",
+                         "no node can hold " + what + "; closest: " + best_node + ", short of " + join(best_short),
                          "ask for less (cpu, memory, gpu.count), or give the node what it lacks (hugepages: boot "
                          "the host with hugepagesz=1G hugepages=N; devices: permittedHostDevices)"));
 }
@@ -235,7 +240,8 @@ void check_kubevirt(KubeClient& client, DoctorRequest const& req, std::vector<Ch
   if (r->status / 100 != 2) return out.push_back(unreadable("kubevirt", "KubeVirt CRs (all namespaces)", r->status));
   Json const* items = dig(r->body, {"items"});
   if (!items || !items->is_array() || items->empty())
-    return out.push_back(failed("kubevirt", "no KubeVirt CR in any namespace", "create the KubeVirt CR (kubevirt/kubevirt)"));
+    return out.push_back(
+        failed("kubevirt", "no KubeVirt CR in any namespace", "create the KubeVirt CR (kubevirt/kubevirt)"));
   Json const& kv = (*items)[0];
   std::string const id = str_at(kv, {"metadata", "namespace"}, "?") + "/" + str_at(kv, {"metadata", "name"}, "?");
   std::string const phase = str_at(kv, {"status", "phase"}, "(none)");
@@ -254,9 +260,10 @@ void check_kubevirt(KubeClient& client, DoctorRequest const& req, std::vector<Ch
     for (auto const& g : *gates) gate = gate || (g.is_string() && g.get<std::string>() == "HostDevices");
   if (gate) out.push_back(pass("feature gate", "HostDevices on"));
   else
-    out.push_back(failed("feature gate", "HostDevices is not in spec.configuration.developerConfiguration.featureGates of " + id,
-                         "add HostDevices to that list (kubectl -n " + str_at(kv, {"metadata", "namespace"}, "kubevirt") +
-                             " edit kubevirt " + str_at(kv, {"metadata", "name"}, "kubevirt") + ")"));
+    out.push_back(
+        failed("feature gate", "HostDevices is not in spec.configuration.developerConfiguration.featureGates of " + id,
+               "add HostDevices to that list (kubectl -n " + str_at(kv, {"metadata", "namespace"}, "kubevirt") +
+                   " edit kubevirt " + str_at(kv, {"metadata", "name"}, "kubevirt") + ")"));
 
   std::set<std::string> permitted;
   if (Json const* phd = dig(kv, {"spec", "configuration", "permittedHostDevices"}); phd && phd->is_object())
@@ -270,22 +277,25 @@ void check_kubevirt(KubeClient& client, DoctorRequest const& req, std::vector<Ch
     if (is_device_resource(res) && !permitted.count(res)) missing.push_back(res);
   std::vector<std::string> listed(permitted.begin(), permitted.end());
   if (!missing.empty())
-    out.push_back(failed("permittedHostDevices", "does not list " + join(missing) + " (lists: " +
-                                                     (listed.empty() ? std::string("nothing") : join(listed)) + ")",
+    out.push_back(failed("permittedHostDevices",
+                         "does not list " + join(missing) +
+                             " (lists: " + (listed.empty() ? std::string("nothing") : join(listed)) + ")",
                          "add a pciHostDevices entry {pciVendorSelector: \"<vendor>:<device>\", resourceName: " +
                              missing.front() + "} to spec.configuration.permittedHostDevices of " + id));
   else if (listed.empty())
-    out.push_back(failed("permittedHostDevices", "empty: no device can be passed through",
-                         "list the GPUs (pciVendorSelector 10DE:2330 for H100 SXM5) in spec.configuration.permittedHostDevices"));
+    out.push_back(
+        failed("permittedHostDevices", "empty: no device can be passed through",
+               "list the GPUs (pciVendorSelector 10DE:2330 for H100 SXM5) in spec.configuration.permittedHostDevices"));
   else out.push_back(pass("permittedHostDevices", join(listed)));
 
   // The VMIs cosmicac-vmi renders set logSerialConsole: true, which wins over
   // the cluster-wide switch (KubeVirt's isSerialConsoleLogEnabled): a warning,
   // for VMIs created by other means.
   if (dig(kv, {"spec", "configuration", "virtualMachineOptions", "disableSerialConsoleLog"}))
-    out.push_back(unknown("serial console log", "disabled cluster-wide (virtualMachineOptions.disableSerialConsoleLog); "
-                                                "VMIs from cosmicac-vmi turn it on for themselves, others have no "
-                                                "guest-console-log"));
+    out.push_back(unknown("serial console log",
+                          "disabled cluster-wide (virtualMachineOptions.disableSerialConsoleLog); "
+                          "VMIs from cosmicac-vmi turn it on for themselves, others have no "
+                          "guest-console-log"));
   else out.push_back(pass("serial console log", "not disabled cluster-wide"));
 }
 
@@ -314,11 +324,14 @@ void check_storage_class(KubeClient& client, DoctorRequest const& req, std::vect
   auto r = get(client, api_path(api::kStorageClasses, {}, req.storage_class));
   if (!r) return out.push_back(unknown("storageclass", "not checked: " + r.error().message));
   if (r->status == 404)
-    return out.push_back(failed("storageclass", req.storage_class + " does not exist",
-                                "install it (local-path-provisioner for local-path) or name another in the spec's storageClass"));
-  if (r->status / 100 != 2) return out.push_back(unreadable("storageclass", "storageclass " + req.storage_class, r->status));
+    return out.push_back(
+        failed("storageclass", req.storage_class + " does not exist",
+               "install it (local-path-provisioner for local-path) or name another in the spec's storageClass"));
+  if (r->status / 100 != 2)
+    return out.push_back(unreadable("storageclass", "storageclass " + req.storage_class, r->status));
   out.push_back(pass("storageclass", req.storage_class + " (provisioner " + str_at(r->body, {"provisioner"}, "?") +
-                                         ", volumeBindingMode " + str_at(r->body, {"volumeBindingMode"}, "Immediate") + ")"));
+                                         ", volumeBindingMode " + str_at(r->body, {"volumeBindingMode"}, "Immediate") +
+                                         ")"));
 }
 
 // ---- namespace prerequisites
@@ -333,8 +346,8 @@ std::set<std::string> key_names(Json const& obj) {
   return keys;
 }
 
-void check_secret(KubeClient& client, DoctorRequest const& req, std::string const& name, std::vector<const char*> const& need,
-                  std::string const& used_by, std::vector<Check>& out) {
+void check_secret(KubeClient& client, DoctorRequest const& req, std::string const& name,
+                  std::vector<const char*> const& need, std::string const& used_by, std::vector<Check>& out) {
   std::string const label = "secret " + name;
   std::set<std::string> keys;
   {
@@ -368,18 +381,22 @@ void check_bootstrap_cm(KubeClient& client, DoctorRequest const& req, std::vecto
   std::string const label = "configmap " + req.bootstrap_configmap;
   auto r = get(client, api_path(api::kConfigMaps, req.ns, req.bootstrap_configmap));
   if (!r) return out.push_back(unknown(label, "not checked: " + r.error().message));
-  std::string const fix = "kubectl -n " + req.ns + " apply -f dist/bootstrap-cm.yaml (of this release, agent " +
-                          req.agent_version + ")";
+  std::string const fix =
+      "kubectl -n " + req.ns + " apply -f dist/bootstrap-cm.yaml (of this release, agent " + req.agent_version + ")";
   if (r->status == 404) return out.push_back(failed(label, "does not exist in namespace " + req.ns, fix));
-  if (r->status / 100 != 2) return out.push_back(unreadable(label, "configmap " + req.ns + "/" + req.bootstrap_configmap, r->status));
+  if (r->status / 100 != 2)
+    return out.push_back(unreadable(label, "configmap " + req.ns + "/" + req.bootstrap_configmap, r->status));
   auto keys = key_names(r->body);
   if (!keys.count(kAgentIsoFile))
-    return out.push_back(failed(label, std::string("has no key ") + kAgentIsoFile + " (the agent binary the VMI installs)", fix));
+    return out.push_back(
+        failed(label, std::string("has no key ") + kAgentIsoFile + " (the agent binary the VMI installs)", fix));
   std::string const version = str_at(r->body, {"data", kAgentVersionKey});
   if (version.empty())
-    return out.push_back(failed(label, std::string("does not say which agent it carries (no data key ") + kAgentVersionKey + ")", fix));
+    return out.push_back(
+        failed(label, std::string("does not say which agent it carries (no data key ") + kAgentVersionKey + ")", fix));
   if (version != req.agent_version)
-    return out.push_back(failed(label, "carries agent " + version + ", this cosmicac-vmi expects " + req.agent_version, fix));
+    return out.push_back(
+        failed(label, "carries agent " + version + ", this cosmicac-vmi expects " + req.agent_version, fix));
   out.push_back(pass(label, std::string("has ") + kAgentIsoFile + ", agent " + version));
 }
 
@@ -496,7 +513,8 @@ std::string doctor_text(std::vector<Check> const& checks) {
   std::string out;
   for (auto const& c : checks) {
     const char* mark = c.state == CheckState::Pass ? "\u2713" : c.state == CheckState::Fail ? "\u2717" : "!";
-    out += std::string(mark) + " " + readiness::terminal_safe(c.name) + ": " + readiness::terminal_safe(c.detail) + "\n";
+    out +=
+        std::string(mark) + " " + readiness::terminal_safe(c.name) + ": " + readiness::terminal_safe(c.detail) + "\n";
     if (c.state == CheckState::Fail) out += "    fix: " + readiness::terminal_safe(c.fix) + "\n";
   }
   return out;

@@ -7,9 +7,9 @@
 #pragma once
 
 #include "host/base/host_error.hpp"
-#include "host/spec/job_spec.hpp"
-#include "host/cluster/kube_client.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/cluster/kube_client.hpp"
+#include "host/spec/job_spec.hpp"
 
 #include <optional>
 #include <string>
@@ -21,21 +21,21 @@ namespace cosmicac::host {
 enum class CheckState { Pass, Fail, Unknown };
 
 struct Check {
-  std::string name;    // "nodes", "kubevirt", "rbac", …
+  std::string name;  // "nodes", "kubevirt", "rbac", …
   CheckState state = CheckState::Pass;
   std::string detail;  // what was found
   std::string fix;     // for Fail: what to do (empty otherwise)
 };
 
 struct DoctorRequest {
-  std::string ns;                  // the workload namespace
-  std::optional<JobSpec> spec;     // -f: what one VMI needs (devices, CPU, memory, hugepages, names)
+  std::string ns;                      // the workload namespace
+  std::optional<JobSpec> spec;         // -f: what one VMI needs (devices, CPU, memory, hugepages, names)
   std::vector<DeviceRequest> devices;  // --gpu-type/--gpus without a spec
   std::string storage_class = kDefaultStorageClass;
   std::string pull_secret = kDefaultPullSecret;
   std::string credential_secret = kDefaultPullSecret;
   std::string bootstrap_configmap = kDefaultBootstrapConfigMap;
-  std::string agent_version;       // what bootstrap-cm's `agent-version` must say
+  std::string agent_version;  // what bootstrap-cm's `agent-version` must say
 };
 
 // The request for a spec (its names and devices) or, without one, for the
@@ -51,7 +51,7 @@ Result<std::vector<Check>> run_doctor(KubeClient& client, DoctorRequest const& r
 // (host/rbac/role.yaml, compiled in).
 struct Grant {
   std::string group;
-  std::string resource;     // "pods" or "pods/log"
+  std::string resource;  // "pods" or "pods/log"
   std::string verb;
 };
 std::vector<Grant> shipped_role_grants();

@@ -12,8 +12,8 @@
 #pragma once
 
 #include "host/base/host_error.hpp"
-#include "host/cluster/kube_client.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/cluster/kube_client.hpp"
 #include "readiness/event.hpp"
 
 #include <chrono>
@@ -30,31 +30,31 @@ inline constexpr std::string_view kConsoleLogContainer = "guest-console-log";
 
 // --- What each object says, as pure functions of its JSON -----------------
 struct VmiView {
-  std::string phase;           // "Pending" when the status has none yet
-  bool ready = false;          // condition Ready=True
-  bool terminal = false;       // Failed/Succeeded: never ready
+  std::string phase;      // "Pending" when the status has none yet
+  bool ready = false;     // condition Ready=True
+  bool terminal = false;  // Failed/Succeeded: never ready
   std::string uid;
   std::vector<std::string> datavolumes;  // spec.volumes[].dataVolume.name
-  std::string line;            // "phase=Running Ready=False (ContainersNotReady: …) …", escaped
+  std::string line;                      // "phase=Running Ready=False (ContainersNotReady: …) …", escaped
 };
 VmiView view_vmi(Json const& vmi);
 
 struct DataVolumeView {
-  std::string phase;      // ImportScheduled, ImportInProgress, Succeeded, Failed, …
-  std::string progress;   // "45.20%", or empty
-  bool failed = false;    // phase Failed
-  std::string line;       // escaped
+  std::string phase;     // ImportScheduled, ImportInProgress, Succeeded, Failed, …
+  std::string progress;  // "45.20%", or empty
+  bool failed = false;   // phase Failed
+  std::string line;      // escaped
 };
 DataVolumeView view_datavolume(Json const& dv);
 
 struct PodView {
   std::string name;
   bool deleting = false;
-  bool unschedulable = false;      // PodScheduled=False, reason Unschedulable
-  std::string unschedulable_why;   // its message, escaped
-  bool has_console_log = false;    // a guest-console-log container in the spec
+  bool unschedulable = false;        // PodScheduled=False, reason Unschedulable
+  std::string unschedulable_why;     // its message, escaped
+  bool has_console_log = false;      // a guest-console-log container in the spec
   bool console_log_started = false;  // … that has started (its log can be read)
-  std::string line;                // escaped
+  std::string line;                  // escaped
 };
 PodView view_pod(Json const& pod);
 // The launcher pod among a PodList: the newest that is not being deleted.

@@ -47,7 +47,8 @@ std::string string_at(Json const& j, std::initializer_list<char const*> keys) {
 // field validation (as kubectl's default --validate=strict does); a
 // server-side dry run adds dryRun=All to every write.
 std::string write_query(bool dry_run_server) {
-  return std::string("?fieldManager=") + kFieldManager + "&fieldValidation=Strict" + (dry_run_server ? "&dryRun=All" : "");
+  return std::string("?fieldManager=") + kFieldManager + "&fieldValidation=Strict" +
+         (dry_run_server ? "&dryRun=All" : "");
 }
 
 bool is_success(long status) { return status >= 200 && status < 300; }
@@ -56,13 +57,15 @@ bool is_success(long status) { return status >= 200 && status < 300; }
 
 Result<std::string> collection_path(Json const& o) {
   auto const* r = find_resource(o.value("apiVersion", ""), o.value("kind", ""));
-  if (!r) return host_error(Errc::Internal, "no REST mapping for " + o.value("apiVersion", "") + " " + o.value("kind", ""));
+  if (!r)
+    return host_error(Errc::Internal, "no REST mapping for " + o.value("apiVersion", "") + " " + o.value("kind", ""));
   return api_path(*r, string_at(o, {"metadata", "namespace"}));
 }
 
 Result<std::string> object_path(Json const& o) {
   auto const* r = find_resource(o.value("apiVersion", ""), o.value("kind", ""));
-  if (!r) return host_error(Errc::Internal, "no REST mapping for " + o.value("apiVersion", "") + " " + o.value("kind", ""));
+  if (!r)
+    return host_error(Errc::Internal, "no REST mapping for " + o.value("apiVersion", "") + " " + o.value("kind", ""));
   return api_path(*r, string_at(o, {"metadata", "namespace"}), string_at(o, {"metadata", "name"}));
 }
 
@@ -73,8 +76,8 @@ Result<std::string> vmi_path(std::string const& ns, std::string const& name) {
 std::string forbidden_hint(std::string const& status_message) {
   // The authorizer's denial always reads `User "<name>" cannot <verb> ...`
   // (k8s.io/apiserver's forbidden message); admission's never does.
-  bool const authorizer = status_message.find("User \"") != std::string::npos &&
-                          status_message.find("\" cannot ") != std::string::npos;
+  bool const authorizer =
+      status_message.find("User \"") != std::string::npos && status_message.find("\" cannot ") != std::string::npos;
   return authorizer ? " (the identity lacks this permission; see host/rbac/role.yaml)"
                     : " (refused by the API server's admission, not by RBAC: a grant in host/rbac/role.yaml would not "
                       "change it)";
@@ -84,8 +87,8 @@ HostError api_error(std::string const& what, HttpResponse const& resp) {
   Json const status = parse_body(resp);
   std::string msg = readiness::terminal_safe(string_at(status, {"message"}));
   std::string reason = readiness::terminal_safe(string_at(status, {"reason"}));
-  std::string detail = "HTTP " + std::to_string(resp.status) + (reason.empty() ? "" : " " + reason) +
-                       (msg.empty() ? "" : ": " + msg);
+  std::string detail =
+      "HTTP " + std::to_string(resp.status) + (reason.empty() ? "" : " " + reason) + (msg.empty() ? "" : ": " + msg);
   // The causes (422 Invalid, 409 Conflict of server-side apply) name fields;
   // say each unless the message already does.
   if (status.contains("details") && status["details"].is_object() && status["details"].contains("causes") &&
@@ -100,18 +103,17 @@ HostError api_error(std::string const& what, HttpResponse const& resp) {
   switch (resp.status) {
     case 401:
       return host_error(Errc::Unauthorized, what + ": " + detail + " (the kubeconfig's credentials were not accepted)");
-    case 403:
-      return host_error(Errc::Forbidden, what + ": " + detail + forbidden_hint(msg));
+    case 403: return host_error(Errc::Forbidden, what + ": " + detail + forbidden_hint(msg));
     case 404:
-      return host_error(Errc::NotFound,
-                        what + ": " + detail + " (is the API installed — KubeVirt/CDI — and does the namespace exist?)");
+      return host_error(Errc::NotFound, what + ": " + detail +
+                                            " (is the API installed — KubeVirt/CDI — and does the namespace exist?)");
     case 409:
       if (reason == "Conflict" && detail.find("conflict with") != std::string::npos)
-        return host_error(Errc::Conflict, what + ": " + detail +
-                                                " (another field manager owns these fields; --force-conflicts takes them)");
+        return host_error(Errc::Conflict,
+                          what + ": " + detail +
+                              " (another field manager owns these fields; --force-conflicts takes them)");
       return host_error(Errc::Conflict, what + ": " + detail);
-    default:
-      return host_error(Errc::Server, what + ": " + detail, resp.status >= 500 || resp.status == 429);
+    default: return host_error(Errc::Server, what + ": " + detail, resp.status >= 500 || resp.status == 429);
   }
 }
 
@@ -191,7 +193,9 @@ Result<bool> delete_one(KubeClient& client, std::string const& object, std::stri
   if (resp->status == 404) return false;
   if (resp->status == 409 && !uid.empty()) {
     HostError e = api_error("deleting " + object, *resp);
-    e.message += " (it was deleted and created again since cosmicac-vmi read it: the new one is not this job's and was not deleted)";
+    e.message +=
+        " (it was deleted and created again since cosmicac-vmi read it: the new one is not this job's and was not "
+        "deleted)";
     return e;
   }
   if (!is_success(resp->status)) return api_error("deleting " + object, *resp);
@@ -203,15 +207,16 @@ Result<bool> delete_one(KubeClient& client, std::string const& object, std::stri
 std::string missing_label(Json const& live, std::string const& job) {
   if (string_at(live, {"metadata", "labels", kManagedByLabel}) != kFieldManager)
     return std::string(kManagedByLabel) + "=" + kFieldManager;
-  if (job.empty() || string_at(live, {"metadata", "labels", kJobLabel}) != job) return std::string(kJobLabel) + "=" + job;
+  if (job.empty() || string_at(live, {"metadata", "labels", kJobLabel}) != job)
+    return std::string(kJobLabel) + "=" + job;
   return {};
 }
 
 HostError not_ours(std::string const& object, std::string const& label, char const* verb) {
-  return host_error(Errc::Conflict,
-                    object + " exists but is not this job's: it lacks the label " + readiness::terminal_safe(label) +
-                        ". cosmicac-vmi " + verb + " only objects it created for this job, so nothing was changed "
-                        "(remove or rename that object, or give the job another name)");
+  return host_error(Errc::Conflict, object + " exists but is not this job's: it lacks the label " +
+                                        readiness::terminal_safe(label) + ". cosmicac-vmi " + verb +
+                                        " only objects it created for this job, so nothing was changed "
+                                        "(remove or rename that object, or give the job another name)");
 }
 
 // A Secret cannot be read (no get on secrets: that would read every Secret
@@ -224,8 +229,8 @@ std::string secret_probe(std::string const& ns, std::string const& name) {
 
 struct Pending {
   std::string object, path;
-  std::string uid;          // what was deleted: an object of that name with another uid is a new one
-  std::string probe_body;   // a Secret: path is its collection, probed by a dry-run create (never GET)
+  std::string uid;         // what was deleted: an object of that name with another uid is a new one
+  std::string probe_body;  // a Secret: path is its collection, probed by a dry-run create (never GET)
 };
 
 // Polls until each object is 404 (or, a Secret, until a dry-run create of its
@@ -239,7 +244,8 @@ Status wait_gone(KubeClient& client, std::vector<Pending> pending, std::chrono::
     holding.clear();
     for (auto const& p : pending) {
       bool const probe = !p.probe_body.empty();
-      auto resp = probe ? client.request("POST", p.path + write_query(true), p.probe_body) : client.request("GET", p.path);
+      auto resp =
+          probe ? client.request("POST", p.path + write_query(true), p.probe_body) : client.request("GET", p.path);
       if (!resp) return resp.error();
       if (probe ? is_success(resp->status) : resp->status == 404) {
         say(p.object + " is gone");
@@ -269,7 +275,7 @@ Status wait_gone(KubeClient& client, std::vector<Pending> pending, std::chrono::
     if (left.empty()) return ok();
     if (std::chrono::steady_clock::now() >= deadline)
       return host_error(Errc::Timeout, "still terminating after " + std::to_string(timeout.count() / 1000) +
-                                              " s: " + holding + " (--timeout waits longer; --wait=false does not wait)");
+                                           " s: " + holding + " (--timeout waits longer; --wait=false does not wait)");
     pending = std::move(left);
     std::this_thread::sleep_for(poll);
   }
@@ -281,7 +287,8 @@ std::vector<DeleteStep> plan_delete(JobSpec const& spec, bool delete_data) {
   std::vector<DeleteStep> plan;
   std::string const& ns = spec.ns;
   auto step = [&](ApiResource const& r, std::string const& name, std::string why, bool deleted) {
-    DeleteStep s{std::string(r.kind) + " " + ns + "/" + name, {}, std::move(why), &r == &api::kSecrets, ns, name, spec.name};
+    DeleteStep
+        s{std::string(r.kind) + " " + ns + "/" + name, {}, std::move(why), &r == &api::kSecrets, ns, name, spec.name};
     if (deleted) {
       auto path = api_path(r, ns, name);
       if (path) s.path = *path;
@@ -321,7 +328,8 @@ Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, D
     Json const live = parse_body(*resp);
     if (auto label = missing_label(live, step.job); !label.empty()) return not_ours(step.object, label, "deletes");
     uid[i] = string_at(live, {"metadata", "uid"});
-    if (uid[i]->empty()) return host_error(Errc::Server, step.object + ": the API server's reply carries no metadata.uid");
+    if (uid[i]->empty())
+      return host_error(Errc::Server, step.object + ": the API server's reply carries no metadata.uid");
   }
   // Act.
   std::vector<Pending> pending;
@@ -336,7 +344,8 @@ Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, D
       // Never deleted by name: cosmicac-vmi cannot read a Secret to check it
       // is this job's. The VMI owns it; the garbage collector deletes it.
       if (!vmi_going) {
-        say(step.object + ": not deleted (no VMI of this job is being deleted: a user-data Secret it owned goes with it)");
+        say(step.object +
+            ": not deleted (no VMI of this job is being deleted: a user-data Secret it owned goes with it)");
         continue;
       }
       say(step.object + " goes with the VMI that owns it (garbage collector)" + dry);
@@ -397,9 +406,9 @@ class Applier {
   Say const& say_;
   bool const dry_;
   std::vector<ApplyResult> results_;
-  std::vector<Created> created_;  // by this run, for the roll-back
+  std::vector<Created> created_;                     // by this run, for the roll-back
   std::map<std::string, std::optional<Json>> live_;  // describe(o) → read by look (none: absent)
-  Json owner_;                 // the VMI's ownerReference, once its uid is known
+  Json owner_;                                       // the VMI's ownerReference, once its uid is known
   std::optional<Json> live_vmi_;
   bool recreated_ = false;
   bool recreated_dry_ = false;
@@ -436,7 +445,8 @@ Status Applier::check_immutable(Json const& vmi, std::vector<Json> const& owned)
   for (auto const& o : owned) {
     if (o.value("kind", "") != "DataVolume") continue;
     if (auto const& dv = live(o))
-      for (auto const& d : rendered_differences(o["spec"], child(*dv, "spec"), "spec")) diffs.push_back(describe(o) + " " + d);
+      for (auto const& d : rendered_differences(o["spec"], child(*dv, "spec"), "spec"))
+        diffs.push_back(describe(o) + " " + d);
   }
   if (diffs.empty()) {
     live_vmi_ = *current;
@@ -445,14 +455,16 @@ Status Applier::check_immutable(Json const& vmi, std::vector<Json> const& owned)
   for (auto const& d : diffs) say_("differs: " + readiness::terminal_safe(d));
   if (!opts_.recreate)
     return host_error(Errc::Conflict,
-                      describe(vmi) + " exists and its spec cannot change (" + std::to_string(diffs.size()) +
-                          " field" + (diffs.size() == 1 ? "" : "s") + " differ, listed above); nothing was changed. "
+                      describe(vmi) + " exists and its spec cannot change (" + std::to_string(diffs.size()) + " field" +
+                          (diffs.size() == 1 ? "" : "s") +
+                          " differ, listed above); nothing was changed. "
                           "`apply --recreate` deletes it with its root disk and user-data and creates it again "
                           "(the data PVC is kept)");
   auto path = object_path(vmi);
   if (!path) return path.error();
   std::string const vmi_uid = string_at(*current, {"metadata", "uid"});
-  if (vmi_uid.empty()) return host_error(Errc::Server, describe(vmi) + ": the API server's reply carries no metadata.uid");
+  if (vmi_uid.empty())
+    return host_error(Errc::Server, describe(vmi) + ": the API server's reply carries no metadata.uid");
   say_(describe(vmi) + " differs: recreating it (delete, wait until gone, create)" + (dry_ ? " (server dry run)" : ""));
   auto going = delete_one(client_, describe(vmi), *path, dry_, vmi_uid);
   if (!going) return going.error();
@@ -468,8 +480,10 @@ Status Applier::check_immutable(Json const& vmi, std::vector<Json> const& owned)
       // the VMI owns it, the garbage collector deletes it.
       auto coll = collection_path(o);
       if (!coll) return coll.error();
-      gone.push_back({describe(o), *coll, {}, secret_probe(string_at(o, {"metadata", "namespace"}),
-                                                           string_at(o, {"metadata", "name"}))});
+      gone.push_back({describe(o),
+                      *coll,
+                      {},
+                      secret_probe(string_at(o, {"metadata", "namespace"}), string_at(o, {"metadata", "name"}))});
       continue;
     }
     auto const& dv = live(o);
@@ -540,7 +554,8 @@ Status Applier::create_vmi(Json const& o) {
 Status Applier::wait_secret_absent(Json const& secret) {
   auto coll = collection_path(secret);
   if (!coll) return coll.error();
-  std::string const probe = secret_probe(string_at(secret, {"metadata", "namespace"}), string_at(secret, {"metadata", "name"}));
+  std::string const probe =
+      secret_probe(string_at(secret, {"metadata", "namespace"}), string_at(secret, {"metadata", "name"}));
   auto const deadline = std::chrono::steady_clock::now() + opts_.delete_timeout;
   for (;;) {
     auto resp = client_.request("POST", *coll + write_query(true), probe);
@@ -549,8 +564,10 @@ Status Applier::wait_secret_absent(Json const& secret) {
     if (resp->status != 409) return api_error("checking that " + describe(secret) + " does not exist", *resp);
     if (dry_ || std::chrono::steady_clock::now() >= deadline)
       return host_error(Errc::Conflict,
-                        describe(secret) + " exists" + (dry_ ? "" : " and was not garbage-collected within " +
-                                                               std::to_string(opts_.delete_timeout.count() / 1000) + " s") +
+                        describe(secret) + " exists" +
+                            (dry_ ? ""
+                                  : " and was not garbage-collected within " +
+                                        std::to_string(opts_.delete_timeout.count() / 1000) + " s") +
                             ", and no VMI of this job does: it is not this job's user-data (a VMI's goes with it). "
                             "cosmicac-vmi cannot read a Secret to tell whose it is, so it neither uses nor deletes "
                             "it; the VMI was not created (remove or rename that Secret, or give the job another name)");
@@ -752,8 +769,8 @@ Result<Json> get_vmi(KubeClient& client, std::string const& ns, std::string cons
   auto resp = client.request("GET", *path);
   if (!resp) return resp.error();
   if (resp->status == 404)
-    return host_error(Errc::NotFound, "VirtualMachineInstance " + ns + "/" + readiness::terminal_safe(name) +
-                                                 " not found");
+    return host_error(Errc::NotFound,
+                      "VirtualMachineInstance " + ns + "/" + readiness::terminal_safe(name) + " not found");
   if (resp->status != 200) return api_error("getting VirtualMachineInstance " + ns + "/" + name, *resp);
   return parse_body(*resp);
 }

@@ -5,10 +5,10 @@
 #pragma once
 
 #include "host/base/host_error.hpp"
-#include "host/cluster/api_paths.hpp"
-#include "host/spec/job_spec.hpp"
-#include "host/cluster/kube_client.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/cluster/api_paths.hpp"
+#include "host/cluster/kube_client.hpp"
+#include "host/spec/job_spec.hpp"
 
 #include <chrono>
 #include <functional>
@@ -67,7 +67,7 @@ enum class ApplyOutcome { Created, Applied, Unchanged, Replaced };
 struct ApplyResult {
   std::string object;  // "DataVolume cosmic-ac/job-root"
   ApplyOutcome outcome;
-  Json applied;        // the server's reply; the Secret: as sent, without its data (never read back)
+  Json applied;  // the server's reply; the Secret: as sent, without its data (never read back)
 };
 
 // Applies one job's objects: the VMI's spec is immutable, so an existing VMI

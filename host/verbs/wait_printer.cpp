@@ -24,7 +24,8 @@ std::string pull_text(readiness::PullProgress const& p) {
   // downloaded layer bytes, so once they are all in it is extracting.
   bool extracting = p.activity ? *p.activity == readiness::PullActivity::Extracting
                                : p.bytes_total > 0 && p.bytes_done >= p.bytes_total;
-  if (p.bytes_total == 0) return std::string(extracting ? "extracting" : "downloading") + " (" + size_text(p.bytes_done) + " so far)";
+  if (p.bytes_total == 0)
+    return std::string(extracting ? "extracting" : "downloading") + " (" + size_text(p.bytes_done) + " so far)";
   if (extracting) return "extracting (" + size_text(p.bytes_total) + " downloaded)";
   return "downloading " + std::to_string(p.bytes_done * 100 / p.bytes_total) + "% (" + size_text(p.bytes_done) +
          " of " + size_text(p.bytes_total) + ")";
@@ -37,7 +38,8 @@ std::string agent_event_text(readiness::Event const& e) {
   using readiness::StepStatus;
   if (!readiness::is_real_step(e.step)) return {};
   std::string step(readiness::step_name(e.step));
-  std::string n = "[" + std::to_string(static_cast<int>(e.step) + 1) + "/" + std::to_string(readiness::kStepCount) + "] ";
+  std::string n =
+      "[" + std::to_string(static_cast<int>(e.step) + 1) + "/" + std::to_string(readiness::kStepCount) + "] ";
   if (e.phase == readiness::Phase::Ready && e.container)
     return n + "ready: container " + terminal_safe(e.container->name) + " " +
            terminal_safe(e.container->id.substr(0, 12)) + " image " + terminal_safe(e.container->image);

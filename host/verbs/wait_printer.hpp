@@ -38,7 +38,7 @@ class WaitPrinter : public FollowSink {
   WaitOutput mode_;
   std::FILE* out_;
   std::FILE* err_;
-  std::string status_;        // the updating line's text (TTY)
+  std::string status_;  // the updating line's text (TTY)
   bool status_shown_ = false;
   std::array<std::string, readiness::kStepCount> last_agent_;  // per step, the last line printed (Lines)
 };

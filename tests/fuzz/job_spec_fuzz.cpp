@@ -7,11 +7,11 @@
 // (floats aside: NaN never equals itself) and the user-data. to_yaml throws
 // (an escaping exception: a crash here) if it ever emits a raw non-ASCII or
 // control byte.
-#include "host/spec/job_spec.hpp"
-#include "host/render/manifests.hpp"
-#include "host/spec/operator_profile.hpp"
-#include "host/render/userdata.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/render/manifests.hpp"
+#include "host/render/userdata.hpp"
+#include "host/spec/job_spec.hpp"
+#include "host/spec/operator_profile.hpp"
 
 #include <cstddef>
 #include <cstdint>

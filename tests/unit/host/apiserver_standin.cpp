@@ -115,7 +115,8 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-ApiServerStandIn::ApiServerStandIn(std::string expected_authorization) : expected_auth_(std::move(expected_authorization)) {
+ApiServerStandIn::ApiServerStandIn(std::string expected_authorization)
+    : expected_auth_(std::move(expected_authorization)) {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) throw std::runtime_error("socket failed");
   sockaddr_in addr{};
@@ -230,9 +231,15 @@ void ApiServerStandIn::serve() {
     bool bad = false;
     for (;;) {
       pollfd c{fd, POLLIN, 0};
-      if (::poll(&c, 1, 5000) <= 0) { bad = true; break; }
+      if (::poll(&c, 1, 5000) <= 0) {
+        bad = true;
+        break;
+      }
       ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n <= 0) { bad = true; break; }
+      if (n <= 0) {
+        bad = true;
+        break;
+      }
       data.append(buf, static_cast<std::size_t>(n));
       if (head_end == std::string::npos) {
         head_end = data.find("\r\n\r\n");
@@ -315,9 +322,10 @@ std::string ApiServerStandIn::precheck(std::string const& method, std::string co
   for (auto const& [m, prefix] : denied_)
     if (m == method && path.rfind(prefix, 0) == 0)
       // The authorizer's wording, as kube-apiserver words an RBAC denial.
-      return http_response(403, status_body(403, "Forbidden", "stand-in: " + method + " on " + path +
-                                                                  " is forbidden: User \"stand-in\" cannot " + method +
-                                                                  " this resource"));
+      return http_response(403,
+                           status_body(403, "Forbidden",
+                                       "stand-in: " + method + " on " + path +
+                                           " is forbidden: User \"stand-in\" cannot " + method + " this resource"));
   for (auto const& prefix : unserved_)
     if (path.rfind(prefix, 0) == 0)
       return http_response(404, status_body(404, "NotFound", "the server could not find the requested resource"));
@@ -352,14 +360,18 @@ void ApiServerStandIn::stream_log(int fd, std::string target) {
     // A kubelet the API server cannot reach: a plain error turned into a
     // Status (code 500, no reason, the error's text as the message).
     auto const& [code, message] = r->second;
-    refusal = http_response(code, status_body(code, code == 403 ? "Forbidden" : code == 500 ? "" : "BadRequest", message));
+    refusal = http_response(code, status_body(code,
+                                              code == 403   ? "Forbidden"
+                                              : code == 500 ? ""
+                                                            : "BadRequest",
+                                              message));
   } else {
     bool known = false;
     for (auto const& c : pod_it->second["spec"].value("containers", nlohmann::json::array()))
       if (c.value("name", "") == container) known = true;
     if (!known)
-      refusal = http_response(400, status_body(400, "BadRequest",
-                                               "container " + container + " is not valid for pod " + pod));
+      refusal =
+          http_response(400, status_body(400, "BadRequest", "container " + container + " is not valid for pod " + pod));
   }
   if (!refusal.empty()) {
     l.unlock();
@@ -411,8 +423,9 @@ using nlohmann::json;
 
 // A metav1.Status failure, as kube-apiserver writes it.
 json failure(int code, std::string const& reason, std::string const& message, json details = json::object()) {
-  json s{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Failure"},
-         {"message", message}, {"reason", reason}, {"code", code}};
+  json s{{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
+         {"status", "Failure"}, {"message", message}, {"reason", reason},
+         {"code", code}};
   if (!details.empty()) s["details"] = std::move(details);
   return s;
 }
@@ -449,13 +462,12 @@ std::string resource_ref(std::string const& path) {
 }
 
 std::string kind_of_list(std::string const& plural) {
-  static const std::map<std::string, std::string> kinds{
-      {"pods", "PodList"},
-      {"events", "EventList"},
-      {"secrets", "SecretList"},
-      {"persistentvolumeclaims", "PersistentVolumeClaimList"},
-      {"datavolumes", "DataVolumeList"},
-      {"virtualmachineinstances", "VirtualMachineInstanceList"}};
+  static const std::map<std::string, std::string> kinds{{"pods", "PodList"},
+                                                        {"events", "EventList"},
+                                                        {"secrets", "SecretList"},
+                                                        {"persistentvolumeclaims", "PersistentVolumeClaimList"},
+                                                        {"datavolumes", "DataVolumeList"},
+                                                        {"virtualmachineinstances", "VirtualMachineInstanceList"}};
   auto it = kinds.find(plural);
   return it == kinds.end() ? "" : it->second;
 }
@@ -531,8 +543,9 @@ json pvc_update_causes(json const& old_obj, json const& new_obj) {
   b.erase("resources");
   if (a != b)
     return json::array({{{"reason", "FieldValueForbidden"},
-                         {"message", "Forbidden: spec is immutable after creation except resources.requests and "
-                                     "volumeAttributesClassName for bound claims"},
+                         {"message",
+                          "Forbidden: spec is immutable after creation except resources.requests and "
+                          "volumeAttributesClassName for bound claims"},
                          {"field", "spec"}}});
   if (bytes(new_size) < bytes(old_size))
     return json::array({{{"reason", "FieldValueForbidden"},
@@ -622,9 +635,11 @@ std::string ApiServerStandIn::strict_check(std::string const& target, nlohmann::
     return http_response(400, failure(400, "BadRequest", msg).dump());
   }
   if (!causes.empty())
-    return http_response(422, failure(422, "Invalid", obj.value("kind", "") + " \"" +
-                                                            obj.value("metadata", json::object()).value("name", "") + "\" is invalid",
-                                      details_for(path + "/" + obj.value("metadata", json::object()).value("name", ""), causes))
+    return http_response(422, failure(422, "Invalid",
+                                      obj.value("kind", "") + " \"" +
+                                          obj.value("metadata", json::object()).value("name", "") + "\" is invalid",
+                                      details_for(path + "/" + obj.value("metadata", json::object()).value("name", ""),
+                                                  causes))
                                   .dump());
   return {};
 }
@@ -672,9 +687,9 @@ std::string ApiServerStandIn::apply_patch(std::string const& target, std::string
     return http_response(400, failure(400, "BadRequest", "error decoding YAML: the stand-in reads JSON only").dump());
   }
   if (applied["metadata"].value("name", "") != parse_target(path).name)
-    return http_response(400, failure(400, "BadRequest", "the name of the object (" +
-                                                             applied["metadata"].value("name", "") +
-                                                             ") does not match the name on the URL")
+    return http_response(400, failure(400, "BadRequest",
+                                      "the name of the object (" + applied["metadata"].value("name", "") +
+                                          ") does not match the name on the URL")
                                   .dump());
   if (auto refusal = strict_check(target, applied); !refusal.empty()) return refusal;
   bool const dry = query_param(target, "dryRun") == "All";
@@ -693,11 +708,11 @@ std::string ApiServerStandIn::apply_patch(std::string const& target, std::string
     return http_response(201, obj.dump());
   }
   if (it->second["metadata"].contains("deletionTimestamp"))
-    return http_response(409, failure(409, "Conflict",
-                                       "Operation cannot be fulfilled on " + resource_ref(path) +
-                                           ": object is being deleted",
-                                       details_for(path))
-                                  .dump());
+    return http_response(409,
+                         failure(409, "Conflict",
+                                 "Operation cannot be fulfilled on " + resource_ref(path) + ": object is being deleted",
+                                 details_for(path))
+                             .dump());
   json live = it->second;
   auto owners = managed_[path];
   std::string const me = manager + "|Apply";
@@ -714,8 +729,8 @@ std::string ApiServerStandIn::apply_patch(std::string const& target, std::string
         continue;
       }
       std::string name = who.substr(0, who.find('|'));
-      causes.push_back({{"type", "FieldManagerConflict"}, {"message", "conflict with \"" + name + "\""},
-                        {"field", dotted(leaf)}});
+      causes.push_back(
+          {{"type", "FieldManagerConflict"}, {"message", "conflict with \"" + name + "\""}, {"field", dotted(leaf)}});
       summary += (summary.empty() ? "" : "; ") + std::string("conflict with \"") + name + "\": " + dotted(leaf);
     }
   }
@@ -763,7 +778,8 @@ std::string ApiServerStandIn::remove(std::string const& target, std::string cons
     if (!body.empty()) {
       json const options = json::parse(body);
       policy = options.value("propagationPolicy", policy);
-      if (options.contains("preconditions") && options["preconditions"].is_object()) preconditions = options["preconditions"];
+      if (options.contains("preconditions") && options["preconditions"].is_object())
+        preconditions = options["preconditions"];
       dry = options.contains("dryRun") && options["dryRun"] == json::array({"All"});
     }
   } catch (...) {
@@ -777,16 +793,16 @@ std::string ApiServerStandIn::remove(std::string const& target, std::string cons
   if (preconditions.contains("uid") && want_uid != have_uid) {
     Target const t = parse_target(path);
     std::string const kind = obj.value("kind", "");
-    return http_response(409, failure(409, "Conflict",
-                                      "Operation cannot be fulfilled on " + kind + (t.group.empty() ? "" : "." + t.group) +
-                                          " \"" + t.name + "\": the UID in the precondition (" + want_uid +
-                                          ") does not match the UID in record (" + have_uid +
-                                          "). The object might have been deleted and then recreated",
-                                      json{{"name", t.name}, {"group", t.group}, {"kind", kind}})
-                                  .dump());
+    return http_response(409,
+                         failure(409, "Conflict",
+                                 "Operation cannot be fulfilled on " + kind + (t.group.empty() ? "" : "." + t.group) +
+                                     " \"" + t.name + "\": the UID in the precondition (" + want_uid +
+                                     ") does not match the UID in record (" + have_uid +
+                                     "). The object might have been deleted and then recreated",
+                                 json{{"name", t.name}, {"group", t.group}, {"kind", kind}})
+                             .dump());
   }
-  if (dry || obj["metadata"].contains("deletionTimestamp"))
-    return http_response(200, obj.dump());
+  if (dry || obj["metadata"].contains("deletionTimestamp")) return http_response(200, obj.dump());
   auto& meta = it->second["metadata"];
   if (policy == "Foreground") {
     json fin = meta.value("finalizers", json::array());
@@ -820,9 +836,9 @@ std::string ApiServerStandIn::list(std::string const& target) {
     items.push_back(item);
   }
   return http_response(200, json{{"kind", kind_of_list(parse_target(path).plural)},
-                                  {"apiVersion", "v1"},
-                                  {"metadata", {{"resourceVersion", "1"}}},
-                                  {"items", items}}
+                                 {"apiVersion", "v1"},
+                                 {"metadata", {{"resourceVersion", "1"}}},
+                                 {"items", items}}
                                 .dump());
 }
 
@@ -863,7 +879,10 @@ std::string ApiServerStandIn::answer(std::string const& method, std::string cons
       }
       std::string msg = name + " is invalid";
       for (auto const& c : r.causes) msg += ": " + c.value("field", "") + ": " + c.value("message", "");
-      return http_response(422, failure(422, "Invalid", msg, details_for(path + (parse_target(path).name.empty() ? "/" + name : ""), r.causes)).dump());
+      return http_response(422,
+                           failure(422, "Invalid", msg,
+                                   details_for(path + (parse_target(path).name.empty() ? "/" + name : ""), r.causes))
+                               .dump());
     }
   if (method == "POST" || method == "PATCH") {
     json obj;

@@ -98,7 +98,7 @@ class ApiServerStandIn {
 
   bool has(std::string const& object_path) const;
   nlohmann::json get(std::string const& object_path) const;
-  std::vector<std::string> requests() const;  // "POST /api/v1/..." in order
+  std::vector<std::string> requests() const;        // "POST /api/v1/..." in order
   std::vector<std::string> authorizations() const;  // Authorization header of each request
 
  private:
@@ -116,9 +116,9 @@ class ApiServerStandIn {
   std::string precheck(std::string const& method, std::string const& path, std::string const& auth);
   void stream_log(int fd, std::string target);
 
-  struct LogLine {        // one CRI log entry
-    std::string stamp;    // 2026-01-02T03:04:05.123456789Z
-    std::string text;     // without '\n'
+  struct LogLine {          // one CRI log entry
+    std::string stamp;      // 2026-01-02T03:04:05.123456789Z
+    std::string text;       // without '\n'
     bool ends_line = true;  // false: a partial entry
   };
   int listen_fd_ = -1;
@@ -149,9 +149,9 @@ class ApiServerStandIn {
   std::vector<std::string> requests_;
   std::vector<std::string> auths_;
   int uid_counter_ = 0;
-  std::map<std::string, std::vector<LogLine>> logs_;  // "pod/container"
+  std::map<std::string, std::vector<LogLine>> logs_;                 // "pod/container"
   std::map<std::string, std::pair<int, std::string>> log_refusals_;  // pod -> status, message
-  std::uint64_t log_generation_ = 0;  // bumped by drop_log_streams
+  std::uint64_t log_generation_ = 0;                                 // bumped by drop_log_streams
   std::condition_variable log_cv_;
   std::vector<std::thread> streams_;
   std::map<std::string, std::function<nlohmann::json(nlohmann::json const&)>> post_answers_;  // doctor

@@ -55,11 +55,13 @@ int main(int argc, char** argv) {
   std::string const uid = "5d1c0a7e-0000-4000-8000-e2e0standin1";
   std::string const pod = "virt-launcher-" + name + "-e2e01";
   std::string const vmi_path = "/apis/kubevirt.io/v1/namespaces/" + ns + "/virtualmachineinstances/" + name;
-  server.put(vmi_path, {{"apiVersion", "kubevirt.io/v1"},
-                        {"kind", "VirtualMachineInstance"},
-                        {"metadata", {{"name", name}, {"namespace", ns}, {"uid", uid}}},
-                        {"spec", {{"domain", {{"devices", {{"autoattachSerialConsole", true}, {"logSerialConsole", true}}}}},
-                                  {"volumes", json::array({{{"name", "rootdisk"}, {"dataVolume", {{"name", name + "-root"}}}}})}}}});
+  server.put(vmi_path,
+             {{"apiVersion", "kubevirt.io/v1"},
+              {"kind", "VirtualMachineInstance"},
+              {"metadata", {{"name", name}, {"namespace", ns}, {"uid", uid}}},
+              {"spec",
+               {{"domain", {{"devices", {{"autoattachSerialConsole", true}, {"logSerialConsole", true}}}}},
+                {"volumes", json::array({{{"name", "rootdisk"}, {"dataVolume", {{"name", name + "-root"}}}}})}}}});
   json not_ready{{"phase", "Running"},
                  {"conditions", json::array({condition("Ready", "False", "ContainersNotReady",
                                                        "containers with unready status: [compute]")})}};
@@ -69,20 +71,28 @@ int main(int argc, char** argv) {
              {{"apiVersion", "cdi.kubevirt.io/v1beta1"},
               {"kind", "DataVolume"},
               {"metadata", {{"name", name + "-root"}, {"namespace", ns}}},
-              {"status", {{"phase", "Succeeded"}, {"progress", "100.0%"},
-                          {"conditions", json::array({condition("Bound", "True", "Bound"), condition("Running", "False", "Completed"),
-                                                      condition("Ready", "True")})}}}});
+              {"status",
+               {{"phase", "Succeeded"},
+                {"progress", "100.0%"},
+                {"conditions",
+                 json::array({condition("Bound", "True", "Bound"), condition("Running", "False", "Completed"),
+                              condition("Ready", "True")})}}}});
   json running{{"running", {{"startedAt", "2026-01-01T00:00:05Z"}}}};
   server.put("/api/v1/namespaces/" + ns + "/pods/" + pod,
              {{"apiVersion", "v1"},
               {"kind", "Pod"},
-              {"metadata", {{"name", pod}, {"namespace", ns}, {"creationTimestamp", "2026-01-01T00:00:01Z"},
-                            {"labels", {{"kubevirt.io", "virt-launcher"}, {"kubevirt.io/created-by", uid}, {"vm.kubevirt.io/name", name}}}}},
+              {"metadata",
+               {{"name", pod},
+                {"namespace", ns},
+                {"creationTimestamp", "2026-01-01T00:00:01Z"},
+                {"labels",
+                 {{"kubevirt.io", "virt-launcher"}, {"kubevirt.io/created-by", uid}, {"vm.kubevirt.io/name", name}}}}},
               {"spec", {{"containers", json::array({{{"name", "compute"}}, {{"name", "guest-console-log"}}})}}},
-              {"status", {{"phase", "Running"},
-                          {"conditions", json::array({condition("PodScheduled", "True")})},
-                          {"containerStatuses", json::array({{{"name", "compute"}, {"state", running}},
-                                                             {{"name", "guest-console-log"}, {"state", running}}})}}}});
+              {"status",
+               {{"phase", "Running"},
+                {"conditions", json::array({condition("PodScheduled", "True")})},
+                {"containerStatuses", json::array({{{"name", "compute"}, {"state", running}},
+                                                   {{"name", "guest-console-log"}, {"state", running}}})}}}});
 
   std::atomic<bool> stop{false};
   std::thread tail([&] {

@@ -57,8 +57,8 @@ TEST_CASE("cli options: -o is yaml or json wherever it is taken, -o and --output
 }
 
 TEST_CASE("cli options: render-userdata refuses -o and --output alike (it prints a cloud-config)") {
-  for (std::vector<std::string> args : {std::vector<std::string>{"-o", "json"}, {"--output", "json"}, {"--output=yaml"},
-                                        {"-o", "yaml"}}) {
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"-o", "json"}, {"--output", "json"}, {"--output=yaml"}, {"-o", "yaml"}}) {
     args.insert(args.begin(), {"-f", "s"});
     CHECK(problem_of("render-userdata", args) == "render-userdata takes no -o/--output");
   }
@@ -184,6 +184,7 @@ TEST_CASE("cli options: the binary refuses render-userdata --output as it refuse
   test::TempDir dir;
   auto d = vmi({"doctor", "-f", kExample, "-n", "other", "--kubeconfig", dir.path + "/none"});
   CHECK(d.exit_code == 2);
-  CHECK(d.err == "cosmicac-vmi: the namespace from the provided object \"cosmic-ac\" does not match the namespace "
-                 "\"other\". You must pass '--namespace=cosmic-ac' to perform this operation.\n");
+  CHECK(d.err ==
+        "cosmicac-vmi: the namespace from the provided object \"cosmic-ac\" does not match the namespace "
+        "\"other\". You must pass '--namespace=cosmic-ac' to perform this operation.\n");
 }

@@ -33,17 +33,23 @@ const std::string kSystemPath = "/usr/bin:/bin";
 // A credential plugin answering with `token`.
 void write_plugin(std::string const& path, std::string const& token) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  test::write_text(path, "#!/usr/bin/python3\nimport sys\nsys.stdout.write('{\"apiVersion\": "
-                         "\"client.authentication.k8s.io/v1beta1\", \"kind\": \"ExecCredential\", "
-                         "\"status\": {\"token\": \"" + token + "\"}}')\n");
+  test::write_text(path,
+                   "#!/usr/bin/python3\nimport sys\nsys.stdout.write('{\"apiVersion\": "
+                   "\"client.authentication.k8s.io/v1beta1\", \"kind\": \"ExecCredential\", "
+                   "\"status\": {\"token\": \"" +
+                       token + "\"}}')\n");
   REQUIRE(::chmod(path.c_str(), 0755) == 0);
 }
 
 void write_kubeconfig(std::string const& path, std::string const& server, std::string const& command) {
-  test::write_text(path, "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
-                         "clusters:\n- name: c\n  cluster: {server: '" + server + "'}\n"
-                         "users:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
-                         "      command: " + command + "\n");
+  test::write_text(path,
+                   "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
+                   "clusters:\n- name: c\n  cluster: {server: '" +
+                       server +
+                       "'}\n"
+                       "users:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
+                       "      command: " +
+                       command + "\n");
 }
 
 // Parses `text` with Python's own parser for `kind` (yaml: every document of

@@ -58,9 +58,12 @@ void set_path(json& doc, std::string const& path, json value) {
 
 // What a tenant would write into each operator field to take it over.
 std::map<std::string, json> const kAttack = {
-    {"rootDisk.image", "attacker.example/evil-os:1"},   {"pullSecret", "other-tenants-secret"},
-    {"credentialSecret", "kube-admin-token"},           {"bootstrapConfigMap", "attacker-binary"},
-    {"storageClass", "fast-unmetered"},                 {"overlayNetwork", "other-ns/private-net"},
+    {"rootDisk.image", "attacker.example/evil-os:1"},
+    {"pullSecret", "other-tenants-secret"},
+    {"credentialSecret", "kube-admin-token"},
+    {"bootstrapConfigMap", "attacker-binary"},
+    {"storageClass", "fast-unmetered"},
+    {"overlayNetwork", "other-ns/private-net"},
 };
 
 // Where the render (-o json, a v1 List) carries each operator field, and the profile's value.
@@ -70,11 +73,14 @@ struct Carried {
   std::string value;
 };
 std::map<std::string, Carried> const kCarried = {
-    {"rootDisk.image", {"DataVolume", json::json_pointer("/spec/source/registry/url"),
-                        "docker://registry.operator.example/os/ubuntu:24.04"}},
+    {"rootDisk.image",
+     {"DataVolume", json::json_pointer("/spec/source/registry/url"),
+      "docker://registry.operator.example/os/ubuntu:24.04"}},
     {"pullSecret", {"DataVolume", json::json_pointer("/spec/source/registry/secretRef"), "op-pull"}},
-    {"credentialSecret", {"VirtualMachineInstance", json::json_pointer("/spec/volumes/2/secret/secretName"), "op-cred"}},
-    {"bootstrapConfigMap", {"VirtualMachineInstance", json::json_pointer("/spec/volumes/3/configMap/name"), "op-bootstrap"}},
+    {"credentialSecret",
+     {"VirtualMachineInstance", json::json_pointer("/spec/volumes/2/secret/secretName"), "op-cred"}},
+    {"bootstrapConfigMap",
+     {"VirtualMachineInstance", json::json_pointer("/spec/volumes/3/configMap/name"), "op-bootstrap"}},
     {"storageClass", {"PersistentVolumeClaim", json::json_pointer("/spec/storageClassName"), "op-storage"}},
     {"overlayNetwork", {"VirtualMachineInstance", json::json_pointer("/spec/networks/1/multus/networkName"), "op-net"}},
 };
@@ -104,16 +110,30 @@ TEST_CASE("cli profile: every field of the job spec is classified, tenant or ope
   // A value for every tenant field: each is read (a field the parser never
   // reads would be "unknown field"), and the parser reads nothing else (it
   // throws on a field missing from the table).
-  std::map<std::string, json> const sample = {
-      {"name", "job-2"}, {"namespace", "tenant-b"}, {"cpu", 2}, {"dedicatedCpuPlacement", true},
-      {"memory", "8Gi"}, {"hugepageSize", "2Mi"}, {"terminationGracePeriodSeconds", 30},
-      {"gpu", json::object({{"type", "A100"}})}, {"gpu.type", "H100"}, {"gpu.count", 2},
-      {"infiniband", json::object({{"name", "ib"}})}, {"infiniband.name", "cx7"}, {"infiniband.count", 2},
-      {"rootDisk", json::object()}, {"rootDisk.size", "300Gi"},
-      {"dataDisk", json::object({{"size", "100Gi"}, {"mountPoint", "/data"}})}, {"dataDisk.size", "200Gi"},
-      {"dataDisk.mountPoint", "/models"}, {"dataDisk.serial", "disk-1"},
-      {"container", json::object()}, {"container.image", "r.example/i:1"}, {"container.name", "c1"},
-      {"container.jobType", "GPU_CONTAINER"}, {"container.env", json::object({{"A", "b"}})}};
+  std::map<std::string, json> const sample = {{"name", "job-2"},
+                                              {"namespace", "tenant-b"},
+                                              {"cpu", 2},
+                                              {"dedicatedCpuPlacement", true},
+                                              {"memory", "8Gi"},
+                                              {"hugepageSize", "2Mi"},
+                                              {"terminationGracePeriodSeconds", 30},
+                                              {"gpu", json::object({{"type", "A100"}})},
+                                              {"gpu.type", "H100"},
+                                              {"gpu.count", 2},
+                                              {"infiniband", json::object({{"name", "ib"}})},
+                                              {"infiniband.name", "cx7"},
+                                              {"infiniband.count", 2},
+                                              {"rootDisk", json::object()},
+                                              {"rootDisk.size", "300Gi"},
+                                              {"dataDisk", json::object({{"size", "100Gi"}, {"mountPoint", "/data"}})},
+                                              {"dataDisk.size", "200Gi"},
+                                              {"dataDisk.mountPoint", "/models"},
+                                              {"dataDisk.serial", "disk-1"},
+                                              {"container", json::object()},
+                                              {"container.image", "r.example/i:1"},
+                                              {"container.name", "c1"},
+                                              {"container.jobType", "GPU_CONTAINER"},
+                                              {"container.env", json::object({{"A", "b"}})}};
   std::set<std::string> sampled;
   for (auto const& [path, value] : sample) sampled.insert(path);
   CHECK(sampled == tenant);
@@ -126,7 +146,9 @@ TEST_CASE("cli profile: every field of the job spec is classified, tenant or ope
   }
 }
 
-TEST_CASE("cli profile: a job spec that sets an operator field exits 2 naming it; without it the render uses the operator's value") {
+TEST_CASE(
+    "cli profile: a job spec that sets an operator field exits 2 naming it; without it the render uses the operator's "
+    "value") {
   test::TempDir dir;
   std::string const profile = dir.path + "/profile.yaml";
   test::write_text(profile, kProfileText);
@@ -162,7 +184,8 @@ TEST_CASE("cli profile: a job spec that sets an operator field exits 2 naming it
   }
 }
 
-TEST_CASE("cli profile: without --profile the compiled-in defaults; the profile's credentialSecret follows its pullSecret") {
+TEST_CASE(
+    "cli profile: without --profile the compiled-in defaults; the profile's credentialSecret follows its pullSecret") {
   auto r = vmi({"render", "-f", "-", "-o", "json"}, kTenantSpec.dump());
   REQUIRE(r.exit_code == 0);
   json const list = json::parse(r.out);
@@ -177,7 +200,8 @@ TEST_CASE("cli profile: without --profile the compiled-in defaults; the profile'
   CHECK(p.credential_secret == "regcred");
   auto q = parse_operator_profile("pullSecret: regcred\ncredentialSecret: docker-cred\n", "p.yaml").value();
   CHECK(q.credential_secret == "docker-cred");
-  CHECK(parse_operator_profile("rootImage: 'docker://ghcr.io/a/b:1'\n", "p.yaml").value().root_image == "ghcr.io/a/b:1");
+  CHECK(parse_operator_profile("rootImage: 'docker://ghcr.io/a/b:1'\n", "p.yaml").value().root_image ==
+        "ghcr.io/a/b:1");
 }
 
 TEST_CASE("cli profile: an overlay network outside the VMI's namespace is refused, even from the operator") {
@@ -187,9 +211,10 @@ TEST_CASE("cli profile: an overlay network outside the VMI's namespace is refuse
   test::write_text(same, "overlayNetwork: tenant-a/op-net\n");
   auto r = vmi({"render", "-f", "-", "--profile", other}, kTenantSpec.dump());
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "cosmicac-vmi: " + other +
-                     ": overlayNetwork: 'kube-system/host-net' is in namespace kube-system, not the VMI's (tenant-a): a "
-                     "VMI joins only networks of its own namespace\n");
+  CHECK(r.err ==
+        "cosmicac-vmi: " + other +
+            ": overlayNetwork: 'kube-system/host-net' is in namespace kube-system, not the VMI's (tenant-a): a "
+            "VMI joins only networks of its own namespace\n");
   CHECK(r.out.empty());
   auto ok = vmi({"render", "-f", "-", "-o", "json", "--profile", same}, kTenantSpec.dump());
   REQUIRE(ok.exit_code == 0);
@@ -206,17 +231,21 @@ TEST_CASE("cli profile: the operator narrows gpu.type and infiniband.name") {
   doc["gpu"]["type"] = "GB200";
   auto r = vmi({"render", "-f", "-", "--profile", profile}, doc.dump());
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "cosmicac-vmi: <stdin>: gpu.type: 'GB200' is not one the operator allows (operator profile gpuTypes: "
-                 "H100, A100)\n");
+  CHECK(r.err ==
+        "cosmicac-vmi: <stdin>: gpu.type: 'GB200' is not one the operator allows (operator profile gpuTypes: "
+        "H100, A100)\n");
   doc = kTenantSpec;
   doc["infiniband"] = {{"name", "cx6"}};
   auto ib = vmi({"render", "-f", "-", "--profile", profile}, doc.dump());
   CHECK(ib.exit_code == 2);
-  CHECK(ib.err.find("<stdin>: infiniband.name: 'cx6' is not one the operator allows (operator profile infinibandNames: cx7)") !=
+  CHECK(ib.err.find(
+            "<stdin>: infiniband.name: 'cx6' is not one the operator allows (operator profile infinibandNames: cx7)") !=
         std::string::npos);
 }
 
-TEST_CASE("cli profile: the profile is strict — unknown, repeated or ill-typed keys exit 2 naming file and key, never the content") {
+TEST_CASE(
+    "cli profile: the profile is strict — unknown, repeated or ill-typed keys exit 2 naming file and key, never the "
+    "content") {
   test::TempDir dir;
   auto profile_error = [&](std::string const& text) {
     std::string const path = dir.path + "/p.yaml";

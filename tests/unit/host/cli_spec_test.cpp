@@ -29,9 +29,14 @@ TEST_CASE("cli spec: what the agent would refuse at boot exits 2 naming the fiel
     std::string spec, message;
   };
   std::vector<Case> const cases = {
-      {kBase + "dataDisk: {size: 100Gi, mountPoint: /etc}\n", "<stdin>: dataDisk.mountPoint: must be /data, /models or /scratch, or one name below them or below /mnt or /srv (letters, digits, '.', '_', '-'; at most 64 characters)"},
-      {kBase + "dataDisk: {size: 100Gi, mountPoint: /usr/local/bin}\n", "<stdin>: dataDisk.mountPoint: must be /data, /models or /scratch, or one name below them or below /mnt or /srv (letters, digits, '.', '_', '-'; at most 64 characters)"},
-      {kBase + "dataDisk: {size: 100Gi, mountPoint: \"/d\\e\"}\n", "<stdin>: dataDisk.mountPoint: must not contain whitespace or control characters"},
+      {kBase + "dataDisk: {size: 100Gi, mountPoint: /etc}\n",
+       "<stdin>: dataDisk.mountPoint: must be /data, /models or /scratch, or one name below them or below /mnt or /srv "
+       "(letters, digits, '.', '_', '-'; at most 64 characters)"},
+      {kBase + "dataDisk: {size: 100Gi, mountPoint: /usr/local/bin}\n",
+       "<stdin>: dataDisk.mountPoint: must be /data, /models or /scratch, or one name below them or below /mnt or /srv "
+       "(letters, digits, '.', '_', '-'; at most 64 characters)"},
+      {kBase + "dataDisk: {size: 100Gi, mountPoint: \"/d\\e\"}\n",
+       "<stdin>: dataDisk.mountPoint: must not contain whitespace or control characters"},
       {kBase + "container: {jobType: gpu_container}\n", "<stdin>: container.jobType: must be GPU_CONTAINER or omitted"},
       {kBase + "container: {jobType: CPU}\n", "<stdin>: container.jobType: must be GPU_CONTAINER or omitted"},
       {kBase + "container: {name: \"a\\u2028b\"}\n", "<stdin>: container.name: not a valid container name"},
@@ -51,8 +56,9 @@ TEST_CASE("cli spec: a JSON spec with a key twice exits 2 naming the key, at any
   auto top = run_vmi({"render", "-f", "-"}, R"({"name":"x","namespace":"y","cpu":2,"memory":"4Gi","memory":"512Gi"})");
   CHECK(top.exit_code == 2);
   CHECK(top.err.find("<stdin>: duplicate key 'memory'") != std::string::npos);
-  auto deep = run_vmi({"render", "-f", "-"},
-                      R"({"name":"x","namespace":"y","cpu":2,"memory":"4Gi","container":{"env":{"A":"1","B":[{"k":1,"k":2}]}}})");
+  auto deep = run_vmi(
+      {"render", "-f", "-"},
+      R"({"name":"x","namespace":"y","cpu":2,"memory":"4Gi","container":{"env":{"A":"1","B":[{"k":1,"k":2}]}}})");
   CHECK(deep.exit_code == 2);
   CHECK(deep.err.find("<stdin>: duplicate key 'container.env.B.k'") != std::string::npos);
   auto env = run_vmi({"render", "-f", "-"},
@@ -90,9 +96,10 @@ TEST_CASE("cli spec: apply whose Secret is refused exits 1, having deleted what 
   server.deny("POST", "/api/v1/namespaces/cosmic-ac/secrets");
   test::TempDir dir;
   std::string const kc = dir.path + "/kubeconfig";
-  test::write_text(kc, "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
-                       "clusters:\n- name: c\n  cluster: {server: '" +
-                           server.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
+  test::write_text(kc,
+                   "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
+                   "clusters:\n- name: c\n  cluster: {server: '" +
+                       server.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
   auto a = run_vmi({"apply", "-f", COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", "--kubeconfig", kc});
   CHECK(a.exit_code == 1);
   CHECK(a.err.find("deleted what this run had created") != std::string::npos);
@@ -104,9 +111,10 @@ TEST_CASE("cli spec: a user-data Secret over 1 MiB exits 2 naming container.env,
   test::ApiServerStandIn server("Bearer good-token");
   test::TempDir dir;
   std::string const kc = dir.path + "/kubeconfig";
-  test::write_text(kc, "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
-                       "clusters:\n- name: c\n  cluster: {server: '" +
-                           server.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
+  test::write_text(kc,
+                   "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
+                   "clusters:\n- name: c\n  cluster: {server: '" +
+                       server.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
   std::string const spec = dir.path + "/big.yaml";
   // A spec file stays under its own 1 MiB cap, so the value is one that the
   // 7-bit user-data writes longer than the spec does: 300,000 × "é" (2 bytes

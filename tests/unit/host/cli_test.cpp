@@ -30,9 +30,10 @@ const std::string kExample = COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml"
 
 std::string kubeconfig_for(test::ApiServerStandIn const& server, test::TempDir const& dir) {
   std::string path = dir.path + "/kubeconfig";
-  test::write_text(path, "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
-                         "clusters:\n- name: c\n  cluster: {server: '" +
-                             server.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
+  test::write_text(path,
+                   "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
+                   "clusters:\n- name: c\n  cluster: {server: '" +
+                       server.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
   return path;
 }
 
@@ -72,7 +73,8 @@ TEST_CASE("cli: render prints a YAML stream; -o json a v1 List; render-userdata 
 }
 
 TEST_CASE("cli: a bad spec exits 2 naming the field") {
-  auto r = vmi({"render", "-f", "-"}, "name: x\nnamespace: y\ncpu: 2\nmemory: 4Gi\ndataDisk: {size: 10Gi, mountPoint: /d}\n");
+  auto r = vmi({"render", "-f", "-"},
+               "name: x\nnamespace: y\ncpu: 2\nmemory: 4Gi\ndataDisk: {size: 10Gi, mountPoint: /d}\n");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("<stdin>: dataDisk.size: must be at least 100Gi") != std::string::npos);
   auto missing = vmi({"render", "-f", "/nonexistent/spec.yaml"});
@@ -100,8 +102,9 @@ TEST_CASE("cli: apply, apply again (unchanged), wait until ready, delete") {
   auto w = vmi({"wait", "-f", kExample, "--kubeconfig", kc, "--interval", "50ms", "--timeout", "20s"});
   CHECK(w.exit_code == 0);
   CHECK(w.out.find("phase=Scheduling") != std::string::npos);
-  CHECK(w.out.find("ready: VirtualMachineInstance cosmic-ac/llama-70b-0 is Ready (Ready condition only: no launcher pod "
-                   "seen)") != std::string::npos);
+  CHECK(
+      w.out.find("ready: VirtualMachineInstance cosmic-ac/llama-70b-0 is Ready (Ready condition only: no launcher pod "
+                 "seen)") != std::string::npos);
 
   auto d = vmi({"delete", "-f", kExample, "--kubeconfig", kc});
   CHECK(d.exit_code == 0);
@@ -132,24 +135,29 @@ TEST_CASE("cli: apply of a changed VMI exits 1 listing the fields; --recreate re
   std::string changed = changed_example(dir);
   auto refused = vmi({"apply", "-f", changed, "--kubeconfig", kc});
   CHECK(refused.exit_code == 1);
-  CHECK(refused.out.find("differs: VirtualMachineInstance cosmic-ac/llama-70b-0 spec.domain.cpu.cores") != std::string::npos);
+  CHECK(refused.out.find("differs: VirtualMachineInstance cosmic-ac/llama-70b-0 spec.domain.cpu.cores") !=
+        std::string::npos);
   CHECK(refused.err.find("exists and its spec cannot change") != std::string::npos);
   auto recreated = vmi({"apply", "-f", changed, "--kubeconfig", kc, "--recreate", "--timeout", "20s"});
   INFO(recreated.err);
   CHECK(recreated.exit_code == 0);
   CHECK(recreated.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 recreated") != std::string::npos);
   CHECK(server.get("/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/llama-70b-0")["spec"]["domain"]
-                  ["cpu"]["cores"] == 32);
+                                                                                                   ["cpu"]["cores"] ==
+        32);
 
   auto wrong_ns = vmi({"apply", "-f", kExample, "--kubeconfig", kc, "-n", "other"});
   CHECK(wrong_ns.exit_code == 2);
-  CHECK(wrong_ns.err.find("the namespace from the provided object \"cosmic-ac\" does not match the namespace \"other\"") !=
+  CHECK(wrong_ns.err.find(
+            "the namespace from the provided object \"cosmic-ac\" does not match the namespace \"other\"") !=
         std::string::npos);
   CHECK(vmi({"delete", "-f", kExample, "--kubeconfig", kc, "--namespace=other"}).exit_code == 2);
-  CHECK(vmi({"apply", "-f", kExample, "--kubeconfig", kc, "-n", "cosmic-ac", "--dry-run=server"}).exit_code == 1);  // differs
+  CHECK(vmi({"apply", "-f", kExample, "--kubeconfig", kc, "-n", "cosmic-ac", "--dry-run=server"}).exit_code ==
+        1);  // differs
 }
 
-TEST_CASE("cli: apply --dry-run=client -o json is render -o json, without a request; -o yaml shows the applied objects") {
+TEST_CASE(
+    "cli: apply --dry-run=client -o json is render -o json, without a request; -o yaml shows the applied objects") {
   test::ApiServerStandIn server("Bearer good-token");
   test::TempDir dir;
   std::string kc = kubeconfig_for(server, dir);
@@ -159,7 +167,8 @@ TEST_CASE("cli: apply --dry-run=client -o json is render -o json, without a requ
   CHECK(server.requests().empty());
   auto server_dry = vmi({"apply", "-f", kExample, "--kubeconfig", kc, "--dry-run=server"});
   CHECK(server_dry.exit_code == 0);
-  CHECK(server_dry.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 created (server dry run)") != std::string::npos);
+  CHECK(server_dry.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 created (server dry run)") !=
+        std::string::npos);
   CHECK_FALSE(server.has("/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/llama-70b-0"));
 
   auto applied = vmi({"apply", "-f", kExample, "--kubeconfig", kc, "-o", "json"});
@@ -267,9 +276,10 @@ TEST_CASE("cli: wait --serial --json prints only event lines on stdout, exits 0 
 TEST_CASE("cli: wait against a server that never answered fails at once, naming it, instead of waiting out --timeout") {
   test::TempDir dir;
   std::string path = dir.path + "/kubeconfig";
-  test::write_text(path, "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
-                         "clusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:1'}\n"
-                         "users:\n- name: u\n  user: {token: good-token}\n");
+  test::write_text(path,
+                   "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
+                   "clusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:1'}\n"
+                   "users:\n- name: u\n  user: {token: good-token}\n");
   auto w = vmi({"wait", "x", "-n", "cosmic-ac", "--kubeconfig", path, "--timeout", "30s", "--interval", "100ms"});
   CHECK(w.exit_code == 1);
   CHECK(w.err.find("http://127.0.0.1:1") != std::string::npos);

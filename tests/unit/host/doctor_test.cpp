@@ -2,9 +2,9 @@
 // then the same cluster broken in each way the checklist names (object shapes
 // from the Kubernetes core/v1 Node, KubeVirt v1 KubeVirt, CDI v1beta1 CDI,
 // storage/v1 StorageClass and authorization/v1 SelfSubjectAccessReview APIs).
+#include "host/verbs/doctor.hpp"
 #include "apiserver_standin.hpp"
 #include "common/process.hpp"
-#include "host/verbs/doctor.hpp"
 #include "test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>
@@ -54,8 +54,13 @@ json node(std::string name, bool ready, json allocatable) {
 }
 
 json gpu_node_allocatable() {
-  return {{"cpu", "127500m"}, {"memory", "1000Gi"}, {"hugepages-1Gi", "906Gi"}, {"hugepages-2Mi", "0"},
-          {"pods", "110"},    {kGpu, "8"},          {kIb, "8"}};
+  return {{"cpu", "127500m"},
+          {"memory", "1000Gi"},
+          {"hugepages-1Gi", "906Gi"},
+          {"hugepages-2Mi", "0"},
+          {"pods", "110"},
+          {kGpu, "8"},
+          {kIb, "8"}};
 }
 
 json node_list(std::vector<json> items) {
@@ -96,8 +101,12 @@ json list_of(std::string kind, json item) {
 
 json pull_secret() {
   json data;
-  for (auto k : {"accessKeyId", "secretKey", "DOCKER_REGISTRY", "DOCKER_USERNAME", "DOCKER_TOKEN"}) data[k] = kMarkerBase64;
-  return {{"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", {{"name", "ghcr-pull-cred"}}}, {"type", "Opaque"},
+  for (auto k : {"accessKeyId", "secretKey", "DOCKER_REGISTRY", "DOCKER_USERNAME", "DOCKER_TOKEN"})
+    data[k] = kMarkerBase64;
+  return {{"apiVersion", "v1"},
+          {"kind", "Secret"},
+          {"metadata", {{"name", "ghcr-pull-cred"}}},
+          {"type", "Opaque"},
           {"data", data}};
 }
 
@@ -128,9 +137,12 @@ struct Cluster {
                                   node("cpu-1", true, {{"cpu", "32"}, {"memory", "128Gi"}, {"pods", "110"}})}));
     server.put(kKubeVirts, list_of("KubeVirtList", kubevirt_cr()));
     server.put(kCdis, list_of("CDIList", cdi_cr()));
-    server.put(kStorageClass, {{"apiVersion", "storage.k8s.io/v1"}, {"kind", "StorageClass"},
-                               {"metadata", {{"name", "local-path"}}}, {"provisioner", "rancher.io/local-path"},
-                               {"reclaimPolicy", "Delete"}, {"volumeBindingMode", "WaitForFirstConsumer"}});
+    server.put(kStorageClass, {{"apiVersion", "storage.k8s.io/v1"},
+                               {"kind", "StorageClass"},
+                               {"metadata", {{"name", "local-path"}}},
+                               {"provisioner", "rancher.io/local-path"},
+                               {"reclaimPolicy", "Delete"},
+                               {"volumeBindingMode", "WaitForFirstConsumer"}});
     server.put(kSecret, pull_secret());
     server.put(kConfigMap, bootstrap_cm());
     auto d = denied;
@@ -145,9 +157,11 @@ struct Cluster {
       return answer;
     });
     kubeconfig = dir.path + "/kubeconfig";
-    test::write_text(kubeconfig, "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u, namespace: cosmic-ac}\n"
-                                 "clusters:\n- name: c\n  cluster: {server: '" +
-                                     server.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
+    test::
+        write_text(kubeconfig,
+                   "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u, namespace: cosmic-ac}\n"
+                   "clusters:\n- name: c\n  cluster: {server: '" +
+                       server.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
   }
 
   CommandResult doctor(std::vector<std::string> extra = {"-f", kSpec}) {
@@ -182,7 +196,8 @@ TEST_CASE("doctor: a healthy cluster passes every check, exit 0; never a secret 
   CHECK(r.out.find("\u2717") == std::string::npos);
   CHECK(r.out.find("\n! ") == std::string::npos);
   CHECK(has_line(r.out, "\u2713 nodes: 2 Ready"));
-  CHECK(has_line(r.out, "\u2713 gpu node gpu-1: " + kIb + "=8 " + kGpu + "=8 cpu=127.5 memory=1000.0Gi hugepages-1Gi=906.0Gi"));
+  CHECK(has_line(r.out, "\u2713 gpu node gpu-1: " + kIb + "=8 " + kGpu +
+                            "=8 cpu=127.5 memory=1000.0Gi hugepages-1Gi=906.0Gi"));
   CHECK(has_line(r.out, "\u2713 capacity: a Ready node can hold the VMI's launcher pod ("));
   CHECK(r.out.find("hugepages-1Gi=512.0Gi") != std::string::npos);
   CHECK(has_line(r.out, "\u2713 kubevirt: kubevirt/kubevirt Deployed, version v1.7.0"));
@@ -190,8 +205,12 @@ TEST_CASE("doctor: a healthy cluster passes every check, exit 0; never a secret 
   CHECK(has_line(r.out, "\u2713 permittedHostDevices: " + kIb + ", " + kGpu));
   CHECK(has_line(r.out, "\u2713 serial console log: not disabled cluster-wide"));
   CHECK(has_line(r.out, "\u2713 cdi: cdi Deployed, version v1.62.0"));
-  CHECK(has_line(r.out, "\u2713 storageclass: local-path (provisioner rancher.io/local-path, volumeBindingMode WaitForFirstConsumer)"));
-  CHECK(has_line(r.out, "\u2713 secret ghcr-pull-cred: has accessKeyId, secretKey, DOCKER_REGISTRY, DOCKER_USERNAME, DOCKER_TOKEN"));
+  CHECK(has_line(r.out,
+                 "\u2713 storageclass: local-path (provisioner rancher.io/local-path, volumeBindingMode "
+                 "WaitForFirstConsumer)"));
+  CHECK(has_line(r.out,
+                 "\u2713 secret ghcr-pull-cred: has accessKeyId, secretKey, DOCKER_REGISTRY, DOCKER_USERNAME, "
+                 "DOCKER_TOKEN"));
   CHECK(has_line(r.out, "\u2713 configmap bootstrap-cm: has docker-bootstrap.sh, agent " COSMICAC_VERSION));
   CHECK(has_line(r.out, "\u2713 rbac virtualmachineinstances.kubevirt.io: create, get, list, delete"));
   CHECK(has_line(r.out, "\u2713 rbac pods/log: get"));
@@ -237,7 +256,8 @@ TEST_CASE("doctor: RBAC reviews are exactly the shipped Role's grants (host/rbac
 TEST_CASE("doctor: each way a cluster can be broken is a ✗ with its fix, exit 1") {
   Cluster c;
   SECTION("a node not Ready") {
-    c.server.put(kNodes, node_list({node("gpu-1", true, gpu_node_allocatable()), node("cpu-1", false, {{"cpu", "32"}})}));
+    c.server.put(kNodes,
+                 node_list({node("gpu-1", true, gpu_node_allocatable()), node("cpu-1", false, {{"cpu", "32"}})}));
     check_failed(c.doctor(), "nodes", "1 Ready, not Ready: cpu-1");
   }
   SECTION("no hugepages where the spec wants them") {
@@ -311,7 +331,8 @@ TEST_CASE("doctor: each way a cluster can be broken is a ✗ with its fix, exit 
   }
   SECTION("bootstrap-cm of another agent version") {
     c.server.put(kConfigMap, bootstrap_cm("0.0.1"));
-    check_failed(c.doctor(), "configmap bootstrap-cm", "carries agent 0.0.1, this cosmicac-vmi expects " COSMICAC_VERSION);
+    check_failed(c.doctor(), "configmap bootstrap-cm",
+                 "carries agent 0.0.1, this cosmicac-vmi expects " COSMICAC_VERSION);
   }
   SECTION("bootstrap-cm that does not say its version (the original one)") {
     json cm = bootstrap_cm();
@@ -339,7 +360,8 @@ TEST_CASE("doctor: without the optional doctor grants it says what it could not 
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("\u2717") == std::string::npos);
-  for (auto name : {"nodes", "capacity", "kubevirt", "cdi", "storageclass", "secret ghcr-pull-cred", "configmap bootstrap-cm"})
+  for (auto name :
+       {"nodes", "capacity", "kubevirt", "cdi", "storageclass", "secret ghcr-pull-cred", "configmap bootstrap-cm"})
     CHECK(has_line(r.out, std::string("! ") + name + ": not checked"));
   CHECK(r.out.find("grant it with host/rbac/clusterrole-doctor.yaml") != std::string::npos);
   CHECK(has_line(r.out, "\u2713 rbac virtualmachineinstances.kubevirt.io"));
@@ -362,7 +384,8 @@ TEST_CASE("doctor: usage errors exit 2; terminal and JSON output encode what the
   CHECK(c.doctor({"-f", kSpec, "--gpu-type", "X"}).exit_code == 2);
   CHECK(c.doctor({"--gpu-type", "X", "--gpus", "two"}).exit_code == 2);
   // A node name with an escape sequence and a quote (a hostile or broken cluster).
-  c.server.put(kNodes, node_list({node("gpu-1", true, gpu_node_allocatable()), node("evil\x1b[2J\"x", false, {{"cpu", "1"}})}));
+  c.server.put(kNodes,
+               node_list({node("gpu-1", true, gpu_node_allocatable()), node("evil\x1b[2J\"x", false, {{"cpu", "1"}})}));
   auto r = c.doctor();
   CHECK(r.exit_code == 1);
   CHECK(r.out.find('\x1b') == std::string::npos);
@@ -371,6 +394,7 @@ TEST_CASE("doctor: usage errors exit 2; terminal and JSON output encode what the
   CHECK(doc["ok"] == false);
   bool found = false;
   for (auto const& check : doc["checks"])
-    found = found || (check["name"] == "nodes" && check["detail"].get<std::string>().find("evil\x1b[2J\"x") != std::string::npos);
+    found = found || (check["name"] == "nodes" &&
+                      check["detail"].get<std::string>().find("evil\x1b[2J\"x") != std::string::npos);
   CHECK(found);  // JSON carries the exact text, escaped by the encoder
 }

@@ -78,7 +78,8 @@ TEST_CASE("exec credential: v1 token, v1beta1 certificate, expiry") {
   REQUIRE(t->expires);
   CHECK(std::chrono::system_clock::to_time_t(*t->expires) == 1893553445);
   // Years system_clock cannot hold (exec_credential_fuzz found the overflow): long expired, or never.
-  auto old = parse_exec_credential(cred(kV1, {{"token", "tok"}, {"expirationTimestamp", "1014-01-02T03:04:05.5+01:00"}}), kV1);
+  auto old =
+      parse_exec_credential(cred(kV1, {{"token", "tok"}, {"expirationTimestamp", "1014-01-02T03:04:05.5+01:00"}}), kV1);
   REQUIRE(old);
   REQUIRE(old->expires);
   CHECK(*old->expires <= std::chrono::system_clock::now());
@@ -86,7 +87,8 @@ TEST_CASE("exec credential: v1 token, v1beta1 certificate, expiry") {
   REQUIRE(far);
   REQUIRE(far->expires);
   CHECK(*far->expires > std::chrono::system_clock::now());
-  auto c = parse_exec_credential(cred(kV1beta1, {{"clientCertificateData", "CERT"}, {"clientKeyData", "KEY"}}), kV1beta1);
+  auto c =
+      parse_exec_credential(cred(kV1beta1, {{"clientCertificateData", "CERT"}, {"clientKeyData", "KEY"}}), kV1beta1);
   REQUIRE(c);
   CHECK(c->client_cert_pem == "CERT");
   CHECK(c->client_key_pem.reveal() == "KEY");
@@ -113,7 +115,8 @@ TEST_CASE("exec credential: bad output is refused without quoting it") {
       {cred(kV1, {{"expirationTimestamp", "2030-01-01T00:00:00Z"}}), "neither a token nor"},
       {cred(kV1, {{"token", kMarker}, {"expirationTimestamp", "tomorrow"}}), "not RFC 3339"},
       {cred(kV1, {{"token", 42}}), "wrong type"},
-      {json{{"apiVersion", kV1}, {"kind", "Secret"}, {"status", {{"token", kMarker}}}}.dump(), "other than ExecCredential"},
+      {json{{"apiVersion", kV1}, {"kind", "Secret"}, {"status", {{"token", kMarker}}}}.dump(),
+       "other than ExecCredential"},
   };
   for (auto const& [text, expected] : cases) {
     auto r = parse_exec_credential(text, kV1);
@@ -129,7 +132,8 @@ TEST_CASE("exec credential: the kubeconfig's exec entry, validated as client-go 
     return resolve_kubeconfig({{"/home/u/.kube/config",
                                 "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
                                 "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
-                                "users:\n- name: u\n  user:\n    exec: " + exec + "\n" + extra}},
+                                "users:\n- name: u\n  user:\n    exec: " +
+                                    exec + "\n" + extra}},
                               "");
   };
   auto ok = user(std::string("{apiVersion: ") + kV1 +
@@ -143,7 +147,7 @@ TEST_CASE("exec credential: the kubeconfig's exec entry, validated as client-go 
   CHECK(ok->exec->provide_cluster_info);
   auto bare = user(std::string("{apiVersion: ") + kV1beta1 + ", command: kubelogin}");
   REQUIRE(bare);
-  CHECK(bare->exec->program == "kubelogin");  // a bare name: $PATH at run time
+  CHECK(bare->exec->program == "kubelogin");             // a bare name: $PATH at run time
   CHECK(bare->exec->interactive_mode == "IfAvailable");  // v1beta1's default
 
   auto no_mode = user(std::string("{apiVersion: ") + kV1 + ", command: p}");
@@ -234,7 +238,8 @@ TEST_CASE("exec credential: a credential expiring while two threads use it (wait
     int const expires = 3 * (i + 1);  // seconds after 00:00:00
     char stamp[32];
     std::snprintf(stamp, sizeof stamp, "2030-01-01T00:%02d:%02dZ", expires / 60, expires % 60);
-    responses.push_back({{"stdout", cred(kV1, {{"token", "token-" + std::to_string(i)}, {"expirationTimestamp", stamp}})}});
+    responses.push_back(
+        {{"stdout", cred(kV1, {{"token", "token-" + std::to_string(i)}, {"expirationTimestamp", stamp}})}});
   }
   Plugin p(responses);
   auto const start = *parse_rfc3339("2030-01-01T00:00:00Z");
@@ -261,7 +266,8 @@ TEST_CASE("exec credential: a credential expiring while two threads use it (wait
   CHECK(src.runs() > 2);  // it did expire and get replaced
 }
 
-TEST_CASE("exec credential: a failing or garbling plugin is named, its output is not quoted, its stderr is the user's") {
+TEST_CASE(
+    "exec credential: a failing or garbling plugin is named, its output is not quoted, its stderr is the user's") {
   Plugin p(json::array({{{"stdout", std::string("{\"token\": \"") + kMarker + "\"}"},
                          {"stderr", "plugin says: please log in\n"},
                          {"exit", 3}},
@@ -296,8 +302,8 @@ TEST_CASE("exec credential: a failing or garbling plugin is named, its output is
 
 TEST_CASE("exec credential: KubeClient sends the plugin's token; a 401 re-runs the plugin and the request once") {
   test::ApiServerStandIn server("Bearer good-token");
-  Plugin p(json::array({{{"stdout", cred(kV1, {{"token", "stale-token"}})}},
-                        {{"stdout", cred(kV1, {{"token", "good-token"}})}}}));
+  Plugin p(json::array(
+      {{{"stdout", cred(kV1, {{"token", "stale-token"}})}}, {{"stdout", cred(kV1, {{"token", "good-token"}})}}}));
   ClusterAccess a;
   a.server = server.url();
   a.origin = "test";

@@ -7,11 +7,11 @@
 
 #include "apiserver_standin.hpp"
 #include "common/process.hpp"
-#include "host/verbs/wait_printer.hpp"
 #include "host/base/yaml_json.hpp"
-#include "test_files.hpp"
+#include "host/verbs/wait_printer.hpp"
 #include "readiness/console_line.hpp"
 #include "readiness/event.hpp"
+#include "test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -53,19 +53,24 @@ json condition(std::string type, std::string status, std::string reason = "", st
 json vmi_status(std::string phase, json conditions) { return json{{"phase", phase}, {"conditions", conditions}}; }
 json not_ready() {
   return vmi_status("Running", json::array({condition("Ready", "False", "ContainersNotReady",
-                                                       "containers with unready status: [compute]")}));
+                                                      "containers with unready status: [compute]")}));
 }
 json ready() { return vmi_status("Running", json::array({condition("Ready", "True")})); }
 
 json launcher_pod(bool with_console = true, json status = json()) {
   json containers = json::array({{{"name", "compute"}, {"image", "quay.io/kubevirt/virt-launcher:v1.7.0"}}});
-  if (with_console) containers.push_back({{"name", "guest-console-log"}, {"image", "quay.io/kubevirt/virt-launcher:v1.7.0"}});
+  if (with_console)
+    containers.push_back({{"name", "guest-console-log"}, {"image", "quay.io/kubevirt/virt-launcher:v1.7.0"}});
   if (status.is_null()) {
-    json statuses = json::array({{{"name", "compute"}, {"ready", false}, {"state", {{"running", {{"startedAt", "2026-01-01T00:00:05Z"}}}}}}});
+    json statuses = json::array(
+        {{{"name", "compute"}, {"ready", false}, {"state", {{"running", {{"startedAt", "2026-01-01T00:00:05Z"}}}}}}});
     if (with_console)
-      statuses.push_back({{"name", "guest-console-log"}, {"ready", true}, {"state", {{"running", {{"startedAt", "2026-01-01T00:00:05Z"}}}}}});
+      statuses.push_back({{"name", "guest-console-log"},
+                          {"ready", true},
+                          {"state", {{"running", {{"startedAt", "2026-01-01T00:00:05Z"}}}}}});
     status = {{"phase", "Running"},
-              {"conditions", json::array({condition("PodScheduled", "True"), condition("Ready", "False", "ContainersNotReady")})},
+              {"conditions",
+               json::array({condition("PodScheduled", "True"), condition("Ready", "False", "ContainersNotReady")})},
               {"containerStatuses", statuses}};
   }
   return {{"apiVersion", "v1"},
@@ -74,23 +79,28 @@ json launcher_pod(bool with_console = true, json status = json()) {
            {{"name", kPodName},
             {"namespace", "cosmic-ac"},
             {"creationTimestamp", "2026-01-01T00:00:01Z"},
-            {"labels", {{"kubevirt.io", "virt-launcher"}, {"kubevirt.io/created-by", kUid}, {"vm.kubevirt.io/name", "job"}}}}},
+            {"labels",
+             {{"kubevirt.io", "virt-launcher"}, {"kubevirt.io/created-by", kUid}, {"vm.kubevirt.io/name", "job"}}}}},
           {"spec", {{"containers", containers}}},
           {"status", status}};
 }
 
 // A VMI with its root DataVolume (Succeeded) and launcher pod, Ready scripted.
 void cluster(test::ApiServerStandIn& s, std::vector<json> vmi_statuses, bool with_console = true) {
-  s.put(kVmi, {{"apiVersion", "kubevirt.io/v1"},
-               {"kind", "VirtualMachineInstance"},
-               {"metadata", {{"name", "job"}, {"namespace", "cosmic-ac"}, {"uid", kUid}}},
-               {"spec", {{"volumes", json::array({{{"name", "rootdisk"}, {"dataVolume", {{"name", "job-root"}}}},
-                                                  {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "job-data"}}}}})}}}});
+  s.put(kVmi,
+        {{"apiVersion", "kubevirt.io/v1"},
+         {"kind", "VirtualMachineInstance"},
+         {"metadata", {{"name", "job"}, {"namespace", "cosmic-ac"}, {"uid", kUid}}},
+         {"spec",
+          {{"volumes", json::array({{{"name", "rootdisk"}, {"dataVolume", {{"name", "job-root"}}}},
+                                    {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "job-data"}}}}})}}}});
   s.script_status(kVmi, std::move(vmi_statuses));
   s.put(kDv, {{"kind", "DataVolume"},
               {"metadata", {{"name", "job-root"}}},
-              {"status", {{"phase", "Succeeded"}, {"progress", "100.0%"},
-                          {"conditions", json::array({condition("Bound", "True", "Bound"), condition("Ready", "True")})}}}});
+              {"status",
+               {{"phase", "Succeeded"},
+                {"progress", "100.0%"},
+                {"conditions", json::array({condition("Bound", "True", "Bound"), condition("Ready", "True")})}}}});
   s.put(kPod, launcher_pod(with_console));
 }
 
@@ -108,7 +118,8 @@ Event in_phase(Event e, Phase p) {
   return e;
 }
 Event agent_ready() {
-  return in_phase(readiness::ready({"inference", "0123456789abcdef0123", "ghcr.io/x/llama:v1", "sha256:ab"}, 2s), Phase::Ready);
+  return in_phase(readiness::ready({"inference", "0123456789abcdef0123", "ghcr.io/x/llama:v1", "sha256:ab"}, 2s),
+                  Phase::Ready);
 }
 Event agent_failed(Reason r, std::string message) {
   return in_phase(readiness::failed(Step::Login, make_error(r, std::move(message)), 800ms), Phase::Failed);
@@ -167,15 +178,19 @@ TEST_CASE("follow: a fresh boot — the agent's steps from the console log, ok o
   REQUIRE(sink.events.size() == 4);
   CHECK(sink.events[0].step == Step::Config);
   CHECK(sink.events[3].phase == Phase::Ready);
-  CHECK(sink.saw("VirtualMachineInstance cosmic-ac/job: phase=Running Ready=False (ContainersNotReady: containers with "
-                 "unready status: [compute])"));
+  CHECK(
+      sink.saw("VirtualMachineInstance cosmic-ac/job: phase=Running Ready=False (ContainersNotReady: containers with "
+               "unready status: [compute])"));
   CHECK(sink.saw("DataVolume cosmic-ac/job-root: phase=Succeeded 100.0%"));
-  CHECK(sink.saw("agent events: the serial console log of pod cosmic-ac/virt-launcher-job-x7k2q (container guest-console-log)"));
+  CHECK(sink.saw(
+      "agent events: the serial console log of pod cosmic-ac/virt-launcher-job-x7k2q (container guest-console-log)"));
   // The pod was found by KubeVirt's labels, the log followed with timestamps.
   bool listed = false, followed = false;
   for (auto const& q : s.requests()) {
-    listed |= q.find("/pods?labelSelector=kubevirt.io%3Dvirt-launcher%2Ckubevirt.io%2Fcreated-by%3D" + std::string(kUid)) != std::string::npos;
-    followed |= q.find("/pods/virt-launcher-job-x7k2q/log?container=guest-console-log&follow=true&timestamps=true") != std::string::npos;
+    listed |= q.find("/pods?labelSelector=kubevirt.io%3Dvirt-launcher%2Ckubevirt.io%2Fcreated-by%3D" +
+                     std::string(kUid)) != std::string::npos;
+    followed |= q.find("/pods/virt-launcher-job-x7k2q/log?container=guest-console-log&follow=true&timestamps=true") !=
+                std::string::npos;
   }
   CHECK(listed);
   CHECK(followed);
@@ -225,13 +240,15 @@ TEST_CASE("follow: a VMI that does not exist ends the wait at once (NotFound)") 
   auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
   REQUIRE_FALSE(r);
   CHECK(r.error().message ==
-        "VirtualMachineInstance cosmic-ac/job does not exist (HTTP 404 NotFound: virtualmachineinstances \\\"job\\\" not found)");
+        "VirtualMachineInstance cosmic-ac/job does not exist (HTTP 404 NotFound: virtualmachineinstances \\\"job\\\" "
+        "not found)");
   CHECK(s.requests().size() == 1);
 }
 
 TEST_CASE("follow: a Failed VMI ends the wait at once, with its conditions' messages") {
   test::ApiServerStandIn s("Bearer good-token");
-  cluster(s, {vmi_status("Failed", json::array({condition("Ready", "False", "PodTerminating", "virt-launcher exited")}))});
+  cluster(s,
+          {vmi_status("Failed", json::array({condition("Ready", "False", "PodTerminating", "virt-launcher exited")}))});
   KubeClient client(access_to(s));
   Collected sink;
   auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
@@ -243,14 +260,17 @@ TEST_CASE("follow: a Failed VMI ends the wait at once, with its conditions' mess
 TEST_CASE("follow: DataVolume import progress is shown, and its failure ends the wait at once") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready()});
-  json importing{{"phase", "ImportInProgress"}, {"progress", "45.20%"},
+  json importing{{"phase", "ImportInProgress"},
+                 {"progress", "45.20%"},
                  {"conditions", json::array({condition("Bound", "True", "Bound", "PVC job-root Bound"),
                                              condition("Running", "True", "Pod is running"),
                                              condition("Ready", "False", "TransferRunning")})}};
-  json failed{{"phase", "Failed"}, {"progress", "45.20%"},
+  json failed{{"phase", "Failed"},
+              {"progress", "45.20%"},
               {"conditions", json::array({condition("Bound", "True", "Bound"),
                                           condition("Running", "False", "Error",
-                                                    "Unable to connect to http data source: expected status code 200, got 404. Status: 404 Not Found"),
+                                                    "Unable to connect to http data source: expected status code 200, "
+                                                    "got 404. Status: 404 Not Found"),
                                           condition("Ready", "False")})}};
   s.put(kDv, {{"kind", "DataVolume"}, {"metadata", {{"name", "job-root"}}}, {"status", importing}});
   KubeClient client(access_to(s));
@@ -263,18 +283,21 @@ TEST_CASE("follow: DataVolume import progress is shown, and its failure ends the
   cdi.join();
   REQUIRE_FALSE(r);
   CHECK(sink.saw("DataVolume cosmic-ac/job-root: phase=ImportInProgress 45.20% Ready=False (TransferRunning)"));
-  CHECK(r.error().message ==
-        "DataVolume cosmic-ac/job-root failed: phase=Failed 45.20% Running=False (Error: Unable to connect to http data "
-        "source: expected status code 200, got 404. Status: 404 Not Found)");
+  CHECK(
+      r.error().message ==
+      "DataVolume cosmic-ac/job-root failed: phase=Failed 45.20% Running=False (Error: Unable to connect to http data "
+      "source: expected status code 200, got 404. Status: 404 Not Found)");
 }
 
 TEST_CASE("follow: unschedulable beyond --schedule-timeout exits naming what is missing") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {vmi_status("Scheduling", json::array({condition("Ready", "False", "PodNotReady")}))});
-  std::string const why = "0/4 nodes are available: 4 Insufficient nvidia.com/GH100_H100_SXM5_80GB. preemption: 0/4 "
-                          "nodes are available: 4 No preemption victims found for incoming pod.";
-  s.put(kPod, launcher_pod(true, {{"phase", "Pending"},
-                                  {"conditions", json::array({condition("PodScheduled", "False", "Unschedulable", why)})}}));
+  std::string const why =
+      "0/4 nodes are available: 4 Insufficient nvidia.com/GH100_H100_SXM5_80GB. preemption: 0/4 "
+      "nodes are available: 4 No preemption victims found for incoming pod.";
+  s.put(kPod,
+        launcher_pod(true, {{"phase", "Pending"},
+                            {"conditions", json::array({condition("PodScheduled", "False", "Unschedulable", why)})}}));
   KubeClient client(access_to(s));
   Collected sink;
   auto opts = fast();
@@ -288,44 +311,60 @@ TEST_CASE("follow: unschedulable beyond --schedule-timeout exits naming what is 
 TEST_CASE("follow: launcher image problems are shown") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {vmi_status("Scheduled", json::array({condition("Ready", "False", "PodNotReady")}))});
-  s.put(kPod, launcher_pod(true, {{"phase", "Pending"},
-                                  {"conditions", json::array({condition("PodScheduled", "True")})},
-                                  {"containerStatuses",
-                                   json::array({{{"name", "compute"},
-                                                 {"ready", false},
-                                                 {"state", {{"waiting", {{"reason", "ImagePullBackOff"},
-                                                                         {"message", "Back-off pulling image \"quay.io/kubevirt/virt-launcher:v1.7.0\""}}}}}}})}}));
+  s.put(kPod,
+        launcher_pod(true, {{"phase", "Pending"},
+                            {"conditions", json::array({condition("PodScheduled", "True")})},
+                            {"containerStatuses",
+                             json::array(
+                                 {{{"name", "compute"},
+                                   {"ready", false},
+                                   {"state",
+                                    {{"waiting",
+                                      {{"reason", "ImagePullBackOff"},
+                                       {"message",
+                                        "Back-off pulling image \"quay.io/kubevirt/virt-launcher:v1.7.0\""}}}}}}})}}));
   KubeClient client(access_to(s));
   Collected sink;
   auto opts = fast();
   opts.timeout = 500ms;
   auto r = follow_vmi(client, "cosmic-ac", "job", opts, sink);
   REQUIRE_FALSE(r);
-  CHECK(sink.saw("container compute waiting (ImagePullBackOff: Back-off pulling image \\\"quay.io/kubevirt/virt-launcher:v1.7.0\\\")"));
+  CHECK(
+      sink.saw("container compute waiting (ImagePullBackOff: Back-off pulling image "
+               "\\\"quay.io/kubevirt/virt-launcher:v1.7.0\\\")"));
 }
 
 TEST_CASE("follow: no guest-console-log container → falls back to Ready and the probe's output in the pod's events") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready(), not_ready(), not_ready(), ready()}, /*with_console=*/false);
   auto event = [](std::string name, std::string message, std::string at) {
-    return json{{"kind", "Event"}, {"apiVersion", "v1"},
+    return json{{"kind", "Event"},
+                {"apiVersion", "v1"},
                 {"metadata", {{"name", name}, {"namespace", "cosmic-ac"}}},
                 {"involvedObject", {{"kind", "Pod"}, {"name", kPodName}, {"namespace", "cosmic-ac"}}},
-                {"reason", "Unhealthy"}, {"message", message}, {"type", "Warning"}, {"count", 3},
-                {"firstTimestamp", "2026-01-01T00:00:10Z"}, {"lastTimestamp", at},
+                {"reason", "Unhealthy"},
+                {"message", message},
+                {"type", "Warning"},
+                {"count", 3},
+                {"firstTimestamp", "2026-01-01T00:00:10Z"},
+                {"lastTimestamp", at},
                 {"source", {{"component", "kubelet"}, {"host", "node-1"}}}};
   };
-  s.put("/api/v1/namespaces/cosmic-ac/events/virt-launcher-job-x7k2q.1", event("a", "Readiness probe failed: running step=pull 45%", "2026-01-01T00:02:00Z"));
-  s.put("/api/v1/namespaces/cosmic-ac/events/virt-launcher-job-x7k2q.0", event("b", "Readiness probe failed: running step=disk", "2026-01-01T00:01:00Z"));
-  s.put("/api/v1/namespaces/cosmic-ac/events/other-pod.0",
-        json{{"involvedObject", {{"name", "other-pod"}}}, {"message", "Readiness probe failed: starting"}, {"lastTimestamp", "2026-01-01T00:03:00Z"}});
+  s.put("/api/v1/namespaces/cosmic-ac/events/virt-launcher-job-x7k2q.1",
+        event("a", "Readiness probe failed: running step=pull 45%", "2026-01-01T00:02:00Z"));
+  s.put("/api/v1/namespaces/cosmic-ac/events/virt-launcher-job-x7k2q.0",
+        event("b", "Readiness probe failed: running step=disk", "2026-01-01T00:01:00Z"));
+  s.put("/api/v1/namespaces/cosmic-ac/events/other-pod.0", json{{"involvedObject", {{"name", "other-pod"}}},
+                                                                {"message", "Readiness probe failed: starting"},
+                                                                {"lastTimestamp", "2026-01-01T00:03:00Z"}});
   KubeClient client(access_to(s));
   Collected sink;
   auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
   if (!r) FAIL(r.error().message);
   CHECK_FALSE(r->agent_reported);
   CHECK(r->summary == "ready: VirtualMachineInstance cosmic-ac/job is Ready (Ready condition only)");
-  CHECK(sink.saw("agent events: unavailable — the launcher pod virt-launcher-job-x7k2q has no guest-console-log container"));
+  CHECK(sink.saw(
+      "agent events: unavailable — the launcher pod virt-launcher-job-x7k2q has no guest-console-log container"));
   CHECK(sink.saw("probe: Readiness probe failed: running step=pull 45%"));
   CHECK_FALSE(sink.saw("Readiness probe failed: starting"));
 }
@@ -354,7 +393,9 @@ TEST_CASE("follow: pods/log refused (RBAC) or pods not listable → the fallback
   }
 }
 
-TEST_CASE("follow: a console log that stays unreadable (the API server cannot reach the kubelet) → said once, then the fallback") {
+TEST_CASE(
+    "follow: a console log that stays unreadable (the API server cannot reach the kubelet) → said once, then the "
+    "fallback") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready(), not_ready(), not_ready(), ready()});
   // kube-apiserver's answer when it cannot dial the node's kubelet; the node
@@ -458,7 +499,8 @@ TEST_CASE("follow: a name from an API answer with ../ or ? is refused, naming it
       o.timeout = 3s;
       auto r = follow_vmi(client, "cosmic-ac", "job", o, sink);
       REQUIRE_FALSE(r);
-      CHECK(r.error().message.find("metadata.name of the launcher pod (pods list) of VirtualMachineInstance cosmic-ac/job") == 0);
+      CHECK(r.error().message.find(
+                "metadata.name of the launcher pod (pods list) of VirtualMachineInstance cosmic-ac/job") == 0);
       for (auto const& q : s.requests()) {
         std::string path = q.substr(q.find(' ') + 1);
         path = path.substr(0, path.find('?'));
@@ -492,7 +534,9 @@ TEST_CASE("follow: 503s from the API server are ridden out") {
   Collected sink;
   auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
   if (!r) FAIL(r.error().message);
-  CHECK(sink.saw("VirtualMachineInstance cosmic-ac/job: HTTP 503 ServiceUnavailable: stand-in: scripted failure from the API server"));
+  CHECK(
+      sink.saw("VirtualMachineInstance cosmic-ac/job: HTTP 503 ServiceUnavailable: stand-in: scripted failure from the "
+               "API server"));
 }
 
 TEST_CASE("follow: refused credentials on the VMI are an auth error") {
@@ -506,16 +550,20 @@ TEST_CASE("follow: refused credentials on the VMI are an auth error") {
 }
 
 TEST_CASE("follow: view functions read KubeVirt/CDI shapes; API text is escaped") {
-  auto v = view_vmi(json{{"status", {{"phase", "Running"},
-                                     {"conditions", json::array({condition("Ready", "False", "Guest\x1b[2J", "a\xc2\x9b" "b\xe2\x80\xae"),
-                                                                 condition("AgentConnected", "True")})}}}});
+  auto v = view_vmi(json{{"status",
+                          {{"phase", "Running"},
+                           {"conditions", json::array({condition("Ready", "False", "Guest\x1b[2J",
+                                                                 "a\xc2\x9b"
+                                                                 "b\xe2\x80\xae"),
+                                                       condition("AgentConnected", "True")})}}}});
   CHECK(v.line == "phase=Running Ready=False (Guest\\x1b[2J: a\\u{009B}b\\u{202E}) AgentConnected=True");
   CHECK(view_vmi(json::object()).phase == "Pending");
   auto d = view_datavolume(json{{"status", {{"phase", "ImportScheduled"}, {"progress", "N/A"}}}});
   CHECK(d.line == "phase=ImportScheduled");
-  CHECK(latest_probe_failure(json{{"items", json::array({{{"message", "Readiness probe failed: failed reason=auth\r\x07"},
-                                                          {"lastTimestamp", "2026-01-01T00:00:00Z"}}})}}) ==
-        std::optional<std::string>("Readiness probe failed: failed reason=auth\\r\\x07"));
+  CHECK(
+      latest_probe_failure(json{{"items", json::array({{{"message", "Readiness probe failed: failed reason=auth\r\x07"},
+                                                        {"lastTimestamp", "2026-01-01T00:00:00Z"}}})}}) ==
+      std::optional<std::string>("Readiness probe failed: failed reason=auth\\r\\x07"));
 }
 
 TEST_CASE("wait printer: a terminal gets one updating line; a pipe one line per change; --json ASCII NDJSON") {
@@ -539,8 +587,10 @@ TEST_CASE("wait printer: a terminal gets one updating line; a pipe one line per 
     p.agent(in_phase(readiness::pull_progress(4'000'000'000, 20'000'000'000), Phase::Running));
     p.agent(in_phase(readiness::pull_progress(4'010'000'000, 20'000'000'000), Phase::Running));  // same 20%
     p.object(Source::Vmi, "VirtualMachineInstance ns/job", "phase=Running Ready=False");
-    p.agent(in_phase(readiness::pull_progress(20'000'000'000, 20'000'000'000), Phase::Running));  // older agent: inferred
-    p.agent(in_phase(readiness::pull_progress(20'000'000'000, 20'000'000'000, readiness::PullActivity::Extracting), Phase::Running));
+    p.agent(
+        in_phase(readiness::pull_progress(20'000'000'000, 20'000'000'000), Phase::Running));  // older agent: inferred
+    p.agent(in_phase(readiness::pull_progress(20'000'000'000, 20'000'000'000, readiness::PullActivity::Extracting),
+                     Phase::Running));
     p.final_line("ready", false);
   };
   auto [lines, lerr] = capture(WaitOutput::Lines, pulls);
@@ -580,13 +630,15 @@ TEST_CASE("follow: host/rbac/role.yaml grants exactly the requests wait makes") 
   std::string text = test::read_text(COSMICAC_SOURCE_DIR "/host/rbac/role.yaml");
   for (std::size_t pos = 0; pos < text.size();) {
     auto next = text.find("\n---\n", pos);
-    auto doc = parse_yaml_or_json(text.substr(pos, next == std::string::npos ? std::string::npos : next - pos), "role.yaml");
+    auto doc =
+        parse_yaml_or_json(text.substr(pos, next == std::string::npos ? std::string::npos : next - pos), "role.yaml");
     REQUIRE(doc);
     if (doc->value("kind", "") == "Role")
       for (auto const& rule : (*doc)["rules"])
         for (auto const& g : rule["apiGroups"])
           for (auto const& r : rule["resources"])
-            for (auto const& v : rule["verbs"]) granted.insert(g.get<std::string>() + "|" + r.get<std::string>() + "|" + v.get<std::string>());
+            for (auto const& v : rule["verbs"])
+              granted.insert(g.get<std::string>() + "|" + r.get<std::string>() + "|" + v.get<std::string>());
     if (next == std::string::npos) break;
     pos = next + 5;
   }
@@ -635,20 +687,27 @@ std::vector<std::string> raw_controls(std::string const& out) {
     if (c == 0xC2 && i + 1 < out.size() && static_cast<unsigned char>(out[i + 1]) >= 0x80 &&
         static_cast<unsigned char>(out[i + 1]) <= 0x9F)
       found.push_back("C1 at " + std::to_string(i));
-    for (std::string bidi : {"\xe2\x80\xae", "\xe2\x80\xab", "\xe2\x81\xa6", "\xe2\x81\xa9", "\xe2\x80\x8f", "\xd8\x9c"})
+    for (std::string bidi :
+         {"\xe2\x80\xae", "\xe2\x80\xab", "\xe2\x81\xa6", "\xe2\x81\xa9", "\xe2\x80\x8f", "\xd8\x9c"})
       if (out.compare(i, bidi.size(), bidi) == 0) found.push_back("bidi at " + std::to_string(i));
   }
   return found;
 }
 
-std::string const kNasty = "x\x1b]0;retitled\x07\x1b[2J\rFORGED\xc2\x9b" "31m\xe2\x80\xae" "evil\xe2\x81\xa6\x7f";
+std::string const kNasty =
+    "x\x1b]0;retitled\x07\x1b[2J\rFORGED\xc2\x9b"
+    "31m\xe2\x80\xae"
+    "evil\xe2\x81\xa6\x7f";
 
 CommandResult run_wait(test::ApiServerStandIn const& s, std::vector<std::string> extra) {
   test::TempDir dir;
   std::string kc = dir.path + "/kubeconfig";
-  test::write_text(kc, "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
-                       "clusters:\n- name: c\n  cluster: {server: '" + s.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
-  std::vector<std::string> args{"wait", "job", "-n", "cosmic-ac", "--kubeconfig", kc, "--interval", "50ms", "--timeout", "20s"};
+  test::write_text(kc,
+                   "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
+                   "clusters:\n- name: c\n  cluster: {server: '" +
+                       s.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
+  std::vector<std::string> args{"wait", "job",        "-n",   "cosmic-ac", "--kubeconfig",
+                                kc,     "--interval", "50ms", "--timeout", "20s"};
   args.insert(args.end(), extra.begin(), extra.end());
   Command c{.program = COSMICAC_VMI_BINARY, .args = args, .description = "cosmicac-vmi"};
   c.timeout = std::chrono::seconds(60);
@@ -663,11 +722,15 @@ TEST_CASE("cli wait: guest and API text with ESC/CSI, C1, CR, BEL, bidi reaches 
     test::ApiServerStandIn s("Bearer good-token");
     cluster(s, {vmi_status("Running", json::array({condition("Ready", "False", "Not" + kNasty, "vmi " + kNasty),
                                                    condition("Paused", "False", kNasty, kNasty)}))});
-    s.put(kDv, {{"kind", "DataVolume"}, {"metadata", {{"name", "job-root"}}},
-                {"status", {{"phase", "ImportInProgress"}, {"progress", "1%" + kNasty},
-                            {"conditions", json::array({condition("Running", "False", "Error" + kNasty, "dv " + kNasty)})}}}});
+    s.put(kDv, {{"kind", "DataVolume"},
+                {"metadata", {{"name", "job-root"}}},
+                {"status",
+                 {{"phase", "ImportInProgress"},
+                  {"progress", "1%" + kNasty},
+                  {"conditions", json::array({condition("Running", "False", "Error" + kNasty, "dv " + kNasty)})}}}});
     json pod = launcher_pod(true);
-    pod["status"]["containerStatuses"][0]["state"] = {{"waiting", {{"reason", "ErrImagePull" + kNasty}, {"message", kNasty}}}};
+    pod["status"]["containerStatuses"][0]["state"] = {
+        {"waiting", {{"reason", "ErrImagePull" + kNasty}, {"message", kNasty}}}};
     s.put(kPod, pod);
     auto progress = in_phase(readiness::progress(Step::Disk, "disk " + kNasty), Phase::Running);
     s.append_log(kPodName, "guest-console-log", agent_line(progress));
@@ -683,8 +746,9 @@ TEST_CASE("cli wait: guest and API text with ESC/CSI, C1, CR, BEL, bidi reaches 
     std::string all = r.out + r.err;
     CHECK(all.find("retitled") != std::string::npos);  // shown, not dropped
     if (json_mode) {
-      CHECK(r.err.find("bootstrap failed: reason=internal step=login message=\"msg x\\x1b]0;retitled\\x07\\x1b[2J\\rFORGED"
-                       "\\u{009B}31m\\u{202E}evil\\u{2066}\\x7f\"") != std::string::npos);
+      CHECK(r.err.find(
+                "bootstrap failed: reason=internal step=login message=\"msg x\\x1b]0;retitled\\x07\\x1b[2J\\rFORGED"
+                "\\u{009B}31m\\u{202E}evil\\u{2066}\\x7f\"") != std::string::npos);
     } else {
       CHECK(r.out.find("agent [2/8] disk progress: disk x\\x1b]0;retitled") != std::string::npos);
       CHECK(r.out.find("(Error") != std::string::npos);
@@ -695,8 +759,10 @@ TEST_CASE("cli wait: guest and API text with ESC/CSI, C1, CR, BEL, bidi reaches 
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready()}, /*with_console=*/false);
   s.put("/api/v1/namespaces/cosmic-ac/events/e1",
-        json{{"involvedObject", {{"kind", "Pod"}, {"name", kPodName}}}, {"reason", "Unhealthy"},
-             {"message", "Readiness probe failed: failed reason=auth message=" + kNasty}, {"lastTimestamp", "2026-01-01T00:00:00Z"}});
+        json{{"involvedObject", {{"kind", "Pod"}, {"name", kPodName}}},
+             {"reason", "Unhealthy"},
+             {"message", "Readiness probe failed: failed reason=auth message=" + kNasty},
+             {"lastTimestamp", "2026-01-01T00:00:00Z"}});
   auto r = run_wait(s, {"--timeout", "2s"});
   INFO(r.out + r.err);
   CHECK(r.exit_code == 1);
@@ -711,12 +777,18 @@ TEST_CASE("cli wait: --schedule-timeout and NotFound exit 1; a bad duration exit
   CHECK(nf.exit_code == 1);
   CHECK(nf.err.find("VirtualMachineInstance cosmic-ac/job does not exist") != std::string::npos);
   cluster(s, {vmi_status("Scheduling", json::array())});
-  s.put(kPod, launcher_pod(true, {{"phase", "Pending"},
-                                  {"conditions", json::array({condition("PodScheduled", "False", "Unschedulable",
-                                                                        "0/4 nodes are available: 4 Insufficient nvidia.com/GH100_H100_SXM5_80GB.")})}}));
+  s.put(kPod,
+        launcher_pod(true,
+                     {{"phase", "Pending"},
+                      {"conditions",
+                       json::array(
+                           {condition("PodScheduled", "False", "Unschedulable",
+                                      "0/4 nodes are available: 4 Insufficient nvidia.com/GH100_H100_SXM5_80GB.")})}}));
   auto un = run_wait(s, {"--schedule-timeout", "1s"});
   CHECK(un.exit_code == 1);
-  CHECK(un.err.find("could not be scheduled for 1s: 0/4 nodes are available: 4 Insufficient nvidia.com/GH100_H100_SXM5_80GB.") !=
-        std::string::npos);
+  CHECK(
+      un.err.find(
+          "could not be scheduled for 1s: 0/4 nodes are available: 4 Insufficient nvidia.com/GH100_H100_SXM5_80GB.") !=
+      std::string::npos);
   CHECK(run_wait(s, {"--schedule-timeout", "soon"}).exit_code == 2);
 }

@@ -68,7 +68,8 @@ TEST_CASE("job_spec: the reference example, field by field") {
   CHECK(std::get<nlohmann::json>(s.env[3].second)["weights"] == nlohmann::json::array({1, 2, 3}));
 }
 
-TEST_CASE("job_spec: the operator's names come from the profile; credentialSecret follows its pullSecret unless given") {
+TEST_CASE(
+    "job_spec: the operator's names come from the profile; credentialSecret follows its pullSecret unless given") {
   auto p = parse_operator_profile("pullSecret: regcred\nstorageClass: fast\noverlayNetwork: net\n", "p.yaml").value();
   auto s = parse_job_spec(kBase, "t", p).value();
   CHECK(s.pull_secret == "regcred");
@@ -83,7 +84,9 @@ TEST_CASE("job_spec: the operator's names come from the profile; credentialSecre
 TEST_CASE("job_spec: YAML and JSON forms are the same spec") {
   auto y = parse_job_spec(kBase + "gpu: {type: A100, count: 2}\ncontainer:\n  env: {A: x, B: {c: 1}}\n", "y").value();
   auto j = parse_job_spec(R"({"name":"job-1","namespace":"ns","cpu":4,"memory":"16Gi","gpu":{"type":"A100","count":2},
-                             "container":{"env":{"A":"x","B":{"c":1}}}})", "j").value();
+                             "container":{"env":{"A":"x","B":{"c":1}}}})",
+                          "j")
+               .value();
   CHECK(y.gpu->resource == j.gpu->resource);
   CHECK(y.gpu->count == j.gpu->count);
   CHECK(y.env == j.env);
@@ -92,7 +95,8 @@ TEST_CASE("job_spec: YAML and JSON forms are the same spec") {
 TEST_CASE("job_spec: errors name the field") {
   CHECK(spec_error("namespace: ns\ncpu: 4\nmemory: 1Gi\n") == "spec.yaml: name: is required");
   CHECK(spec_error(kBase + "dataDisk: {size: 50Gi, mountPoint: /data}\n") ==
-        "spec.yaml: dataDisk.size: must be at least 100Gi (the agent only takes a data disk of 100 GiB or more), got 50Gi");
+        "spec.yaml: dataDisk.size: must be at least 100Gi (the agent only takes a data disk of 100 GiB or more), got "
+        "50Gi");
   CHECK(spec_error(kBase + "dataDisk: {size: 200Gi}\n") == "spec.yaml: dataDisk.mountPoint: is required");
   CHECK(spec_error(kBase + "dataDisk: {size: 200Gi, mountPoint: data}\n") ==
         "spec.yaml: dataDisk.mountPoint: must be an absolute path");
@@ -100,21 +104,27 @@ TEST_CASE("job_spec: errors name the field") {
         "spec.yaml: dataDisk.mountPoint: must not contain '..'");
   CHECK(spec_error(kBase + "dataDisk: {size: 200Gi, mountPoint: /data, serial: this-serial-is-far-too-long}\n") ==
         "spec.yaml: dataDisk.serial: must be at most 20 characters (virtio-blk limit)");
-  CHECK(spec_error(kBase + "gpu: {type: A100, count: 0}\n") == "spec.yaml: gpu.count: must be between 1 and 16 (got 0)");
+  CHECK(spec_error(kBase + "gpu: {type: A100, count: 0}\n") ==
+        "spec.yaml: gpu.count: must be between 1 and 16 (got 0)");
   CHECK(spec_error(kBase + "gpu: {count: 1}\n") == "spec.yaml: gpu.type: is required");
-  CHECK(spec_error(kBase + "gpu: {type: nvidia.com/A100}\n").find("spec.yaml: gpu.type: must be the resource name after 'nvidia.com/'") == 0);
+  CHECK(spec_error(kBase + "gpu: {type: nvidia.com/A100}\n")
+            .find("spec.yaml: gpu.type: must be the resource name after 'nvidia.com/'") == 0);
   CHECK(spec_error(kBase + "gpus: {type: A100}\n") == "spec.yaml: gpus: unknown field");
   CHECK(spec_error(kBase + "container: {imgae: x}\n") == "spec.yaml: container.imgae: unknown field");
   CHECK(spec_error(kBase + "memory2: 1\n") == "spec.yaml: memory2: unknown field");
-  CHECK(spec_error("name: Job_1\nnamespace: ns\ncpu: 4\nmemory: 1Gi\n").find("spec.yaml: name: 'Job_1' must be a DNS label") == 0);
+  CHECK(spec_error("name: Job_1\nnamespace: ns\ncpu: 4\nmemory: 1Gi\n")
+            .find("spec.yaml: name: 'Job_1' must be a DNS label") == 0);
   CHECK(spec_error("name: job\nnamespace: ns\ncpu: four\nmemory: 1Gi\n") == "spec.yaml: cpu: must be an integer");
-  CHECK(spec_error("name: job\nnamespace: ns\ncpu: 4\nmemory: lots\n").find("spec.yaml: memory: 'lots' is not a quantity") == 0);
+  CHECK(spec_error("name: job\nnamespace: ns\ncpu: 4\nmemory: lots\n")
+            .find("spec.yaml: memory: 'lots' is not a quantity") == 0);
   CHECK(spec_error("name: job\nnamespace: ns\ncpu: 4\n") == "spec.yaml: memory: is required (for example 64Gi)");
   CHECK(spec_error(kBase + "storageClass: Local_Path\n").find("spec.yaml: storageClass: is set by the operator") == 0);
-  CHECK(spec_error(kBase + "rootDisk: {image: 'ghcr.io/UPPER/x'}\n").find("spec.yaml: rootDisk.image: is set by the operator") == 0);
+  CHECK(spec_error(kBase + "rootDisk: {image: 'ghcr.io/UPPER/x'}\n")
+            .find("spec.yaml: rootDisk.image: is set by the operator") == 0);
   CHECK(spec_error(kBase + "container: {env: {1BAD: x}}\n") ==
         "spec.yaml: container.env.1BAD: is not a valid environment variable name");
-  CHECK(spec_error(kBase + "container: {env: {EMPTY: }}\n").find("spec.yaml: container.env.EMPTY: must be a string") == 0);
+  CHECK(spec_error(kBase + "container: {env: {EMPTY: }}\n").find("spec.yaml: container.env.EMPTY: must be a string") ==
+        0);
   CHECK(spec_error(kBase + "overlayNetwork: 'Bad/x'\n").find("spec.yaml: overlayNetwork: is set by the operator") == 0);
   CHECK(parse_operator_profile("overlayNetwork: 'Bad/x'\n", "p.yaml").error().message ==
         "p.yaml: overlayNetwork: the namespace part is not valid");
@@ -180,20 +190,24 @@ TEST_CASE("job_spec: derived object names") {
   CHECK_FALSE(parse_job_spec("name: " + long_name + "\nnamespace: ns\ncpu: 1\nmemory: 1Gi\n", "t"));
 }
 
-TEST_CASE("job_spec: VMIs that fit the nodes — dedicatedCpuPlacement, hugepageSize, terminationGracePeriodSeconds (#18 §1)") {
+TEST_CASE(
+    "job_spec: VMIs that fit the nodes — dedicatedCpuPlacement, hugepageSize, terminationGracePeriodSeconds (#18 §1)") {
   auto d = parse_job_spec(kBase, "t").value();
   CHECK_FALSE(d.dedicated_cpu);
   CHECK(d.hugepage_size.empty());
   CHECK(d.termination_grace_seconds == kDefaultTerminationGracePeriodSeconds);
 
-  auto s = parse_job_spec(kBase + "dedicatedCpuPlacement: true\nhugepageSize: 1Gi\nterminationGracePeriodSeconds: 120\n", "t")
-               .value();
+  auto s =
+      parse_job_spec(kBase + "dedicatedCpuPlacement: true\nhugepageSize: 1Gi\nterminationGracePeriodSeconds: 120\n",
+                     "t")
+          .value();
   CHECK(s.dedicated_cpu);
   CHECK(s.hugepage_size == "1Gi");
   CHECK(s.termination_grace_seconds == 120);
   CHECK(parse_job_spec(kBase + "hugepageSize: 2Mi\n", "t").value().hugepage_size == "2Mi");
 
-  CHECK(spec_error(kBase + "dedicatedCpuPlacement: yes please\n") == "spec.yaml: dedicatedCpuPlacement: must be true or false");
+  CHECK(spec_error(kBase + "dedicatedCpuPlacement: yes please\n") ==
+        "spec.yaml: dedicatedCpuPlacement: must be true or false");
   CHECK(spec_error(kBase + "hugepageSize: 4Ki\n") == "spec.yaml: hugepageSize: must be 2Mi or 1Gi (got '4Ki')");
   CHECK(spec_error(kBase + "hugepageSize: 1G\n") == "spec.yaml: hugepageSize: must be 2Mi or 1Gi (got '1G')");
   // Guest memory in whole pages (KubeVirt's webhook rule), the error naming the field at fault.

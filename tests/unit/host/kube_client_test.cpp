@@ -10,8 +10,8 @@
 #include "host/cluster/kubeconfig.hpp"
 #include "test_files.hpp"
 
-#include <catch2/catch_test_macros.hpp>
 #include <curl/curl.h>
+#include <catch2/catch_test_macros.hpp>
 #include <nlohmann/json.hpp>
 
 #include <netinet/in.h>
@@ -81,8 +81,7 @@ struct TlsServer {
       if (ask_client_cert)
         ::execl("/usr/bin/python3", "python3", script.c_str(), pki.server.c_str(), pki.server_key.c_str(),
                 pki.ca.c_str(), nullptr);
-      else
-        ::execl("/usr/bin/python3", "python3", script.c_str(), pki.server.c_str(), pki.server_key.c_str(), nullptr);
+      else ::execl("/usr/bin/python3", "python3", script.c_str(), pki.server.c_str(), pki.server_key.c_str(), nullptr);
       ::_exit(127);
     }
     ::close(fds[1]);
@@ -129,15 +128,16 @@ int closed_port() {
 TEST_CASE("kube_client: transient are 5xx, 429, resets, timeouts; refused only after the server answered") {
   for (long s : {500L, 502L, 503L, 504L, 429L}) CHECK(transient_status(s));
   for (long s : {200L, 400L, 401L, 403L, 404L, 409L, 422L}) CHECK_FALSE(transient_status(s));
-  for (CURLcode c : {CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,
-                     CURLE_OPERATION_TIMEDOUT}) {
+  for (CURLcode c :
+       {CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_OPERATION_TIMEDOUT}) {
     CHECK(transient_transport_error(c, false));
     CHECK(transient_transport_error(c, true));
   }
   CHECK_FALSE(transient_transport_error(CURLE_COULDNT_CONNECT, false));
   CHECK(transient_transport_error(CURLE_COULDNT_CONNECT, true));
-  for (CURLcode c : {CURLE_COULDNT_RESOLVE_HOST, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR,
-                     CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL}) {
+  for (CURLcode c :
+       {CURLE_COULDNT_RESOLVE_HOST, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CACERT_BADFILE,
+        CURLE_SSL_CERTPROBLEM, CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL}) {
     CHECK_FALSE(transient_transport_error(c, false));
     CHECK_FALSE(transient_transport_error(c, true));
   }

@@ -68,10 +68,11 @@ struct Said {
   }
 };
 
-
 }  // namespace
 
-TEST_CASE("kube_ops: apply — PVC server-side applied, VMI created, then what it owns; fieldManager and Strict on every write") {
+TEST_CASE(
+    "kube_ops: apply — PVC server-side applied, VMI created, then what it owns; fieldManager and Strict on every "
+    "write") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   Said said;
@@ -85,8 +86,9 @@ TEST_CASE("kube_ops: apply — PVC server-side applied, VMI created, then what i
         std::vector<std::string>{"GET " + std::string(kVmiPath) + "/llama-70b-0",
                                  "GET " + std::string(kPvcPath) + "/llama-70b-0-data",
                                  "GET " + std::string(kDvPath) + "/llama-70b-0-root",
-                                 "PATCH " + std::string(kPvcPath) + "/llama-70b-0-data", "POST " + std::string(kSecretPath),
-                                 "POST " + std::string(kVmiPath), "PATCH " + std::string(kDvPath) + "/llama-70b-0-root",
+                                 "PATCH " + std::string(kPvcPath) + "/llama-70b-0-data",
+                                 "POST " + std::string(kSecretPath), "POST " + std::string(kVmiPath),
+                                 "PATCH " + std::string(kDvPath) + "/llama-70b-0-root",
                                  "POST " + std::string(kSecretPath)});
   auto const requests = server.requests();
   for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -104,7 +106,8 @@ TEST_CASE("kube_ops: apply — PVC server-side applied, VMI created, then what i
   CHECK(res->back().applied["metadata"]["name"] == "llama-70b-0-userdata");
 }
 
-TEST_CASE("kube_ops: the root DataVolume and the user-data Secret are owned by the VMI (its uid); the data PVC is not") {
+TEST_CASE(
+    "kube_ops: the root DataVolume and the user-data Secret are owned by the VMI (its uid); the data PVC is not") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   REQUIRE(apply_objects(client, render_manifests(example()), fast_apply(), quiet));
@@ -139,7 +142,8 @@ TEST_CASE("kube_ops: apply again — unchanged VMI, PVC and DataVolume server-si
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 unchanged"));
   CHECK(said.contains("DataVolume cosmic-ac/llama-70b-0-root serverside-applied"));
   CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata exists: kept, unread"));
-  CHECK(server.get(std::string(kSecretPath) + "/llama-70b-0-userdata")["metadata"]["ownerReferences"][0]["uid"] == old_uid);
+  CHECK(server.get(std::string(kSecretPath) + "/llama-70b-0-userdata")["metadata"]["ownerReferences"][0]["uid"] ==
+        old_uid);
   // The Secret is never read (GET), patched nor deleted by name: cosmicac-vmi cannot tell it is this job's.
   for (auto const& r : server.requests()) {
     if (r.find("/secrets") == std::string::npos) continue;
@@ -158,7 +162,8 @@ TEST_CASE("kube_ops: a VMI whose spec differs is not touched: the fields are lis
   Said said;
   auto res = apply_objects(client, render_manifests(spec), fast_apply(), said.fn());
   REQUIRE_FALSE(res);
-  CHECK(res.error().message.find("VirtualMachineInstance cosmic-ac/llama-70b-0 exists and its spec cannot change") == 0);
+  CHECK(res.error().message.find("VirtualMachineInstance cosmic-ac/llama-70b-0 exists and its spec cannot change") ==
+        0);
   CHECK(res.error().message.find("--recreate") != std::string::npos);
   CHECK(said.contains("differs: VirtualMachineInstance cosmic-ac/llama-70b-0 spec.domain.cpu.cores"));
   for (std::size_t i = before; i < server.requests().size(); ++i) CHECK(server.requests()[i].rfind("GET ", 0) == 0);
@@ -170,13 +175,14 @@ TEST_CASE("kube_ops: server defaults and canonical quantities are not difference
   json vmi = objs[2];
   REQUIRE(vmi["kind"] == "VirtualMachineInstance");
   json live = vmi;
-  live["spec"]["domain"]["machine"] = {{"type", "q35"}};                          // a KubeVirt default
-  live["spec"]["domain"]["devices"]["disks"][0]["disk"]["readonly"] = false;     // another
-  live["spec"]["domain"]["resources"]["requests"]["memory"] = "1Ti";             // 1024Gi, canonical
+  live["spec"]["domain"]["machine"] = {{"type", "q35"}};                      // a KubeVirt default
+  live["spec"]["domain"]["devices"]["disks"][0]["disk"]["readonly"] = false;  // another
+  live["spec"]["domain"]["resources"]["requests"]["memory"] = "1Ti";          // 1024Gi, canonical
   vmi["spec"]["domain"]["resources"]["requests"]["memory"] = "1024Gi";
   CHECK(rendered_differences(vmi["spec"], live["spec"], "spec").empty());
   live["spec"]["domain"]["devices"]["gpus"].erase(0);
-  CHECK(rendered_differences(vmi["spec"], live["spec"], "spec") == std::vector<std::string>{"spec.domain.devices.gpus"});
+  CHECK(rendered_differences(vmi["spec"], live["spec"], "spec") ==
+        std::vector<std::string>{"spec.domain.devices.gpus"});
   json dv = objs[0], live_dv = objs[0];
   live_dv["spec"]["source"]["registry"]["url"] = "docker://elsewhere/image:1";
   CHECK(rendered_differences(dv["spec"], live_dv["spec"], "spec") ==
@@ -227,7 +233,8 @@ TEST_CASE("kube_ops: 422 on the VMI rolls back what this run created (not what e
   REQUIRE_FALSE(res);
   CHECK(res.error().message.find("creating VirtualMachineInstance cosmic-ac/llama-70b-0: HTTP 422 Invalid") == 0);
   CHECK(res.error().message.find("spec.domain.cpu.cores: Invalid value: 64") != std::string::npos);
-  CHECK(res.error().message.find("deleted what this run had created (PersistentVolumeClaim cosmic-ac/llama-70b-0-data)") !=
+  CHECK(res.error().message.find(
+            "deleted what this run had created (PersistentVolumeClaim cosmic-ac/llama-70b-0-data)") !=
         std::string::npos);
   CHECK_FALSE(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
   CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data deleted (created by this run, which failed)"));
@@ -238,7 +245,8 @@ TEST_CASE("kube_ops: 422 on the VMI rolls back what this run created (not what e
   auto objs = render_manifests(example());
   REQUIRE(objs[1]["kind"] == "PersistentVolumeClaim");
   REQUIRE(apply_objects(client2, {objs[1]}, fast_apply(), quiet));  // the PVC alone
-  again.refuse_invalid("POST", kVmiPath, json::array({{{"reason", "FieldValueInvalid"}, {"message", "no"}, {"field", "spec"}}}));
+  again.refuse_invalid("POST", kVmiPath,
+                       json::array({{{"reason", "FieldValueInvalid"}, {"message", "no"}, {"field", "spec"}}}));
   auto res2 = apply_objects(client2, objs, fast_apply(), quiet);
   REQUIRE_FALSE(res2);
   CHECK(again.has(std::string(kPvcPath) + "/llama-70b-0-data"));
@@ -255,7 +263,8 @@ TEST_CASE("kube_ops: when the Secret cannot be created, what this run created is
   CHECK(res.error().kind == Errc::Forbidden);
   // Refused at the check before the VMI (the same create verb): no VMI is created.
   CHECK(res.error().message.find("checking that Secret cosmic-ac/llama-70b-0-userdata does not exist: HTTP 403") == 0);
-  CHECK(res.error().message.find("deleted what this run had created (PersistentVolumeClaim cosmic-ac/llama-70b-0-data)") !=
+  CHECK(res.error().message.find(
+            "deleted what this run had created (PersistentVolumeClaim cosmic-ac/llama-70b-0-data)") !=
         std::string::npos);
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
   CHECK_FALSE(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
@@ -324,11 +333,12 @@ TEST_CASE("kube_ops: a field another manager owns is a conflict naming it; --for
   ApplyOptions force = fast_apply();
   force.force_conflicts = true;
   REQUIRE(apply_objects(client, objs, force, quiet));
-  CHECK(server.get(std::string(kPvcPath) + "/llama-70b-0-data")["spec"]["resources"]["requests"]["storage"].get<std::string>() ==
-        objs[1]["spec"]["resources"]["requests"]["storage"].get<std::string>());
+  CHECK(server.get(std::string(kPvcPath) + "/llama-70b-0-data")["spec"]["resources"]["requests"]["storage"]
+            .get<std::string>() == objs[1]["spec"]["resources"]["requests"]["storage"].get<std::string>());
   auto reqs = server.requests();
   CHECK(std::count(reqs.begin(), reqs.end(),
-                   "PATCH " + std::string(kPvcPath) + "/llama-70b-0-data?fieldManager=cosmicac-vmi&fieldValidation=Strict&force=true") == 1);
+                   "PATCH " + std::string(kPvcPath) +
+                       "/llama-70b-0-data?fieldManager=cosmicac-vmi&fieldValidation=Strict&force=true") == 1);
 }
 
 TEST_CASE("kube_ops: delete is foreground and waits until every object is 404; --wait=false returns at once") {
@@ -364,8 +374,9 @@ TEST_CASE("kube_ops: delete is foreground and waits until every object is 404; -
   brief.timeout = 300ms;
   auto st = execute_delete(client2, plan_delete(spec, false), brief, quiet);
   REQUIRE_FALSE(st);
-  CHECK(st.error().message.find("still terminating after 0 s: VirtualMachineInstance cosmic-ac/llama-70b-0 (finalizers: "
-                                "kubevirt.io/virtualMachineControllerFinalize, foregroundDeletion)") == 0);
+  CHECK(
+      st.error().message.find("still terminating after 0 s: VirtualMachineInstance cosmic-ac/llama-70b-0 (finalizers: "
+                              "kubevirt.io/virtualMachineControllerFinalize, foregroundDeletion)") == 0);
   brief.wait = false;
   std::size_t const n = stuck.requests().size();
   REQUIRE(execute_delete(client2, plan_delete(spec, false), brief, quiet));
@@ -375,7 +386,8 @@ TEST_CASE("kube_ops: delete is foreground and waits until every object is 404; -
   CHECK_FALSE(stuck.has(vmi));
 }
 
-TEST_CASE("kube_ops: delete --dry-run=server deletes nothing, --delete-data included (dryRun in the DeleteOptions body)") {
+TEST_CASE(
+    "kube_ops: delete --dry-run=server deletes nothing, --delete-data included (dryRun in the DeleteOptions body)") {
   // kube-apiserver reads DeleteOptions from the body when there is one and then
   // ignores the query: a `?dryRun=All` beside a body deleted for real.
   auto spec = example();
@@ -393,7 +405,8 @@ TEST_CASE("kube_ops: delete --dry-run=server deletes nothing, --delete-data incl
 
   // The stand-in decodes DeleteOptions as kube-apiserver does: a body wins over the query.
   std::string const pvc = std::string(kPvcPath) + "/llama-70b-0-data";
-  REQUIRE(client.request("DELETE", pvc + "?dryRun=All", R"({"kind":"DeleteOptions","apiVersion":"v1"})")->status == 200);
+  REQUIRE(client.request("DELETE", pvc + "?dryRun=All", R"({"kind":"DeleteOptions","apiVersion":"v1"})")->status ==
+          200);
   CHECK_FALSE(server.has(pvc));
 }
 
@@ -401,7 +414,9 @@ TEST_CASE("stand-in: like kube-apiserver — AlreadyExists while terminating, St
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   std::string const secret = std::string(kSecretPath) + "/s";
-  json const body{{"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", {{"name", "s"}, {"finalizers", json::array({"x/hold"})}}}};
+  json const body{{"apiVersion", "v1"},
+                  {"kind", "Secret"},
+                  {"metadata", {{"name", "s"}, {"finalizers", json::array({"x/hold"})}}}};
   REQUIRE(client.request("POST", kSecretPath, body.dump())->status == 201);
   auto del = client.request("DELETE", secret, R"({"propagationPolicy":"Foreground"})");
   REQUIRE(del->status == 200);
@@ -431,9 +446,12 @@ TEST_CASE("stand-in: like kube-apiserver — AlreadyExists while terminating, St
   CHECK_FALSE(server.has(std::string(kDvPath) + "/dry"));
   // Server-side apply needs its content type and a field manager.
   CHECK(client.request("PATCH", std::string(kDvPath) + "/dry?fieldManager=m", other.dump())->status == 415);
-  CHECK(client.request("PATCH", std::string(kDvPath) + "/dry", other.dump(), "application/apply-patch+yaml")->status == 400);
-  CHECK(client.request("PATCH", std::string(kDvPath) + "/dry?fieldManager=m", other.dump(), "application/apply-patch+yaml")
-            ->status == 201);
+  CHECK(client.request("PATCH", std::string(kDvPath) + "/dry", other.dump(), "application/apply-patch+yaml")->status ==
+        400);
+  CHECK(
+      client
+          .request("PATCH", std::string(kDvPath) + "/dry?fieldManager=m", other.dump(), "application/apply-patch+yaml")
+          ->status == 201);
 }
 
 TEST_CASE("kube_ops: the rendered objects pass the stand-in's Strict validation against the KubeVirt/CDI schemas") {
@@ -451,7 +469,8 @@ TEST_CASE("kube_ops: list and get — rows from the VMIs (terminal-safe), the ma
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   REQUIRE(apply_objects(client, render_manifests(example()), fast_apply(), quiet));
-  server.put(std::string(kVmiPath) + "/not-ours", json{{"kind", "VirtualMachineInstance"}, {"metadata", {{"name", "not-ours"}}}});
+  server.put(std::string(kVmiPath) + "/not-ours",
+             json{{"kind", "VirtualMachineInstance"}, {"metadata", {{"name", "not-ours"}}}});
   server.script_status(std::string(kVmiPath) + "/llama-70b-0",
                        {json{{"phase", "Running"},
                              {"nodeName", "gpu-node-1"},
@@ -463,7 +482,8 @@ TEST_CASE("kube_ops: list and get — rows from the VMIs (terminal-safe), the ma
   if (!list) FAIL(list.error().message);
   REQUIRE((*list)["items"].size() == 1);
   // '/' and '=' escaped in the query value, as client-go escapes them.
-  CHECK(server.requests().back() == "GET " + std::string(kVmiPath) + "?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dcosmicac-vmi");
+  CHECK(server.requests().back() ==
+        "GET " + std::string(kVmiPath) + "?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dcosmicac-vmi");
   json item = (*list)["items"][0];
   item["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z";
   auto row = vmi_row(item, std::chrono::system_clock::from_time_t(1767225600 + 3 * 3600 + 5));
@@ -476,7 +496,8 @@ TEST_CASE("kube_ops: list and get — rows from the VMIs (terminal-safe), the ma
   CHECK(row.status == "ContainersNotReady: probe \\x1b[2Jfailed");
   std::string table = format_vmi_table({row});
   CHECK(table.rfind("NAME          PHASE     READY   NODE         AGE   GPUS   STATUS\n", 0) == 0);
-  CHECK(table.find("llama-70b-0   Running   False   gpu-node-1   3h    8      ContainersNotReady") != std::string::npos);
+  CHECK(table.find("llama-70b-0   Running   False   gpu-node-1   3h    8      ContainersNotReady") !=
+        std::string::npos);
   auto one = get_vmi(client, "cosmic-ac", "nope");
   REQUIRE_FALSE(one);
   CHECK(one.error().message == "VirtualMachineInstance cosmic-ac/nope not found");
@@ -484,12 +505,14 @@ TEST_CASE("kube_ops: list and get — rows from the VMIs (terminal-safe), the ma
 
 // Every request apply, delete, list and get make is granted by
 // host/rbac/role.yaml, and the Role grants no get/patch on secrets.
-TEST_CASE("kube_ops: host/rbac/role.yaml grants every request of apply, delete, list, get — and nothing on Secrets' data") {
+TEST_CASE(
+    "kube_ops: host/rbac/role.yaml grants every request of apply, delete, list, get — and nothing on Secrets' data") {
   std::set<std::string> granted;  // "group|resource|verb"
   std::string text = test::read_text(COSMICAC_SOURCE_DIR "/host/rbac/role.yaml");
   for (std::size_t pos = 0; pos < text.size();) {
     auto next = text.find("\n---\n", pos);
-    auto doc = parse_yaml_or_json(text.substr(pos, next == std::string::npos ? std::string::npos : next - pos), "role.yaml");
+    auto doc =
+        parse_yaml_or_json(text.substr(pos, next == std::string::npos ? std::string::npos : next - pos), "role.yaml");
     REQUIRE(doc);
     if (doc->value("kind", "") == "Role")
       for (auto const& rule : (*doc)["rules"])
@@ -602,7 +625,9 @@ TEST_CASE("kube_ops: 403 names the missing permission; a missing API group says 
     REQUIRE_FALSE(res);
     CHECK(res.error().kind == Errc::Forbidden);
     CHECK(res.error().message.find("creating VirtualMachineInstance cosmic-ac/llama-70b-0: HTTP 403") == 0);
-    CHECK(res.error().message.find("deleted what this run had created (PersistentVolumeClaim cosmic-ac/llama-70b-0-data)") != std::string::npos);
+    CHECK(res.error().message.find(
+              "deleted what this run had created (PersistentVolumeClaim cosmic-ac/llama-70b-0-data)") !=
+          std::string::npos);
     CHECK(res.error().message.find("host/rbac/role.yaml") != std::string::npos);
   }
   {
@@ -655,7 +680,6 @@ TEST_CASE("kube_ops: the delete plan (pure)") {
   CHECK(plan_delete(example(), true)[3].path == std::string(kPvcPath) + "/llama-70b-0-data");
 }
 
-
 // ---- Ownership: apply, delete and the roll-back act only on this job's objects.
 namespace {
 
@@ -663,15 +687,21 @@ namespace {
 json foreign_pvc(std::string uid = "uid-foreign-pvc") {
   return {{"apiVersion", "v1"},
           {"kind", "PersistentVolumeClaim"},
-          {"metadata", {{"name", "llama-70b-0-data"}, {"namespace", "cosmic-ac"}, {"uid", uid},
-                        {"labels", {{"app", "someone-elses-database"}}}}},
-          {"spec", {{"accessModes", json::array({"ReadWriteOnce"})}, {"storageClassName", "local-path"},
-                    {"resources", {{"requests", {{"storage", "10Gi"}}}}}}}};
+          {"metadata",
+           {{"name", "llama-70b-0-data"},
+            {"namespace", "cosmic-ac"},
+            {"uid", uid},
+            {"labels", {{"app", "someone-elses-database"}}}}},
+          {"spec",
+           {{"accessModes", json::array({"ReadWriteOnce"})},
+            {"storageClassName", "local-path"},
+            {"resources", {{"requests", {{"storage", "10Gi"}}}}}}}};
 }
 
 }  // namespace
 
-TEST_CASE("kube_ops: apply refuses a PVC of the data disk's name without this job's labels: never adopted, nothing written") {
+TEST_CASE(
+    "kube_ops: apply refuses a PVC of the data disk's name without this job's labels: never adopted, nothing written") {
   test::ApiServerStandIn server("Bearer good-token");
   std::string const pvc = std::string(kPvcPath) + "/llama-70b-0-data";
   server.put(pvc, foreign_pvc());
@@ -705,8 +735,9 @@ TEST_CASE("kube_ops: delete --delete-data refuses an object without this job's l
   std::size_t const before = server.requests().size();
   auto st = execute_delete(client, plan_delete(spec, true), fast_delete(), quiet);
   REQUIRE_FALSE(st);
-  CHECK(st.error().message.find("PersistentVolumeClaim cosmic-ac/llama-70b-0-data exists but is not this job's: it "
-                                "lacks the label app.kubernetes.io/managed-by=cosmicac-vmi. cosmicac-vmi deletes only") == 0);
+  CHECK(st.error().message.find(
+            "PersistentVolumeClaim cosmic-ac/llama-70b-0-data exists but is not this job's: it "
+            "lacks the label app.kubernetes.io/managed-by=cosmicac-vmi. cosmicac-vmi deletes only") == 0);
   for (std::size_t i = before; i < server.requests().size(); ++i) CHECK(server.requests()[i].rfind("GET ", 0) == 0);
   CHECK(server.has(pvc));
   CHECK(server.has(std::string(kVmiPath) + "/llama-70b-0"));  // looked at everything before deleting anything
@@ -724,11 +755,15 @@ TEST_CASE("kube_ops: delete sends the uid it read as a precondition: an object r
   server.replace_after("GET " + pvc, pvc, replacement);
   auto st = execute_delete(client, plan_delete(spec, true), fast_delete(), quiet);
   REQUIRE_FALSE(st);
-  CHECK(st.error().message ==
-        "deleting PersistentVolumeClaim cosmic-ac/llama-70b-0-data: HTTP 409 Conflict: Operation cannot be fulfilled on "
-        "PersistentVolumeClaim \\\"llama-70b-0-data\\\": the UID in the precondition (" + read_uid +
-        ") does not match the UID in record (uid-created-again). The object might have been deleted and then recreated "
-        "(it was deleted and created again since cosmicac-vmi read it: the new one is not this job's and was not deleted)");
+  CHECK(
+      st.error().message ==
+      "deleting PersistentVolumeClaim cosmic-ac/llama-70b-0-data: HTTP 409 Conflict: Operation cannot be fulfilled on "
+      "PersistentVolumeClaim \\\"llama-70b-0-data\\\": the UID in the precondition (" +
+          read_uid +
+          ") does not match the UID in record (uid-created-again). The object might have been deleted and then "
+          "recreated "
+          "(it was deleted and created again since cosmicac-vmi read it: the new one is not this job's and was not "
+          "deleted)");
   REQUIRE(server.has(pvc));
   CHECK(server.get(pvc)["metadata"]["uid"] == "uid-created-again");
 }
@@ -738,23 +773,27 @@ TEST_CASE("kube_ops: the roll-back deletes with the uid its create returned: an 
   std::string const pvc = std::string(kPvcPath) + "/llama-70b-0-data";
   json replacement = foreign_pvc("uid-not-this-runs");
   server.replace_after("PATCH " + pvc, pvc, replacement);  // created by this run, then replaced by someone
-  server.refuse_invalid("POST", kVmiPath, json::array({{{"reason", "FieldValueInvalid"}, {"message", "no"}, {"field", "spec"}}}));
+  server.refuse_invalid("POST", kVmiPath,
+                        json::array({{{"reason", "FieldValueInvalid"}, {"message", "no"}, {"field", "spec"}}}));
   KubeClient client(access_to(server));
   Said said;
   auto res = apply_objects(client, render_manifests(example()), fast_apply(), said.fn());
   REQUIRE_FALSE(res);
-  CHECK(res.error().message.find("could not delete PersistentVolumeClaim cosmic-ac/llama-70b-0-data") != std::string::npos);
+  CHECK(res.error().message.find("could not delete PersistentVolumeClaim cosmic-ac/llama-70b-0-data") !=
+        std::string::npos);
   CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data could NOT be deleted"));
   REQUIRE(server.has(pvc));
   CHECK(server.get(pvc) == replacement);
 }
 
-TEST_CASE("kube_ops: a Secret of the user-data's name that is not this job's is never deleted, and no VMI boots with it") {
+TEST_CASE(
+    "kube_ops: a Secret of the user-data's name that is not this job's is never deleted, and no VMI boots with it") {
   test::ApiServerStandIn server("Bearer good-token");
   std::string const secret = std::string(kSecretPath) + "/llama-70b-0-userdata";
   json const operators = {{"apiVersion", "v1"},
                           {"kind", "Secret"},
-                          {"metadata", {{"name", "llama-70b-0-userdata"}, {"namespace", "cosmic-ac"}, {"uid", "uid-operator"}}},
+                          {"metadata",
+                           {{"name", "llama-70b-0-userdata"}, {"namespace", "cosmic-ac"}, {"uid", "uid-operator"}}},
                           {"data", {{"token", "b3BlcmF0b3Itc2VjcmV0"}}}};
   server.put(secret, operators);
   KubeClient client(access_to(server));
@@ -762,8 +801,9 @@ TEST_CASE("kube_ops: a Secret of the user-data's name that is not this job's is 
   opts.delete_timeout = 300ms;
   auto res = apply_objects(client, render_manifests(example()), opts, quiet);
   REQUIRE_FALSE(res);
-  CHECK(res.error().message.find("Secret cosmic-ac/llama-70b-0-userdata exists and was not garbage-collected within 0 s, "
-                                 "and no VMI of this job does: it is not this job's user-data") == 0);
+  CHECK(
+      res.error().message.find("Secret cosmic-ac/llama-70b-0-userdata exists and was not garbage-collected within 0 s, "
+                               "and no VMI of this job does: it is not this job's user-data") == 0);
   CHECK(server.get(secret) == operators);
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));  // never created: it would have mounted that Secret
   for (auto const& r : server.requests()) CHECK(r.rfind("DELETE " + secret, 0) != 0);
@@ -776,15 +816,19 @@ TEST_CASE("kube_ops: a Secret of the user-data's name that is not this job's is 
 // ---- Names into paths: validated, escaped, in one place (host/cluster/api_paths.hpp).
 
 TEST_CASE("api paths: one builder, Kubernetes name rules, every segment and query value escaped") {
-  CHECK(api_path(api::kPods, "cosmic-ac", "virt-launcher-x", "log", {{"container", "guest-console-log"}, {"sinceTime", "2026-01-01T00:00:00Z"}}).value() ==
-        "/api/v1/namespaces/cosmic-ac/pods/virt-launcher-x/log?container=guest-console-log&sinceTime=2026-01-01T00%3A00%3A00Z");
+  CHECK(api_path(api::kPods, "cosmic-ac", "virt-launcher-x", "log",
+                 {{"container", "guest-console-log"}, {"sinceTime", "2026-01-01T00:00:00Z"}})
+            .value() ==
+        "/api/v1/namespaces/cosmic-ac/pods/virt-launcher-x/"
+        "log?container=guest-console-log&sinceTime=2026-01-01T00%3A00%3A00Z");
   CHECK(api_path(api::kDataVolumes, "cosmic-ac", "job-root").value() ==
         "/apis/cdi.kubevirt.io/v1beta1/namespaces/cosmic-ac/datavolumes/job-root");
-  CHECK(api_path(api::kStorageClasses, {}, "local-path").value() == "/apis/storage.k8s.io/v1/storageclasses/local-path");
+  CHECK(api_path(api::kStorageClasses, {}, "local-path").value() ==
+        "/apis/storage.k8s.io/v1/storageclasses/local-path");
   CHECK(api_path(api::kVirtualMachineInstances, "cosmic-ac", {}, {}, {{"labelSelector", "a=b,c/d=e"}}).value() ==
         "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances?labelSelector=a%3Db%2Cc%2Fd%3De");
-  for (std::string const& bad :
-       std::vector<std::string>{"../x", "a?b", "a/b", "..", ".", "A", "a_b", "-a", "a.", "a%2Fb", "", std::string(254, 'a')}) {
+  for (std::string const& bad : std::vector<std::string>{"../x", "a?b", "a/b", "..", ".", "A", "a_b", "-a", "a.",
+                                                         "a%2Fb", "", std::string(254, 'a')}) {
     INFO(bad);
     auto p = api_path(api::kSecrets, "cosmic-ac", bad.empty() ? "." : bad);
     REQUIRE_FALSE(p);
@@ -792,7 +836,7 @@ TEST_CASE("api paths: one builder, Kubernetes name rules, every segment and quer
   }
   CHECK(api_path(api::kSecrets, "cosmic-ac", "a.b-c.d").has_value());
   CHECK_FALSE(api_path(api::kSecrets, "cosmic.ac", "x"));  // a namespace is a label
-  CHECK_FALSE(api_path(api::kNodes, "cosmic-ac"));        // cluster-scoped
+  CHECK_FALSE(api_path(api::kNodes, "cosmic-ac"));         // cluster-scoped
   CHECK(check_label_value("6a4c5d3e-1f2b-4c8d-9e0f-123456789abc", "uid"));
   CHECK_FALSE(check_label_value("x,app=y", "uid"));
   auto named = check_name("../x", "metadata.name of the launcher pod");

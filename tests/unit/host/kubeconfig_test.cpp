@@ -120,10 +120,12 @@ TEST_CASE("kubeconfig: clear errors") {
 }
 
 TEST_CASE("kubeconfig: KUBECONFIG lists merge, the first file wins per entry") {
-  std::string first = "current-context: a\ncontexts:\n- name: a\n  context: {cluster: c, user: u}\n"
-                      "users:\n- name: u\n  user: {token: first-token}\n";
-  std::string second = "current-context: b\nclusters:\n- name: c\n  cluster: {server: 'http://second:1'}\n"
-                       "users:\n- name: u\n  user: {token: second-token}\n";
+  std::string first =
+      "current-context: a\ncontexts:\n- name: a\n  context: {cluster: c, user: u}\n"
+      "users:\n- name: u\n  user: {token: first-token}\n";
+  std::string second =
+      "current-context: b\nclusters:\n- name: c\n  cluster: {server: 'http://second:1'}\n"
+      "users:\n- name: u\n  user: {token: second-token}\n";
   auto a = resolve_kubeconfig({{"/one", first}, {"/two", second}}, "").value();
   CHECK(a.server == "http://second:1");
   CHECK(a.bearer_token.reveal() == "first-token");
@@ -132,9 +134,10 @@ TEST_CASE("kubeconfig: KUBECONFIG lists merge, the first file wins per entry") {
 TEST_CASE("kubeconfig: tokenFile is read (relative to the kubeconfig) and trimmed") {
   test::TempDir dir;
   test::write_text(dir.path + "/tok", "file-token\n");
-  std::string cfg = "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-                    "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
-                    "users:\n- name: u\n  user: {tokenFile: tok}\n";
+  std::string cfg =
+      "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+      "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
+      "users:\n- name: u\n  user: {tokenFile: tok}\n";
   auto a = resolve_kubeconfig({{dir.path + "/config", cfg}}, "").value();
   CHECK(a.bearer_token.reveal() == "file-token");
 }
@@ -142,9 +145,10 @@ TEST_CASE("kubeconfig: tokenFile is read (relative to the kubeconfig) and trimme
 TEST_CASE("kubeconfig: tokenFile wins over an inline token (kubectl's order)") {
   test::TempDir dir;
   test::write_text(dir.path + "/tok", "file-token\n");
-  std::string cfg = "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-                    "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
-                    "users:\n- name: u\n  user: {token: inline-token, tokenFile: tok}\n";
+  std::string cfg =
+      "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+      "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
+      "users:\n- name: u\n  user: {token: inline-token, tokenFile: tok}\n";
   auto a = resolve_kubeconfig({{dir.path + "/config", cfg}}, "").value();
   CHECK(a.bearer_token.reveal() == "file-token");
 }
@@ -152,7 +156,8 @@ TEST_CASE("kubeconfig: tokenFile wins over an inline token (kubectl's order)") {
 TEST_CASE("kubeconfig: lookup order --kubeconfig, KUBECONFIG, ~/.kube/config, in-cluster") {
   test::TempDir dir;
   auto cfg = [](std::string const& server) {
-    return "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n  cluster: {server: '" +
+    return "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n  cluster: "
+           "{server: '" +
            server + "'}\n";
   };
   std::filesystem::create_directories(dir.path + "/home/.kube");
@@ -216,7 +221,9 @@ TEST_CASE("kubeconfig: errors escape the names they show and never quote a synta
   REQUIRE_FALSE(r);
   CHECK(r.error().message == "kubeconfig /k: context 'dev\\x1b]0;owned\\x07\\u{009B}2J' not found");
   // A JSON kubeconfig broken inside the token: the place, never the token.
-  auto j = resolve_kubeconfig({{"/k.json", R"({"users": [{"name": "u", "user": {"token": "sk-live-TOKEN)" "\x01" R"("}}]})"}},
+  auto j = resolve_kubeconfig({{"/k.json", R"({"users": [{"name": "u", "user": {"token": "sk-live-TOKEN)"
+                                           "\x01"
+                                           R"("}}]})"}},
                               "");
   REQUIRE_FALSE(j);
   CHECK(j.error().message.find("TOKEN") == std::string::npos);
@@ -227,9 +234,10 @@ TEST_CASE("kubeconfig: errors escape the names they show and never quote a synta
   CHECK(y.error().message.rfind("/k.yaml line 3 column ", 0) == 0);
   // An exec env name with a terminal control.
   auto e = resolve_kubeconfig(
-      {{"/k", "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\nclusters:\n- name: c\n"
-              "  cluster: {server: 'https://h'}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: "
-              "client.authentication.k8s.io/v1beta1\n      command: p\n      env: [{name: \"A=\\e[2J\", value: v}]\n"}},
+      {{"/k",
+        "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\nclusters:\n- name: c\n"
+        "  cluster: {server: 'https://h'}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: "
+        "client.authentication.k8s.io/v1beta1\n      command: p\n      env: [{name: \"A=\\e[2J\", value: v}]\n"}},
       "");
   REQUIRE_FALSE(e);
   CHECK(e.error().message.find('\x1b') == std::string::npos);
@@ -238,10 +246,11 @@ TEST_CASE("kubeconfig: errors escape the names they show and never quote a synta
 
 TEST_CASE("kubeconfig: a relative path in a kubeconfig named without a directory is against the working directory") {
   // client-go: filepath.Abs(filepath.Dir(file)), then Join. "./plugin" must stay a path, never a bare name.
-  std::string const cfg = "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\nclusters:\n"
-                          "- name: c\n  cluster: {server: 'https://h', certificate-authority: ca.crt}\nusers:\n- name: u\n"
-                          "  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
-                          "      command: ./plugin\n";
+  std::string const cfg =
+      "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\nclusters:\n"
+      "- name: c\n  cluster: {server: 'https://h', certificate-authority: ca.crt}\nusers:\n- name: u\n"
+      "  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
+      "      command: ./plugin\n";
   auto a = resolve_kubeconfig({{"config", cfg}}, "").value();
   std::string const cwd = std::filesystem::current_path().string();
   REQUIRE(a.exec);

@@ -89,37 +89,42 @@ struct Fixture {
     test::write_text(dir.path + "/sub/pki/client.crt", "client cert from sub/pki\n");
     test::write_text(dir.path + "/sub/pki/client.key", "client key from sub/pki\n");
     test::write_text(dir.path + "/token", "token-from-file\n");
-    test::write_text(a, "apiVersion: v1\nkind: Config\ncurrent-context: ctx-token\n"
-                        "clusters:\n"
-                        "- name: c-data\n  cluster: {server: 'https://data.example:6443/', certificate-authority-data: " +
-                            b64("CA from data") + "}\n"
-                        "- name: c-file\n  cluster: {server: 'https://10.0.0.1', certificate-authority: certs/ca.pem,"
-                        " tls-server-name: api.internal.test}\n"
-                        "- name: c-insecure\n  cluster: {server: 'https://insecure.example:8443', insecure-skip-tls-verify: true}\n"
-                        "users:\n"
-                        "- name: u-token\n  user: {token: inline-token}\n"
-                        "- name: u-both\n  user: {token: inline-token, tokenFile: token}\n"
-                        "- name: u-cert-data\n  user: {client-certificate-data: " + b64("cert data") +
-                            ", client-key-data: " + b64("key data") + "}\n"
-                        "- name: u-exec\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
-                        "      command: /usr/bin/example-plugin\n      args: [get-token, --cluster=x]\n"
-                        "      env: [{name: PLUGIN_MODE, value: fast}]\n"
-                        "contexts:\n"
-                        "- name: ctx-token\n  context: {cluster: c-data, user: u-token, namespace: team-a}\n"
-                        "- name: ctx-both\n  context: {cluster: c-file, user: u-both}\n"
-                        "- name: ctx-cert-data\n  context: {cluster: c-insecure, user: u-cert-data, namespace: ns-cert}\n"
-                        "- name: ctx-exec\n  context: {cluster: c-data, user: u-exec}\n");
-    test::write_text(b, "apiVersion: v1\nkind: Config\ncurrent-context: ctx-b\n"
-                        "clusters:\n"
-                        "- name: c-data\n  cluster: {server: 'https://shadowed.example'}\n"
-                        "- name: c-b\n  cluster: {server: 'https://b.example', certificate-authority: pki/ca.pem}\n"
-                        "users:\n"
-                        "- name: u-token\n  user: {token: shadowed-token}\n"
-                        "- name: u-cert-files\n  user: {client-certificate: pki/client.crt, client-key: pki/client.key}\n"
-                        "contexts:\n"
-                        "- name: ctx-token\n  context: {cluster: c-b, user: u-cert-files}\n"
-                        "- name: ctx-b\n  context: {cluster: c-b, user: u-cert-files, namespace: from-b}\n"
-                        "- name: ctx-mixed\n  context: {cluster: c-data, user: u-cert-files}\n");
+    test::write_text(
+        a,
+        "apiVersion: v1\nkind: Config\ncurrent-context: ctx-token\n"
+        "clusters:\n"
+        "- name: c-data\n  cluster: {server: 'https://data.example:6443/', certificate-authority-data: " +
+            b64("CA from data") +
+            "}\n"
+            "- name: c-file\n  cluster: {server: 'https://10.0.0.1', certificate-authority: certs/ca.pem,"
+            " tls-server-name: api.internal.test}\n"
+            "- name: c-insecure\n  cluster: {server: 'https://insecure.example:8443', insecure-skip-tls-verify: true}\n"
+            "users:\n"
+            "- name: u-token\n  user: {token: inline-token}\n"
+            "- name: u-both\n  user: {token: inline-token, tokenFile: token}\n"
+            "- name: u-cert-data\n  user: {client-certificate-data: " +
+            b64("cert data") + ", client-key-data: " + b64("key data") +
+            "}\n"
+            "- name: u-exec\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
+            "      command: /usr/bin/example-plugin\n      args: [get-token, --cluster=x]\n"
+            "      env: [{name: PLUGIN_MODE, value: fast}]\n"
+            "contexts:\n"
+            "- name: ctx-token\n  context: {cluster: c-data, user: u-token, namespace: team-a}\n"
+            "- name: ctx-both\n  context: {cluster: c-file, user: u-both}\n"
+            "- name: ctx-cert-data\n  context: {cluster: c-insecure, user: u-cert-data, namespace: ns-cert}\n"
+            "- name: ctx-exec\n  context: {cluster: c-data, user: u-exec}\n");
+    test::write_text(b,
+                     "apiVersion: v1\nkind: Config\ncurrent-context: ctx-b\n"
+                     "clusters:\n"
+                     "- name: c-data\n  cluster: {server: 'https://shadowed.example'}\n"
+                     "- name: c-b\n  cluster: {server: 'https://b.example', certificate-authority: pki/ca.pem}\n"
+                     "users:\n"
+                     "- name: u-token\n  user: {token: shadowed-token}\n"
+                     "- name: u-cert-files\n  user: {client-certificate: pki/client.crt, client-key: pki/client.key}\n"
+                     "contexts:\n"
+                     "- name: ctx-token\n  context: {cluster: c-b, user: u-cert-files}\n"
+                     "- name: ctx-b\n  context: {cluster: c-b, user: u-cert-files, namespace: from-b}\n"
+                     "- name: ctx-mixed\n  context: {cluster: c-data, user: u-cert-files}\n");
   }
 };
 
@@ -131,7 +136,8 @@ json kubectl_summary(json const& v, std::string const& token_dir) {
   while (!server.empty() && server.back() == '/') server.pop_back();
   s["server"] = server;
   s["ca"] = cl.contains("certificate-authority-data")
-                ? base64_decode(cl["certificate-authority-data"].get<std::string>()).value() : "";
+                ? base64_decode(cl["certificate-authority-data"].get<std::string>()).value()
+                : "";
   s["insecure"] = cl.value("insecure-skip-tls-verify", false);
   s["tls_server_name"] = cl.value("tls-server-name", "");
   s["namespace"] = ctx.value("namespace", "default");
@@ -142,15 +148,18 @@ json kubectl_summary(json const& v, std::string const& token_dir) {
   }
   s["token"] = token;
   s["client_cert"] = us.contains("client-certificate-data")
-                         ? base64_decode(us["client-certificate-data"].get<std::string>()).value() : "";
-  s["client_key"] = us.contains("client-key-data")
-                        ? base64_decode(us["client-key-data"].get<std::string>()).value() : "";
+                         ? base64_decode(us["client-certificate-data"].get<std::string>()).value()
+                         : "";
+  s["client_key"] =
+      us.contains("client-key-data") ? base64_decode(us["client-key-data"].get<std::string>()).value() : "";
   if (us.contains("exec")) {
     json e = us["exec"];
     json env = json::array();
     for (auto const& kv : e.value("env", json::array())) env.push_back({kv["name"], kv["value"]});
-    s["exec"] = {{"apiVersion", e["apiVersion"]}, {"command", e["command"]},
-                 {"args", e.value("args", json::array())}, {"env", env}};
+    s["exec"] = {{"apiVersion", e["apiVersion"]},
+                 {"command", e["command"]},
+                 {"args", e.value("args", json::array())},
+                 {"env", env}};
   }
   return s;
 }
@@ -168,7 +177,9 @@ json our_summary(ClusterAccess const& a) {
   if (a.exec) {
     json env = json::array();
     for (auto const& [k, v] : a.exec->env) env.push_back({k, v});
-    s["exec"] = {{"apiVersion", a.exec->api_version}, {"command", a.exec->command}, {"args", a.exec->args},
+    s["exec"] = {{"apiVersion", a.exec->api_version},
+                 {"command", a.exec->command},
+                 {"args", a.exec->args},
                  {"env", env}};
   }
   return s;
@@ -181,10 +192,11 @@ TEST_CASE("kubectl differential: config view --minify agrees with the resolved a
   Fixture f;
   kubectl.home = f.dir.path + "/home";
   std::vector<std::pair<std::string, std::string>> cases = {
-      {f.a + ":" + f.b, ""},           {f.a + ":" + f.b, "ctx-token"},     {f.a + ":" + f.b, "ctx-both"},
-      {f.a + ":" + f.b, "ctx-cert-data"}, {f.a + ":" + f.b, "ctx-exec"},  {f.a + ":" + f.b, "ctx-b"},
-      {f.a + ":" + f.b, "ctx-mixed"},  {f.b + ":" + f.a, ""},             {f.b + ":" + f.a, "ctx-token"},
-      {f.b + ":" + f.a, "ctx-both"},
+      {f.a + ":" + f.b, ""},          {f.a + ":" + f.b, "ctx-token"},
+      {f.a + ":" + f.b, "ctx-both"},  {f.a + ":" + f.b, "ctx-cert-data"},
+      {f.a + ":" + f.b, "ctx-exec"},  {f.a + ":" + f.b, "ctx-b"},
+      {f.a + ":" + f.b, "ctx-mixed"}, {f.b + ":" + f.a, ""},
+      {f.b + ":" + f.a, "ctx-token"}, {f.b + ":" + f.a, "ctx-both"},
   };
   for (auto const& [list, context] : cases) {
     INFO("KUBECONFIG=" << list << " --context=" << context);
@@ -259,13 +271,16 @@ TEST_CASE("kubectl differential: the server sees the same SNI, Host, token and c
   Server srv(dir.path + "/server.crt", dir.path + "/server.key", ca);
   std::string server = "https://127.0.0.1:" + std::to_string(srv.port);
   std::string cfg = dir.path + "/kube/config";
-  test::write_text(cfg, "apiVersion: v1\nkind: Config\ncurrent-context: both\n"
-                        "clusters:\n- name: c\n  cluster: {server: '" + server + "', certificate-authority: ../ca.crt,"
-                        " tls-server-name: api.internal.test}\n"
-                        "users:\n- name: both\n  user: {token: inline-token, tokenFile: secrets/token}\n"
-                        "- name: cert\n  user: {client-certificate: ../client.crt, client-key: ../client.key}\n"
-                        "contexts:\n- name: both\n  context: {cluster: c, user: both}\n"
-                        "- name: cert\n  context: {cluster: c, user: cert}\n");
+  test::write_text(cfg,
+                   "apiVersion: v1\nkind: Config\ncurrent-context: both\n"
+                   "clusters:\n- name: c\n  cluster: {server: '" +
+                       server +
+                       "', certificate-authority: ../ca.crt,"
+                       " tls-server-name: api.internal.test}\n"
+                       "users:\n- name: both\n  user: {token: inline-token, tokenFile: secrets/token}\n"
+                       "- name: cert\n  user: {client-certificate: ../client.crt, client-key: ../client.key}\n"
+                       "contexts:\n- name: both\n  context: {cluster: c, user: both}\n"
+                       "- name: cert\n  context: {cluster: c, user: cert}\n");
   for (std::string context : {"both", "cert"}) {
     INFO("context " << context);
     auto k = kubectl.run(cfg, {"get", "--raw", "/version", "--context=" + context});

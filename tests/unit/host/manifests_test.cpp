@@ -4,10 +4,10 @@
 #include "host/render/manifests.hpp"
 #include "host/spec/operator_profile.hpp"
 
-#include "host/spec/guest_layout.hpp"
 #include "host/base/quantity.hpp"
-#include "host/render/vmi_resources.hpp"
 #include "host/render/userdata.hpp"
+#include "host/render/vmi_resources.hpp"
+#include "host/spec/guest_layout.hpp"
 #include "swagger_validator.hpp"
 #include "test_files.hpp"
 
@@ -74,9 +74,11 @@ std::vector<std::string> resource_violations(json const& spec) {
       v.push_back("dedicatedCpuPlacement without memory");
     if (req_cpu != std::floor(req_cpu)) v.push_back("dedicatedCpuPlacement: requests.cpu not an integer");
     if (lim_cpu != std::floor(lim_cpu)) v.push_back("dedicatedCpuPlacement: limits.cpu not an integer");
-    if (req_mem > 0 && lim_mem > 0 && req_mem != lim_mem) v.push_back("dedicatedCpuPlacement: requests.memory != limits.memory");
+    if (req_mem > 0 && lim_mem > 0 && req_mem != lim_mem)
+      v.push_back("dedicatedCpuPlacement: requests.memory != limits.memory");
     if (req_cpu == 0 && lim_cpu == 0 && vcpus == 0) v.push_back("dedicatedCpuPlacement without cpu count");
-    if (req_cpu > 0 && lim_cpu > 0 && req_cpu != lim_cpu) v.push_back("dedicatedCpuPlacement: requests.cpu != limits.cpu");
+    if (req_cpu > 0 && lim_cpu > 0 && req_cpu != lim_cpu)
+      v.push_back("dedicatedCpuPlacement: requests.cpu != limits.cpu");
     if ((req_cpu > 0 || lim_cpu > 0) && vcpus > 0 && req_cpu != vcpus && lim_cpu != vcpus)
       v.push_back("dedicatedCpuPlacement: requests/limits.cpu differ from the vCPU count");
   }
@@ -116,7 +118,8 @@ std::vector<std::string> webhook_violations(json const& vmi, std::vector<json> c
       std::string label = "cfgdata";
       for (auto kind : {"secret", "configMap"})
         if (vol.contains(kind)) label = vol[kind].value("volumeLabel", "cfgdata");
-      if (cdrom_labels.count(label)) v.push_back("cdroms " + cdrom_labels[label] + " and " + name + " share label " + label);
+      if (cdrom_labels.count(label))
+        v.push_back("cdroms " + cdrom_labels[label] + " and " + name + " share label " + label);
       cdrom_labels[label] = name;
     } else if (d.contains("serial") && !d.contains("disk")) {
       v.push_back("serial on a non-disk target " + name);
@@ -194,7 +197,8 @@ TEST_CASE("manifests: every example's objects validate against the schemas and w
 }
 
 TEST_CASE("manifests: the validator and rules do catch what they claim to") {
-  auto objs = render_manifests(load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", example_profile()).value());
+  auto objs =
+      render_manifests(load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", example_profile()).value());
   json vmi = find_kind(objs, "VirtualMachineInstance");
   std::vector<json> rendered;
   for (auto const& o : objs) rendered.push_back(plain(o));
@@ -251,7 +255,10 @@ TEST_CASE("manifests: the validator and rules do catch what they claim to") {
     s["domain"]["resources"]["requests"]["cpu"] = "32";
     s["domain"]["resources"]["limits"] = {{"cpu", "32"}, {"memory", "512Gi"}};
   }));  // cpu count given twice, differently
-  CHECK(broken([](json& s) { s["domain"]["memory"] = {{"hugepages", {{"pageSize", "1Gi"}}}}; s["domain"]["resources"]["requests"]["memory"] = "1536Mi"; }));
+  CHECK(broken([](json& s) {
+    s["domain"]["memory"] = {{"hugepages", {{"pageSize", "1Gi"}}}};
+    s["domain"]["resources"]["requests"]["memory"] = "1536Mi";
+  }));
   CHECK(broken([](json& s) { s["evictionStrategy"] = "Migrate"; }));
   CHECK(broken([](json& s) { s["terminationGracePeriodSeconds"] = -5; }));
 }
@@ -275,8 +282,8 @@ TEST_CASE("manifests: the VMI requests its full cores, never live-migrates, shut
   v = find_kind(objs, "VirtualMachineInstance");
   CHECK(v["spec"]["domain"]["cpu"] == json{{"cores", 64}, {"dedicatedCpuPlacement", true}});
   // Guaranteed QoS for the CPU manager: limits equal requests.
-  CHECK(v["spec"]["domain"]["resources"] == json{{"requests", {{"cpu", "64"}, {"memory", "512Gi"}}},
-                                                 {"limits", {{"cpu", "64"}, {"memory", "512Gi"}}}});
+  CHECK(v["spec"]["domain"]["resources"] ==
+        json{{"requests", {{"cpu", "64"}, {"memory", "512Gi"}}}, {"limits", {{"cpu", "64"}, {"memory", "512Gi"}}}});
   CHECK(v["spec"]["domain"]["memory"] == json{{"hugepages", {{"pageSize", "1Gi"}}}});
   CHECK(v["spec"]["terminationGracePeriodSeconds"] == 0);
 }
@@ -383,9 +390,11 @@ TEST_CASE("manifests: the user-data, small or large, goes only into the Secret, 
 
 TEST_CASE("manifests: an env value is in the Secret only, in render -o json and -o yaml (issue 14, item 2)") {
   std::string const marker = "MARKER-7f3a9c-secret-api-key";
-  auto spec = parse_job_spec("name: a\nnamespace: b\ncpu: 1\nmemory: 1Gi\ndataDisk: {size: 100Gi, mountPoint: /data}\n"
-                             "container: {env: {API_KEY: " + marker + "}}\n",
-                             "t")
+  auto spec = parse_job_spec(
+                  "name: a\nnamespace: b\ncpu: 1\nmemory: 1Gi\ndataDisk: {size: 100Gi, mountPoint: /data}\n"
+                  "container: {env: {API_KEY: " +
+                      marker + "}}\n",
+                  "t")
                   .value();
   auto objs = render_manifests(spec);
   REQUIRE(objs.size() == 4);
@@ -423,9 +432,10 @@ TEST_CASE("manifests: golden files (COSMICAC_UPDATE_GOLDEN=1 rewrites them)") {
   for (auto const& path : test::example_specs()) {
     auto spec = load_job_spec(path, example_profile()).value();
     std::string stem = std::filesystem::path(path).stem().string();
-    std::vector<std::pair<std::string, std::string>> outputs = {
-        {test::golden_dir() + "/" + stem + ".yaml", to_yaml_stream(render_manifests(spec))},
-        {test::golden_dir() + "/" + stem + ".userdata", render_userdata(spec)}};
+    std::vector<std::pair<std::string, std::string>> outputs = {{test::golden_dir() + "/" + stem + ".yaml",
+                                                                 to_yaml_stream(render_manifests(spec))},
+                                                                {test::golden_dir() + "/" + stem + ".userdata",
+                                                                 render_userdata(spec)}};
     for (auto const& [file, text] : outputs) {
       INFO(file);
       if (update) test::write_text(file, text);

@@ -25,7 +25,8 @@ bool type_matches(std::string const& type, nlohmann::json const& v) {
 bool is_quantity(nlohmann::json const& v) {
   if (v.is_number()) return true;
   if (!v.is_string()) return false;
-  static const std::regex re(R"(^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$)");
+  static const std::regex re(
+      R"(^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$)");
   return std::regex_match(v.get<std::string>(), re);
 }
 
@@ -84,7 +85,8 @@ void SwaggerValidator::check(nlohmann::json const& schema, nlohmann::json const&
     return;
   }
 
-  std::string format = schema.contains("format") && schema["format"].is_string() ? schema["format"].get<std::string>() : "";
+  std::string format =
+      schema.contains("format") && schema["format"].is_string() ? schema["format"].get<std::string>() : "";
   if (format == "int-or-string") {
     if (!value.is_string() && !value.is_number_integer()) errors.push_back(where + ": must be an integer or a string");
     return;
@@ -121,7 +123,8 @@ void SwaggerValidator::check(nlohmann::json const& schema, nlohmann::json const&
   if (value.is_object()) {
     if (schema.contains("required"))
       for (auto const& r : schema["required"])
-        if (!value.contains(r.get<std::string>())) errors.push_back(where + ": missing required field " + r.get<std::string>());
+        if (!value.contains(r.get<std::string>()))
+          errors.push_back(where + ": missing required field " + r.get<std::string>());
     nlohmann::json const* props = schema.contains("properties") ? &schema["properties"] : nullptr;
     nlohmann::json const* extra = schema.contains("additionalProperties") ? &schema["additionalProperties"] : nullptr;
     for (auto it = value.begin(); it != value.end(); ++it) {

@@ -39,9 +39,7 @@ std::vector<std::string> example_specs() {
 std::string schemas_dir() { return COSMICAC_SOURCE_DIR "/tests/data/kubevirt-schemas"; }
 std::string golden_dir() { return COSMICAC_SOURCE_DIR "/tests/unit/host/golden"; }
 
-TempDir::TempDir() {
-  path = make_temp_dir("cosmicac-host-test").string();
-}
+TempDir::TempDir() { path = make_temp_dir("cosmicac-host-test").string(); }
 
 TempDir::~TempDir() {
   std::error_code ec;

@@ -4,8 +4,8 @@
 #include "config/config_file.hpp"
 #include "config/envs.hpp"
 #include "config/settings.hpp"
-#include "host/spec/guest_layout.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/spec/guest_layout.hpp"
 #include "tests/unit/host/test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>
@@ -104,7 +104,8 @@ TEST_CASE("userdata: the install unit takes the boot label from a CD-ROM drive o
   std::string const unit = install_unit_text();
   CHECK(unit.find("by-label") == std::string::npos);
   auto doc = parse_yaml_or_json(render_userdata(example()), "user-data").value();
-  std::string const rule = file_entry(doc, "/etc/udev/rules.d/61-cosmicac-boot-cdrom.rules")["content"].get<std::string>();
+  std::string const rule =
+      file_entry(doc, "/etc/udev/rules.d/61-cosmicac-boot-cdrom.rules")["content"].get<std::string>();
   CHECK(rule == boot_cdrom_rule_text());
   // One rule line: every match a udev key of ours, the link its only action.
   std::vector<std::string> rules;
@@ -115,9 +116,8 @@ TEST_CASE("userdata: the install unit takes the boot label from a CD-ROM drive o
     if (!line.empty() && line.front() != '#') rules.push_back(line);
   }
   REQUIRE(rules.size() == 1);
-  CHECK(rules[0] ==
-        R"(ACTION!="remove", SUBSYSTEM=="block", KERNEL=="sr[0-9]*", ENV{ID_FS_TYPE}=="iso9660", )"
-        R"(ENV{ID_FS_LABEL_ENC}=="cosmicac-boot", SYMLINK+="cosmicac-boot-cdrom")");
+  CHECK(rules[0] == R"(ACTION!="remove", SUBSYSTEM=="block", KERNEL=="sr[0-9]*", ENV{ID_FS_TYPE}=="iso9660", )"
+                    R"(ENV{ID_FS_LABEL_ENC}=="cosmicac-boot", SYMLINK+="cosmicac-boot-cdrom")");
   CHECK(unit.find("/dev/cosmicac-boot-cdrom ") != std::string::npos);
 }
 

@@ -37,15 +37,44 @@ TEST_CASE("yaml_json: errors name the origin and line") {
   CHECK(broken.error().message.rfind("spec.yaml line ", 0) == 0);
   auto badjson = parse_yaml_or_json("{\"a\": }", "x.json");
   REQUIRE_FALSE(badjson);
-  CHECK(badjson.error().message == "x.json line 1 column 7: invalid JSON: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal");
+  CHECK(badjson.error().message ==
+        "x.json line 1 column 7: invalid JSON: syntax error while parsing value - unexpected '}'; expected '[', '{', "
+        "or a literal");
 }
 
 TEST_CASE("yaml_json: emitted YAML reads back to the same value, tricky strings included") {
   Json v = Json::object();
-  std::vector<std::string> tricky = {"true", "yes", "No", "on", "null", "~", "", "0755", "1e3", "1_000", "12:30",
-                                     ".5", "-1", "a: b", "#x", "- item", "multi\nline\n", "no final newline\nx",
-                                     "two trailing\n\n", " leading space\n", "tab\there\n", "ünïcode", "[x]", "{y}",
-                                     "100Gi", "*alias", "&anchor", "!tag", "%x", "'q'", "\"dq\""};
+  std::vector<std::string> tricky = {"true",
+                                     "yes",
+                                     "No",
+                                     "on",
+                                     "null",
+                                     "~",
+                                     "",
+                                     "0755",
+                                     "1e3",
+                                     "1_000",
+                                     "12:30",
+                                     ".5",
+                                     "-1",
+                                     "a: b",
+                                     "#x",
+                                     "- item",
+                                     "multi\nline\n",
+                                     "no final newline\nx",
+                                     "two trailing\n\n",
+                                     " leading space\n",
+                                     "tab\there\n",
+                                     "ünïcode",
+                                     "[x]",
+                                     "{y}",
+                                     "100Gi",
+                                     "*alias",
+                                     "&anchor",
+                                     "!tag",
+                                     "%x",
+                                     "'q'",
+                                     "\"dq\""};
   for (std::size_t i = 0; i < tricky.size(); ++i) v["k" + std::to_string(i)] = tricky[i];
   v["list"] = Json::array({"a", 1, true, nullptr, "yes", Json::object(), Json::array()});
   v["nested"] = Json{{"x", Json::array({Json{{"y", "z"}}})}};
@@ -87,7 +116,9 @@ TEST_CASE("yaml_json: aliases that expand without bound are refused, not expande
 }
 
 TEST_CASE("yaml_json: nesting deeper than 64 levels is refused in YAML and in JSON") {
-  auto nested = [](int depth) { return std::string(static_cast<std::size_t>(depth), '[') + std::string(static_cast<std::size_t>(depth), ']'); };
+  auto nested = [](int depth) {
+    return std::string(static_cast<std::size_t>(depth), '[') + std::string(static_cast<std::size_t>(depth), ']');
+  };
   CHECK(parse_yaml_or_json(nested(64), "t"));
   auto json = parse_yaml_or_json(nested(100000), "deep.json");
   REQUIRE_FALSE(json);
@@ -133,7 +164,10 @@ TEST_CASE("yaml_json: control characters are escaped on the way out and read bac
   // Found by job_spec_fuzz: an env value with \x04 went out raw in a literal block.
   Json v = Json::object();
   v["multi"] = std::string("line one\x04\nline two\n");
-  v["ctl"] = std::string("a\x1c" "b\x7f" "c\td\re");
+  v["ctl"] = std::string(
+      "a\x1c"
+      "b\x7f"
+      "c\td\re");
   v[std::string("key\x01")] = "x";
   auto const text = to_yaml(v);
   for (char c : text) {
@@ -149,7 +183,8 @@ TEST_CASE("yaml_json: a JSON number past a double's range is an error naming the
   // Found by job_spec_fuzz: nlohmann throws out_of_range (not parse_error) for it.
   auto r = parse_yaml_or_json("{\"cpu\": 1e999999}", "spec.json");
   REQUIRE_FALSE(r);
-  CHECK(r.error().message == "spec.json: invalid JSON: number overflow (a number past a double's range)");  // not the number
+  CHECK(r.error().message ==
+        "spec.json: invalid JSON: number overflow (a number past a double's range)");  // not the number
 }
 
 // job_spec_fuzz found it: yaml-cpp 0.7 reads a NUL byte followed by 'N' as the

@@ -7,12 +7,12 @@
 #include "common/process.hpp"
 #include "config/config_file.hpp"
 #include "config/settings.hpp"
+#include "host/base/yaml_json.hpp"
+#include "host/render/manifests.hpp"
+#include "host/render/userdata.hpp"
 #include "host/spec/guest_layout.hpp"
 #include "host/spec/job_spec.hpp"
-#include "host/render/manifests.hpp"
 #include "host/spec/operator_profile.hpp"
-#include "host/render/userdata.hpp"
-#include "host/base/yaml_json.hpp"
 #include "test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>
@@ -127,12 +127,65 @@ struct Strings {
   std::size_t below(std::size_t n) { return n == 0 ? 0 : std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); }
 
   std::string piece() {
-    static const std::vector<std::string> tokens = {
-        "'", "\"", "#", " #", ": ", ":", "---", "...", "|", ">", "- ", "? ", "&a", "*a", "!t", "!!str", "%YAML",
-        "@", "`", "{", "}", "[", "]", ",", "\\", "\t", "\n", "\r\n", " ", "  ", "\n\n", "~", "null", "yes", "no",
-        "on", "true", "0755", "0b101", "1e3", "12:30", "2001-12-14", "=", "<<", ".inf", "1_000", "0x1F",
-        "\n---\n", "\n...\n", "bootcmd: [[touch, /root/pwned]]", "\xc2\x85", "\xe2\x80\xa8", "\xe2\x80\xa9",
-        "\xef\xbb\xbf", "\x7f", "ü", "日本", "\xf0\x9f\x98\x80", "\xef\xbf\xbe"};
+    static const std::vector<std::string> tokens = {"'",
+                                                    "\"",
+                                                    "#",
+                                                    " #",
+                                                    ": ",
+                                                    ":",
+                                                    "---",
+                                                    "...",
+                                                    "|",
+                                                    ">",
+                                                    "- ",
+                                                    "? ",
+                                                    "&a",
+                                                    "*a",
+                                                    "!t",
+                                                    "!!str",
+                                                    "%YAML",
+                                                    "@",
+                                                    "`",
+                                                    "{",
+                                                    "}",
+                                                    "[",
+                                                    "]",
+                                                    ",",
+                                                    "\\",
+                                                    "\t",
+                                                    "\n",
+                                                    "\r\n",
+                                                    " ",
+                                                    "  ",
+                                                    "\n\n",
+                                                    "~",
+                                                    "null",
+                                                    "yes",
+                                                    "no",
+                                                    "on",
+                                                    "true",
+                                                    "0755",
+                                                    "0b101",
+                                                    "1e3",
+                                                    "12:30",
+                                                    "2001-12-14",
+                                                    "=",
+                                                    "<<",
+                                                    ".inf",
+                                                    "1_000",
+                                                    "0x1F",
+                                                    "\n---\n",
+                                                    "\n...\n",
+                                                    "bootcmd: [[touch, /root/pwned]]",
+                                                    "\xc2\x85",
+                                                    "\xe2\x80\xa8",
+                                                    "\xe2\x80\xa9",
+                                                    "\xef\xbb\xbf",
+                                                    "\x7f",
+                                                    "ü",
+                                                    "日本",
+                                                    "\xf0\x9f\x98\x80",
+                                                    "\xef\xbf\xbe"};
     switch (below(6)) {
       case 0: return tokens[below(tokens.size())];
       case 1: {  // any C0 or C1 control
@@ -164,8 +217,9 @@ struct Strings {
   // A string that certainly holds a character outside every narrow grammar.
   std::string hostile() {
     // Not ':' or '/' (image references hold them), nor '.', '-', '_'.
-    static const std::vector<std::string> bad = {"\xe2\x80\xa8", "\xc2\x85", "\x1b", " ", "#", "\"", "'", "\n",
-                                                 "\t", "\x7f", "\xef\xbb\xbf", "|", "*", "\xef\xbf\xbe"};
+    static const std::vector<std::string> bad = {"\xe2\x80\xa8", "\xc2\x85", "\x1b", " ",           "#",
+                                                 "\"",           "'",        "\n",   "\t",          "\x7f",
+                                                 "\xef\xbb\xbf", "|",        "*",    "\xef\xbf\xbe"};
     return any(3) + bad[below(bad.size())] + any(3);
   }
 };
@@ -256,7 +310,8 @@ TEST_CASE("yaml round trip: issue 14's reproduction — an env value cannot inje
   std::set<std::string> keys;
   for (auto it = doc.begin(); it != doc.end(); ++it) keys.insert(it.key());
   CHECK(keys == std::set<std::string>{"write_files", "runcmd"});
-  CHECK(guest_settings(doc).env == std::vector<std::string>{"PWN=" + spec["container"]["env"]["PWN"].get<std::string>()});
+  CHECK(guest_settings(doc).env ==
+        std::vector<std::string>{"PWN=" + spec["container"]["env"]["PWN"].get<std::string>()});
 }
 
 TEST_CASE("yaml round trip: to_yaml of random documents reads back exactly in PyYAML and libyaml and ours") {
@@ -309,16 +364,15 @@ TEST_CASE("yaml round trip: random strings in every spec field — refused namin
     if (field.in_profile) {
       if (auto profile = parse_operator_profile(text, "profile"))
         parsed = parse_job_spec(kBaseSpec.dump(), "spec", *profile);
-      else
-        parsed = profile.error();
+      else parsed = profile.error();
     } else {
       parsed = parse_job_spec(text, "spec");
     }
     if (!parsed) {
-      std::string const prefix = std::string(field.in_profile ? "profile: " : "spec: ") +
-                                 field.path.substr(0, field.path.rfind(".PWN") == std::string::npos
-                                                          ? field.path.size()
-                                                          : field.path.rfind(".PWN"));
+      std::string const prefix =
+          std::string(field.in_profile ? "profile: " : "spec: ") +
+          field.path.substr(0, field.path.rfind(".PWN") == std::string::npos ? field.path.size()
+                                                                             : field.path.rfind(".PWN"));
       CHECK(parsed.error().message.rfind(prefix, 0) == 0);
       continue;
     }
@@ -350,7 +404,8 @@ TEST_CASE("yaml round trip: random valid specs → the agent's parser reads back
     std::string const mnt = "/mnt/m" + word(alnum, 10) + (gen.below(2) ? word(alnum, 0) + word(alnum + "_.-", 12) : "");
     std::string const serial = word(alnum, 8) + (gen.below(2) ? "-" + word(alnum + "_.", 6) : "");
     std::string const cname = word(alnum, 5) + (gen.below(2) ? word(alnum + "_.-", 20) : "");
-    std::string const image = "registry.example:5000/" + word("abcdefghij0123456789", 10) + ":" + word(alnum, 0) + word(alnum + "_.-", 10);
+    std::string const image =
+        "registry.example:5000/" + word("abcdefghij0123456789", 10) + ":" + word(alnum, 0) + word(alnum + "_.-", 10);
     bool const gpu = gen.below(2) == 0;
     spec["dataDisk"] = {{"size", std::to_string(100 + gen.below(900)) + "Gi"}, {"mountPoint", mnt}, {"serial", serial}};
     spec["container"] = {{"image", image}, {"name", cname}};
@@ -390,7 +445,9 @@ TEST_CASE("yaml round trip: the test's own loader does catch what it claims to")
   json in = json::array();
   for (auto const& d : py.docs) in.push_back(json{{"text", d.text}, {"all", false}});
   test::write_text(dir.path + "/load.py", kLoader);
-  Command c{.program = "/usr/bin/python3", .args = {dir.path + "/load.py", dir.path + "/out.json"}, .description = "PyYAML"};
+  Command c{.program = "/usr/bin/python3",
+            .args = {dir.path + "/load.py", dir.path + "/out.json"},
+            .description = "PyYAML"};
   c.input = in.dump();
   c.log_output_on_failure = false;
   auto r = run_command(c);
