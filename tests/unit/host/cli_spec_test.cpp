@@ -1,5 +1,5 @@
 // The cosmicac-vmi binary on specs the agent would refuse or that smuggle
-// structure (security issue 14): exit 2 naming the field, never output; and
+// structure: exit 2 naming the field, never output; and
 // apply's clean-up when the user-data Secret cannot be created.
 #include "apiserver_standin.hpp"
 #include "common/process.hpp"
@@ -24,7 +24,7 @@ const std::string kBase = "name: x\nnamespace: y\ncpu: 2\nmemory: 4Gi\n";
 
 }  // namespace
 
-TEST_CASE("cli spec: what the agent would refuse at boot exits 2 naming the field (issue 14, item 7)") {
+TEST_CASE("cli spec: what the agent would refuse at boot exits 2 naming the field") {
   struct Case {
     std::string spec, message;
   };
@@ -52,7 +52,7 @@ TEST_CASE("cli spec: what the agent would refuse at boot exits 2 naming the fiel
   }
 }
 
-TEST_CASE("cli spec: a JSON spec with a key twice exits 2 naming the key, at any depth (issue 14, item 6)") {
+TEST_CASE("cli spec: a JSON spec with a key twice exits 2 naming the key, at any depth") {
   auto top = run_vmi({"render", "-f", "-"}, R"({"name":"x","namespace":"y","cpu":2,"memory":"4Gi","memory":"512Gi"})");
   CHECK(top.exit_code == 2);
   CHECK(top.err.find("<stdin>: duplicate key 'memory'") != std::string::npos);
@@ -67,7 +67,7 @@ TEST_CASE("cli spec: a JSON spec with a key twice exits 2 naming the key, at any
   CHECK(env.err.find("<stdin>: duplicate key 'container.env.A'") != std::string::npos);
 }
 
-TEST_CASE("cli spec: render -o json / -o yaml: an env value appears in the Secret only (issue 14, item 2)") {
+TEST_CASE("cli spec: render -o json / -o yaml: an env value appears in the Secret only") {
   std::string const marker = "MARKER-5b1e-api-key";
   std::string const spec = kBase + "container: {env: {API_KEY: " + marker + "}}\n";
   auto j = run_vmi({"render", "-f", "-", "-o", "json"}, spec);
@@ -107,7 +107,7 @@ TEST_CASE("cli spec: apply whose Secret is refused exits 1, having deleted what 
   CHECK_FALSE(server.has("/apis/cdi.kubevirt.io/v1beta1/namespaces/cosmic-ac/datavolumes/llama-70b-0-root"));
 }
 
-TEST_CASE("cli spec: a user-data Secret over 1 MiB exits 2 naming container.env, before any API call (#18 §6)") {
+TEST_CASE("cli spec: a user-data Secret over 1 MiB exits 2 naming container.env, before any API call") {
   test::ApiServerStandIn server("Bearer good-token");
   test::TempDir dir;
   std::string const kc = dir.path + "/kubeconfig";

@@ -1,5 +1,5 @@
 // `wait NAME` against the STAND-IN API server (apiserver_standin.hpp; no
-// kube-apiserver runs here): every source of issue 19 and its failure. The
+// kube-apiserver runs here): every source `wait` reads and its failure. The
 // object shapes follow the Kubernetes (Pod conditions, containerStatuses,
 // core/v1 Event, metav1.Status), KubeVirt (VMI status, launcher pod labels,
 // guest-console-log) and CDI (DataVolume phase/progress/conditions) docs.
@@ -717,7 +717,7 @@ CommandResult run_wait(test::ApiServerStandIn const& s, std::vector<std::string>
 
 }  // namespace
 
-TEST_CASE("cli wait: guest and API text with ESC/CSI, C1, CR, BEL, bidi reaches the output only escaped (issue 14.4)") {
+TEST_CASE("cli wait: guest and API text with ESC/CSI, C1, CR, BEL, bidi reaches the output only escaped") {
   for (bool json_mode : {false, true}) {
     test::ApiServerStandIn s("Bearer good-token");
     cluster(s, {vmi_status("Running", json::array({condition("Ready", "False", "Not" + kNasty, "vmi " + kNasty),

@@ -190,8 +190,7 @@ TEST_CASE("job_spec: derived object names") {
   CHECK_FALSE(parse_job_spec("name: " + long_name + "\nnamespace: ns\ncpu: 1\nmemory: 1Gi\n", "t"));
 }
 
-TEST_CASE(
-    "job_spec: VMIs that fit the nodes — dedicatedCpuPlacement, hugepageSize, terminationGracePeriodSeconds (#18 §1)") {
+TEST_CASE("job_spec: VMIs that fit the nodes — dedicatedCpuPlacement, hugepageSize, terminationGracePeriodSeconds") {
   auto d = parse_job_spec(kBase, "t").value();
   CHECK_FALSE(d.dedicated_cpu);
   CHECK(d.hugepage_size.empty());

@@ -235,7 +235,7 @@ TEST_CASE("manifests: the validator and rules do catch what they claim to") {
   CHECK_FALSE(webhook_violations(no_secret, {vmi}).empty());
   CHECK(webhook_violations(vmi, rendered).empty());
 
-  // The resource rules (#18 §1), each broken once.
+  // The resource rules (VMIs that fit the nodes), each broken once.
   auto broken = [&](auto&& mutate) {
     json x = vmi;
     mutate(x["spec"]);
@@ -263,7 +263,7 @@ TEST_CASE("manifests: the validator and rules do catch what they claim to") {
   CHECK(broken([](json& s) { s["terminationGracePeriodSeconds"] = -5; }));
 }
 
-TEST_CASE("manifests: the VMI requests its full cores, never live-migrates, shuts down with a grace period (#18 §1)") {
+TEST_CASE("manifests: the VMI requests its full cores, never live-migrates, shuts down with a grace period") {
   auto spec = load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value();
   REQUIRE(spec.cpu_cores == 64);
   spec.hugepage_size.clear();
@@ -361,7 +361,7 @@ TEST_CASE("manifests: devices, disks and volumes of the reference job") {
   CHECK(probe["timeoutSeconds"].get<int>() < probe["periodSeconds"].get<int>());
 
   // The serial console is attached and logged (guest-console-log), explicitly:
-  // `wait` reads the agent's events there (issue 19).
+  // `wait` reads the agent's events there.
   CHECK(dev["autoattachSerialConsole"] == true);
   CHECK(dev["logSerialConsole"] == true);
 
@@ -388,7 +388,7 @@ TEST_CASE("manifests: the user-data, small or large, goes only into the Secret, 
   }
 }
 
-TEST_CASE("manifests: an env value is in the Secret only, in render -o json and -o yaml (issue 14, item 2)") {
+TEST_CASE("manifests: an env value is in the Secret only, in render -o json and -o yaml") {
   std::string const marker = "MARKER-7f3a9c-secret-api-key";
   auto spec = parse_job_spec(
                   "name: a\nnamespace: b\ncpu: 1\nmemory: 1Gi\ndataDisk: {size: 100Gi, mountPoint: /data}\n"

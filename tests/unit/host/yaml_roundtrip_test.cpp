@@ -295,7 +295,7 @@ std::vector<Field> string_fields() {
 
 }  // namespace
 
-TEST_CASE("yaml round trip: issue 14's reproduction — an env value cannot inject cloud-config keys") {
+TEST_CASE("yaml round trip: the injection reproduced — an env value cannot inject cloud-config keys") {
   json spec = kBaseSpec;
   spec["container"]["env"]["PWN"] =
       "a\u2028bootcmd: [[touch, /root/pwned]]\u2028write_files:\u2028  - path: /tmp/x\u2028    content: |\u2028      #";
