@@ -79,7 +79,7 @@ class ConfigMap(unittest.TestCase):
         self.assertEqual(sorted(self.doc["data"]), ["agent-version", "cosmicac-bootstrap.service",
                                                     "docker-bootstrap.default", "docker-bootstrap.service"])
         # The file cosmicac-vmi's install unit copies off the CD-ROM is a key here.
-        with open(os.path.join(ROOT, "host", "guest_layout.hpp")) as f:
+        with open(os.path.join(ROOT, "host", "spec", "guest_layout.hpp")) as f:
             iso_file = re.search(r'kAgentIsoFile = "([^"]+)"', f.read()).group(1)
         self.assertIn(iso_file, self.doc["binaryData"])
 
