@@ -67,6 +67,69 @@ bool is_adoptable_filesystem(std::string_view t) noexcept {
   return false;
 }
 
+namespace {
+
+// A filesystem or other signature written straight onto the whole disk.
+Classification classify_whole_disk(ContentFacts const& f) {
+  if (!f.table_type.empty())
+    return foreign(describe_signature(f.whole) + " signature together with a " + f.table_type + " partition table");
+  if (f.whole.usage == "filesystem" && is_adoptable_filesystem(f.whole.type))
+    return {.kind = ContentKind::ExistingFilesystem,
+            .summary = f.whole.type + " filesystem on the whole disk (UUID " + f.whole.uuid + ")",
+            .partition = 0,
+            .fs_type = f.whole.type,
+            .fs_uuid = f.whole.uuid};
+  return foreign(describe_signature(f.whole) + " signature on the whole disk");
+}
+
+// The single partition of a GPT we made ourselves (named kPartitionName).
+Classification classify_our_partition(PartitionEntry const& p, bool is_fs) {
+  Signature const& c = p.content;
+  std::string const where = "partition " + std::to_string(p.number);
+  if (c.type.empty())
+    return {.kind = ContentKind::Ours,
+            .summary = "our " + where + " (" + kPartitionName + "), no filesystem yet",
+            .partition = p.number};
+  // We only ever make ext4 labelled kFilesystemLabel in it: anything else
+  // there (an older filesystem under a table we wrote) is not ours.
+  if (is_fs && c.type == "ext4" && c.label == kFilesystemLabel)
+    return {.kind = ContentKind::Ours,
+            .summary = "our " + where + " (" + kPartitionName + ") with " + c.type + " (UUID " + c.uuid + ")",
+            .partition = p.number,
+            .fs_type = c.type,
+            .fs_uuid = c.uuid};
+  return foreign("our " + where + " (" + kPartitionName + ") holds " + describe_signature(c) +
+                 (c.label.empty() ? std::string(" without a label") : " labelled \"" + c.label + "\"") +
+                 ", not the ext4 labelled " + kFilesystemLabel + " we make");
+}
+
+// A disk with a partition table: only a table with exactly one partition can
+// be ours or adoptable.
+Classification classify_partitioned(ContentFacts const& f) {
+  if (f.partitions.empty()) return foreign("empty " + f.table_type + " partition table");
+  if (f.partitions.size() > 1)
+    return foreign(std::to_string(f.partitions.size()) + " partitions in a " + f.table_type + " partition table");
+  PartitionEntry const& p = f.partitions.front();
+  std::string const where = "partition " + std::to_string(p.number);
+  if (!p.content_error.empty()) return foreign(where + ": probe failed: " + p.content_error);
+  if (p.content_ambiguous) return foreign(where + ": ambiguous probe: more than one signature");
+  Signature const& c = p.content;
+  bool const is_fs = c.usage == "filesystem" && is_adoptable_filesystem(c.type);
+  if (f.table_type == "gpt" && p.name == kPartitionName) return classify_our_partition(p, is_fs);
+  if (is_fs && is_linux_data_type(f.table_type, p.type))
+    return {.kind = ContentKind::ExistingFilesystem,
+            .summary = c.type + " filesystem on the only partition (" + std::to_string(p.number) + ", " + f.table_type +
+                       ") (UUID " + c.uuid + ")",
+            .partition = p.number,
+            .fs_type = c.type,
+            .fs_uuid = c.uuid};
+  std::string what = c.type.empty() ? "no recognised content" : describe_signature(c);
+  return foreign("the only " + where + " of a " + f.table_type + " table (type " + p.type +
+                 (p.name.empty() ? "" : ", name \"" + p.name + "\"") + ") holds " + what);
+}
+
+}  // namespace
+
 Classification classify(ContentFacts const& f) {
   if (!f.probe_error.empty()) return foreign("probe failed: " + f.probe_error);
   if (f.ambiguous) return foreign("ambiguous probe: more than one signature on the disk");
@@ -77,59 +140,8 @@ Classification classify(ContentFacts const& f) {
         "a GPT whose primary header is missing or damaged (only its backup at the end of the disk is "
         "valid), listing " +
         std::to_string(f.partitions.size()) + " partition(s)");
-
-  if (!f.whole.type.empty()) {
-    if (!f.table_type.empty())
-      return foreign(describe_signature(f.whole) + " signature together with a " + f.table_type + " partition table");
-    if (f.whole.usage == "filesystem" && is_adoptable_filesystem(f.whole.type))
-      return {.kind = ContentKind::ExistingFilesystem,
-              .summary = f.whole.type + " filesystem on the whole disk (UUID " + f.whole.uuid + ")",
-              .partition = 0,
-              .fs_type = f.whole.type,
-              .fs_uuid = f.whole.uuid};
-    return foreign(describe_signature(f.whole) + " signature on the whole disk");
-  }
-
-  if (!f.table_type.empty()) {
-    if (f.partitions.empty()) return foreign("empty " + f.table_type + " partition table");
-    if (f.partitions.size() > 1)
-      return foreign(std::to_string(f.partitions.size()) + " partitions in a " + f.table_type + " partition table");
-    PartitionEntry const& p = f.partitions.front();
-    std::string const where = "partition " + std::to_string(p.number);
-    if (!p.content_error.empty()) return foreign(where + ": probe failed: " + p.content_error);
-    if (p.content_ambiguous) return foreign(where + ": ambiguous probe: more than one signature");
-    Signature const& c = p.content;
-    bool const is_fs = c.usage == "filesystem" && is_adoptable_filesystem(c.type);
-
-    if (f.table_type == "gpt" && p.name == kPartitionName) {
-      if (c.type.empty())
-        return {.kind = ContentKind::Ours,
-                .summary = "our " + where + " (" + kPartitionName + "), no filesystem yet",
-                .partition = p.number};
-      // We only ever make ext4 labelled kFilesystemLabel in it: anything else
-      // there (an older filesystem under a table we wrote) is not ours.
-      if (is_fs && c.type == "ext4" && c.label == kFilesystemLabel)
-        return {.kind = ContentKind::Ours,
-                .summary = "our " + where + " (" + kPartitionName + ") with " + c.type + " (UUID " + c.uuid + ")",
-                .partition = p.number,
-                .fs_type = c.type,
-                .fs_uuid = c.uuid};
-      return foreign("our " + where + " (" + kPartitionName + ") holds " + describe_signature(c) +
-                     (c.label.empty() ? std::string(" without a label") : " labelled \"" + c.label + "\"") +
-                     ", not the ext4 labelled " + kFilesystemLabel + " we make");
-    }
-    if (is_fs && is_linux_data_type(f.table_type, p.type))
-      return {.kind = ContentKind::ExistingFilesystem,
-              .summary = c.type + " filesystem on the only partition (" + std::to_string(p.number) + ", " +
-                         f.table_type + ") (UUID " + c.uuid + ")",
-              .partition = p.number,
-              .fs_type = c.type,
-              .fs_uuid = c.uuid};
-    std::string what = c.type.empty() ? "no recognised content" : describe_signature(c);
-    return foreign("the only " + where + " of a " + f.table_type + " table (type " + p.type +
-                   (p.name.empty() ? "" : ", name \"" + p.name + "\"") + ") holds " + what);
-  }
-
+  if (!f.whole.type.empty()) return classify_whole_disk(f);
+  if (!f.table_type.empty()) return classify_partitioned(f);
   if (std::string why = not_blank_because(f); !why.empty()) return foreign(why);
   return {.kind = ContentKind::Blank,
           .summary =
