@@ -39,12 +39,19 @@ endif()
 
 # clang-tidy checks the product code (libraries and executables); test code is
 # checked by the sanitizers instead. Findings fail the build (.clang-tidy).
+# A change to any .clang-tidy recompiles (and so re-checks) the code under it:
+# without this, an incremental build keeps objects checked under the old rules.
 if(COSMICAC_TIDY)
   find_program(CLANG_TIDY_EXE NAMES clang-tidy-14 clang-tidy REQUIRED)
+  file(GLOB_RECURSE COSMICAC_TIDY_CONFIGS CONFIGURE_DEPENDS
+    "${PROJECT_SOURCE_DIR}/.clang-tidy" "${PROJECT_SOURCE_DIR}/*/.clang-tidy")
+  list(FILTER COSMICAC_TIDY_CONFIGS EXCLUDE REGEX "/(build|_deps)[^/]*/")
 endif()
 function(cosmicac_tidy target)
   if(COSMICAC_TIDY)
     set_target_properties(${target} PROPERTIES CXX_CLANG_TIDY "${CLANG_TIDY_EXE};--quiet")
+    get_target_property(sources ${target} SOURCES)
+    set_property(SOURCE ${sources} TARGET_DIRECTORY ${target} APPEND PROPERTY OBJECT_DEPENDS ${COSMICAC_TIDY_CONFIGS})
   endif()
 endfunction()
 
