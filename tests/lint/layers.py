@@ -30,6 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "disk": {"common"},
     "registry": {"common", "engine"},
     "container": {"common", "engine"},
+    "gpu": {"common"},
     "agent": {"common", "config", "readiness", "engine", "disk", "registry", "container"},
     # The host tool, one library per concern: rendering (spec, render) never
     # reaches the cluster, cluster access knows no job spec, and only the
