@@ -18,10 +18,12 @@
 #include "common/log.hpp"
 #include "common/systemd_manager.hpp"
 #include "container/converge.hpp"
+#include "container/gpu.hpp"
 #include "disk/disk.hpp"
 #include "disk/mount_path.hpp"
 #include "engine/client.hpp"
 #include "engine/daemon.hpp"
+#include "engine/system.hpp"
 #include "readiness/event.hpp"
 #include "registry/cred_iso.hpp"
 #include "registry/pull.hpp"
@@ -131,6 +133,18 @@ Result<registry::PullResult> prepare_image(ModuleOptions const& opts, engine::Cl
   return pulled;
 }
 
+// The GPUs the container gets, before it starts: the driver's device nodes
+// (and dockerd's GPU support), then the health check (agent/gpu_health.hpp).
+Status check_gpus(ModuleOptions const& o, engine::Client& docker, readiness::Reporter& reporter) {
+  if (!o.gpu_health.enabled) return ok();
+  auto info = engine::system_info(docker);
+  if (!info) return info.error();
+  if (auto st = container::check_gpus_ready(*info, o.converge.gpu); !st) return st;
+  return check_gpu_health(o.gpu_health, [&](std::string const& m) {
+    reporter.publish(readiness::progress(Step::Container, "GPU health " + m));
+  });
+}
+
 }  // namespace
 
 int run_bootstrap(config::Settings const& s, Environment const& env, readiness::Reporter& reporter) {
@@ -149,7 +163,8 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
     return kExitFailed;
   }
 
-  auto info = step(reporter, Step::Container, [&] {
+  auto info = step(reporter, Step::Container, [&]() -> Result<container::ContainerInfo> {
+    if (auto gpus = check_gpus(opts, docker, reporter); !gpus) return gpus.error();
     container::ContainerSpec spec = opts.container;
     spec.image_id = image->image_id;
     spec.image_digest = image->repo_digest;

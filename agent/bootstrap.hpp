@@ -11,6 +11,8 @@ struct Environment {
   std::string fstab_path = "/etc/fstab";
   std::string sysfs_root = "/sys";
   std::string dev_root = "/dev";
+  std::string nvidia_smi = "nvidia-smi";  // the GPU health check's tool (a name in the system directories, or a path)
+  std::string kmsg_path = "/dev/kmsg";    // the kernel log, read for Xid errors
   std::string data_root = "/var/lib/cosmicac/data";                // disk/layout.hpp; "" keeps the earlier layout
   std::string instance_id_path = "/var/lib/cosmicac/instance-id";  // agent/store.hpp: this root disk's id
 };

@@ -31,7 +31,7 @@ ALLOWED: dict[str, set[str]] = {
     "registry": {"common", "engine"},
     "container": {"common", "engine"},
     "gpu": {"common"},
-    "agent": {"common", "config", "readiness", "engine", "disk", "registry", "container"},
+    "agent": {"common", "config", "readiness", "engine", "disk", "registry", "container", "gpu"},
     # The host tool, one library per concern: rendering (spec, render) never
     # reaches the cluster, cluster access knows no job spec, and only the
     # verbs bring the two together.
