@@ -16,6 +16,7 @@
 #include "agent/options.hpp"
 #include "agent/store.hpp"
 #include "common/log.hpp"
+#include "common/process.hpp"
 #include "common/systemd_manager.hpp"
 #include "container/converge.hpp"
 #include "container/gpu.hpp"
@@ -140,6 +141,12 @@ Status check_gpus(ModuleOptions const& o, engine::Client& docker, readiness::Rep
   auto info = engine::system_info(docker);
   if (!info) return info.error();
   if (auto st = container::check_gpus_ready(*info, o.converge.gpu); !st) return st;
+  // The driver's nodes are there (checked just above) but not its tools: a
+  // driver installed without its utilities, or the VM bed's stand-in nodes.
+  if (tool_path(o.gpu_health.measure.nvidia_smi).empty()) {
+    reporter.publish(readiness::progress(Step::Container, "GPU health not checked: nvidia-smi is not installed"));
+    return ok();
+  }
   return check_gpu_health(o.gpu_health, [&](std::string const& m) {
     reporter.publish(readiness::progress(Step::Container, "GPU health " + m));
   });
