@@ -856,3 +856,19 @@ TEST_CASE("kube_ops: get NAME with ../ or ? is refused before any request") {
   }
   CHECK(server.requests().empty());
 }
+
+TEST_CASE("kube_ops: an object's paths carry their query through api_path, each value escaped") {
+  Json const pvc{{"apiVersion", "v1"},
+                 {"kind", "PersistentVolumeClaim"},
+                 {"metadata", {{"namespace", "cosmic-ac"}, {"name", "job-data"}}}};
+  CHECK(object_path(pvc).value() == "/api/v1/namespaces/cosmic-ac/persistentvolumeclaims/job-data");
+  CHECK(object_path(pvc, {{"fieldManager", kFieldManager}, {"force", "true"}}).value() ==
+        "/api/v1/namespaces/cosmic-ac/persistentvolumeclaims/job-data?fieldManager=cosmicac-vmi&force=true");
+  CHECK(collection_path(pvc, {{"dryRun", "All"}, {"labelSelector", "a=b&c"}}).value() ==
+        "/api/v1/namespaces/cosmic-ac/persistentvolumeclaims?dryRun=All&labelSelector=a%3Db%26c");
+  Json bad = pvc;
+  bad["metadata"]["name"] = "../secrets/x";
+  CHECK_FALSE(object_path(bad, {{"dryRun", "All"}}));
+  bad["kind"] = "Unknown";
+  CHECK_FALSE(collection_path(bad));
+}
