@@ -336,9 +336,15 @@ void check_storage_class(KubeClient& client, DoctorRequest const& req, std::vect
                "install it (local-path-provisioner for local-path) or name another in the spec's storageClass"));
   if (r->status / 100 != 2)
     return out.push_back(unreadable("storageclass", "storageclass " + req.storage_class, r->status));
-  out.push_back(pass("storageclass", req.storage_class + " (provisioner " + string_at(r->body, {"provisioner"}, "?") +
-                                         ", volumeBindingMode " +
-                                         string_at(r->body, {"volumeBindingMode"}, "Immediate") + ")"));
+  // Not a failure: a data disk that never grows works; growing one is refused without it.
+  Json const& expansion = value_at(r->body, {"allowVolumeExpansion"});
+  bool const expandable = expansion.is_boolean() && expansion.get<bool>();
+  out.push_back(
+      pass("storageclass", req.storage_class + " (provisioner " + string_at(r->body, {"provisioner"}, "?") +
+                               ", volumeBindingMode " + string_at(r->body, {"volumeBindingMode"}, "Immediate") +
+                               (expandable ? ", volume expansion allowed"
+                                           : ", no volume expansion: a data disk cannot grow after it is made") +
+                               ")"));
 }
 
 // ---- namespace prerequisites

@@ -3,6 +3,7 @@
 #include "host/base/json_read.hpp"
 #include "host/base/rfc3339.hpp"
 #include "host/cluster/api_paths.hpp"
+#include "host/cluster/api_status.hpp"
 #include "host/verbs/kube_ops.hpp"
 #include "readiness/console_line.hpp"
 #include "readiness/terminal_text.hpp"
@@ -44,7 +45,7 @@ std::string status_text(HttpResponse const& r) {
   std::string reason = j ? string_at(*j, {"reason"}) : "", message = j ? string_at(*j, {"message"}) : "";
   std::string out = "HTTP " + std::to_string(r.status);
   if (!reason.empty()) out += " " + terminal_safe(reason);
-  if (!message.empty()) out += ": " + terminal_safe(message);
+  if (!message.empty()) out += ": " + server_text(message);
   return out;
 }
 

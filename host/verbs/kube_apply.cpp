@@ -1,5 +1,6 @@
 #include "common/secret.hpp"
 #include "host/base/json_read.hpp"
+#include "host/base/quantity.hpp"
 #include "host/verbs/kube_request.hpp"
 #include "readiness/terminal_text.hpp"
 
@@ -18,6 +19,8 @@ class Applier {
 
  private:
   Status look(Json const& o);
+  Status wait_terminated(Json const& o, std::string const& path, Json const& found);
+  Status check_claim_size(Json const& pvc);
   std::optional<Json> const& live(Json const& o) { return live_[describe(o)]; }
   Status check_immutable(Json const& vmi, std::vector<Json> const& owned);
   std::vector<std::string> spec_differences(Json const& vmi, Json const& live_vmi, std::vector<Json> const& owned);
@@ -65,7 +68,63 @@ Status Applier::look(Json const& o) {
   Json found = parse_body(*resp);
   if (auto label = missing_label(found, string_at(o, {"metadata", "labels", kJobLabel})); !label.empty())
     return not_ours(describe(o), label, "applies over and deletes");
+  if (!value_at(found, {"metadata", "deletionTimestamp"}).is_null()) return wait_terminated(o, *path, found);
   live_[describe(o)] = std::move(found);
+  return ok();
+}
+
+// An object being deleted (a `delete --wait=false` moments ago, a finalizer
+// holding it) is not "unchanged": what apply would hang on it (a DataVolume,
+// a Secret owned by a dying VMI) goes with it. Waited for, up to --timeout,
+// then treated as absent; or refused, naming what holds it.
+Status Applier::wait_terminated(Json const& o, std::string const& path, Json const& found) {
+  say_(describe(o) + " is being deleted: waiting until it is gone before applying");
+  std::vector<Pending> going{{describe(o), path, string_at(found, {"metadata", "uid"}), {}}};
+  if (auto st = wait_gone(client_, going, opts_.delete_timeout, opts_.poll, say_, "--timeout waits longer"); !st) {
+    HostError e = st.error();
+    e.message =
+        describe(o) + " is being deleted and apply waits until it is gone: " + e.message + "; nothing was applied";
+    return e;
+  }
+  live_[describe(o)] = std::nullopt;
+  return ok();
+}
+
+// A claim's storage request may only grow, only once the claim is bound, and
+// (admission's PersistentVolumeClaimResize) only when its StorageClass sets
+// allowVolumeExpansion. Each is said here, before anything is written,
+// instead of a 422 or 403 from the middle of an apply. The class is cluster-
+// scoped: an identity that cannot read it (the namespaced Role alone) leaves
+// that check to the server, whose refusal names it.
+Status Applier::check_claim_size(Json const& pvc) {
+  auto const& current = live(pvc);
+  if (!current) return ok();
+  std::string const want_text = string_at(pvc, {"spec", "resources", "requests", "storage"});
+  std::string const have_text = string_at(*current, {"spec", "resources", "requests", "storage"});
+  auto want = parse_quantity(want_text);
+  auto have = parse_quantity(have_text);
+  if (!want || !have || *want == *have) return ok();  // what cannot be compared, the server judges
+  std::string const what = describe(pvc) + " (the data disk) requests " + readiness::terminal_safe(have_text) +
+                           " and the spec asks for " + readiness::terminal_safe(want_text);
+  std::string const keep =
+      "; nothing was changed (dataDisk.size " + readiness::terminal_safe(have_text) + " applies as it is)";
+  if (*want < *have) return host_error(Errc::Conflict, what + ": a claim never shrinks" + keep);
+  std::string const phase = string_at(*current, {"status", "phase"});
+  if (phase != "Bound")
+    return host_error(Errc::Conflict,
+                      what + ", but it is " + (phase.empty() ? "not bound" : readiness::terminal_safe(phase)) +
+                          ": a claim can grow only once it is bound to a volume; apply again when it is Bound" + keep);
+  std::string const class_name = string_at(*current, {"spec", "storageClassName"});
+  auto path = api_path(api::kStorageClasses, {}, class_name);
+  if (class_name.empty() || !path) return ok();
+  auto resp = client_.request("GET", *path);
+  if (!resp) return resp.error();
+  if (resp->status != 200) return ok();
+  if (value_at(parse_body(*resp), {"allowVolumeExpansion"}) != Json(true))
+    return host_error(Errc::Conflict, what + ", but its StorageClass " + readiness::terminal_safe(class_name) +
+                                          " does not set allowVolumeExpansion: the claim cannot grow (the cluster's "
+                                          "administrator can allow it on the class)" +
+                                          keep);
   return ok();
 }
 
@@ -309,6 +368,9 @@ Result<std::vector<ApplyResult>> Applier::run(std::vector<Json> const& objects) 
     for (auto const& o : *group)
       if (o.value("kind", "") != "Secret")
         if (auto st = look(o); !st) return st.error();
+  for (auto const& o : others)
+    if (o.value("kind", "") == "PersistentVolumeClaim")
+      if (auto st = check_claim_size(o); !st) return st.error();
   if (vmi)
     if (auto st = check_immutable(*vmi, owned); !st) return failed(st.error());
   for (auto const& o : others)

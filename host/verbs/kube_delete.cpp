@@ -46,7 +46,7 @@ std::string secret_probe(std::string const& ns, std::string const& name) {
 }
 
 Status wait_gone(KubeClient& client, std::vector<Pending> pending, std::chrono::milliseconds timeout,
-                 std::chrono::milliseconds poll, Say const& say) {
+                 std::chrono::milliseconds poll, Say const& say, char const* hint) {
   auto const deadline = std::chrono::steady_clock::now() + timeout;
   std::string holding;
   for (;;) {
@@ -82,7 +82,7 @@ Status wait_gone(KubeClient& client, std::vector<Pending> pending, std::chrono::
     if (left.empty()) return ok();
     if (std::chrono::steady_clock::now() >= deadline)
       return host_error(Errc::Timeout, "still terminating after " + std::to_string(timeout.count() / 1000) +
-                                           " s: " + holding + " (--timeout waits longer; --wait=false does not wait)");
+                                           " s: " + holding + " (" + hint + ")");
     pending = std::move(left);
     std::this_thread::sleep_for(poll);
   }

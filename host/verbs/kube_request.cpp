@@ -1,6 +1,7 @@
 #include "host/verbs/kube_request.hpp"
 
 #include "host/base/json_read.hpp"
+#include "host/cluster/api_status.hpp"
 #include "readiness/terminal_text.hpp"
 
 namespace cosmicac::host {
@@ -67,7 +68,7 @@ std::string forbidden_hint(std::string const& status_message) {
 
 HostError api_error(std::string const& what, HttpResponse const& resp) {
   Json const status = parse_body(resp);
-  std::string msg = readiness::terminal_safe(string_at(status, {"message"}));
+  std::string msg = status_message(resp);
   std::string reason = readiness::terminal_safe(string_at(status, {"reason"}));
   std::string detail =
       "HTTP " + std::to_string(resp.status) + (reason.empty() ? "" : " " + reason) + (msg.empty() ? "" : ": " + msg);
@@ -75,7 +76,7 @@ HostError api_error(std::string const& what, HttpResponse const& resp) {
   // say each unless the message already does.
   for (auto const& c : array_at(status, {"details", "causes"})) {
     std::string field = readiness::terminal_safe(string_at(c, {"field"}));
-    std::string cause = readiness::terminal_safe(string_at(c, {"message"}));
+    std::string cause = server_text(string_at(c, {"message"}));
     if (cause.empty() || msg.find(cause) != std::string::npos) continue;
     detail += "; " + (field.empty() ? "" : field + ": ") + cause;
   }

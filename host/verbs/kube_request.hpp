@@ -55,8 +55,10 @@ struct Pending {
 };
 
 // Polls until each object is 404 (or, a Secret, until a dry-run create of its
-// name no longer conflicts).
+// name no longer conflicts). After `timeout`, an error naming what is left, its
+// finalizers, and `hint` (what the caller's flags can do about it).
 Status wait_gone(KubeClient& client, std::vector<Pending> pending, std::chrono::milliseconds timeout,
-                 std::chrono::milliseconds poll, Say const& say);
+                 std::chrono::milliseconds poll, Say const& say,
+                 char const* hint = "--timeout waits longer; --wait=false does not wait");
 
 }  // namespace cosmicac::host

@@ -41,6 +41,7 @@ KINDS = {
     "ConfigMap": ("/api/v1", "configmaps", True),
     "Pod": ("/api/v1", "pods", True),
     "PersistentVolumeClaim": ("/api/v1", "persistentvolumeclaims", True),
+    "PersistentVolume": ("/api/v1", "persistentvolumes", False),
     "Role": ("/apis/rbac.authorization.k8s.io/v1", "roles", True),
     "RoleBinding": ("/apis/rbac.authorization.k8s.io/v1", "rolebindings", True),
     "ClusterRole": ("/apis/rbac.authorization.k8s.io/v1", "clusterroles", False),

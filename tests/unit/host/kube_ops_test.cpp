@@ -294,23 +294,78 @@ TEST_CASE("kube_ops: --dry-run=server sends dryRun=All on every write and change
   CHECK_FALSE(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));
 }
 
-TEST_CASE("kube_ops: the data PVC may grow (server-side apply); shrinking is the API server's 422 with its cause") {
+// The stand-in keeps a claim as it was written (no status): bound here by hand,
+// as the PV binder would.
+void bind_claim(test::ApiServerStandIn& server, std::string const& pvc) {
+  json bound = server.get(pvc);
+  bound["status"]["phase"] = "Bound";
+  server.put(pvc, bound);
+}
+
+TEST_CASE(
+    "kube_ops: the data PVC grows once bound (server-side apply); a shrink, an unbound claim and a class without "
+    "expansion are refused before any write") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   auto spec = example();
   REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
   std::string const pvc = std::string(kPvcPath) + "/llama-70b-0-data";
-  std::string const size = spec.data_disk->size;
+  auto storage = [&] { return server.get(pvc)["spec"]["resources"]["requests"]["storage"].get<std::string>(); };
+  std::string const size = storage();
+  auto refused = [&](std::string const& new_size, std::string const& why) {
+    spec.data_disk->size = new_size;
+    std::size_t const before = server.requests().size();
+    auto res = apply_objects(client, render_manifests(spec), fast_apply(), quiet);
+    REQUIRE_FALSE(res);
+    INFO(res.error().message);
+    CHECK(res.error().message.find("PersistentVolumeClaim cosmic-ac/llama-70b-0-data (the data disk) requests ") == 0);
+    CHECK(res.error().message.find(why) != std::string::npos);
+    CHECK(res.error().message.find("nothing was changed") != std::string::npos);
+    auto reqs = server.requests();
+    for (std::size_t i = before; i < reqs.size(); ++i) CHECK(reqs[i].rfind("GET ", 0) == 0);  // reads only
+  };
+  refused("4Ti", "but it is not bound: a claim can grow only once it is bound");
+  bind_claim(server, pvc);
+  refused("100Gi", "a claim never shrinks");
+  server.put("/apis/storage.k8s.io/v1/storageclasses/local-path",
+             {{"apiVersion", "storage.k8s.io/v1"}, {"kind", "StorageClass"}, {"metadata", {{"name", "local-path"}}}});
+  refused("4Ti", "its StorageClass local-path does not set allowVolumeExpansion");
+  CHECK(storage() == size);
+  json cls = server.get("/apis/storage.k8s.io/v1/storageclasses/local-path");
+  cls["allowVolumeExpansion"] = true;
+  server.put("/apis/storage.k8s.io/v1/storageclasses/local-path", cls);
   spec.data_disk->size = "4Ti";
   REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
-  CHECK(server.get(pvc)["spec"]["resources"]["requests"]["storage"] == "4Ti");
-  spec.data_disk->size = "200Gi";
-  auto res = apply_objects(client, render_manifests(spec), fast_apply(), quiet);
+  CHECK(storage() == "4Ti");
+}
+
+TEST_CASE("kube_ops: apply waits for a VMI being deleted, then creates it anew; past --timeout it refuses, naming it") {
+  auto spec = example();
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  std::string const vmi = std::string(kVmiPath) + "/llama-70b-0";
+  std::string const old_uid = server.get(vmi)["metadata"]["uid"];
+  json held = server.get(vmi);
+  held["metadata"]["finalizers"] = json::array({"kubevirt.io/virtualMachineControllerFinalize"});
+  server.put(vmi, held);
+  DeleteOptions no_wait = fast_delete();
+  no_wait.wait = false;
+  REQUIRE(execute_delete(client, plan_delete(spec, false), no_wait, quiet));
+  REQUIRE(server.get(vmi)["metadata"].contains("deletionTimestamp"));
+  ApplyOptions brief = fast_apply();
+  brief.delete_timeout = 300ms;
+  auto res = apply_objects(client, render_manifests(spec), brief, quiet);
   REQUIRE_FALSE(res);
-  CHECK(res.error().message.find("applying PersistentVolumeClaim cosmic-ac/llama-70b-0-data: HTTP 422 Invalid") == 0);
-  CHECK(res.error().message.find("field can not be less than previous value") != std::string::npos);
-  CHECK(server.get(pvc)["spec"]["resources"]["requests"]["storage"] == "4Ti");
-  CHECK(server.has(std::string(kVmiPath) + "/llama-70b-0"));  // nothing this run created: nothing deleted
+  INFO(res.error().message);
+  CHECK(res.error().message.find("VirtualMachineInstance cosmic-ac/llama-70b-0 is being deleted") == 0);
+  CHECK(res.error().message.find("kubevirt.io/virtualMachineControllerFinalize") != std::string::npos);
+  CHECK(res.error().message.find("nothing was applied") != std::string::npos);
+  CHECK(server.get(vmi)["metadata"]["uid"] == old_uid);
+  server.remove_finalizers(vmi);
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  CHECK(server.get(vmi)["metadata"]["uid"] != old_uid);
+  CHECK_FALSE(server.get(vmi)["metadata"].contains("deletionTimestamp"));
 }
 
 TEST_CASE("kube_ops: a field another manager owns is a conflict naming it; --force-conflicts takes it") {
@@ -323,6 +378,7 @@ TEST_CASE("kube_ops: a field another manager owns is a conflict naming it; --for
   auto made = client.request("POST", std::string(kPvcPath) + "?fieldManager=kubectl-edit", pvc.dump());
   REQUIRE(made);
   REQUIRE(made->status == 201);
+  bind_claim(server, std::string(kPvcPath) + "/llama-70b-0-data");  // it may grow
   auto res = apply_objects(client, objs, fast_apply(), quiet);
   REQUIRE_FALSE(res);
   INFO(res.error().message);
