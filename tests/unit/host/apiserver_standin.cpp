@@ -604,10 +604,6 @@ void ApiServerStandIn::remove_finalizers(std::string const& object_path) {
   if (auto it = objects_.find(object_path); it != objects_.end()) it->second["metadata"].erase("finalizers");
 }
 
-// One step of the garbage collector (mu_ held): a terminating object whose
-// only finalizer is foregroundDeletion loses its dependents, then (a later
-// step) goes itself; a terminating object without finalizers goes; an object
-// whose owners are all gone goes (background propagation).
 // The PVC-protection controller: a terminating claim no pod mounts loses its
 // finalizer.
 void ApiServerStandIn::release_unused_claim(std::string const& path, json& claim) const {
@@ -642,6 +638,10 @@ json ApiServerStandIn::with_managed_fields(std::string const& path, json obj) co
   return obj;
 }
 
+// One step of the garbage collector (mu_ held): a terminating object whose
+// only finalizer is foregroundDeletion loses its dependents, then (a later
+// step) goes itself; a terminating object without finalizers goes; an object
+// whose owners are all gone goes (background propagation).
 void ApiServerStandIn::collect_garbage() {
   std::set<std::string> uids;
   for (auto const& [p, o] : objects_) uids.insert(o.value("metadata", json::object()).value("uid", ""));
@@ -703,19 +703,16 @@ std::string ApiServerStandIn::strict_check(std::string const& target, nlohmann::
     auto const& md = obj.value("metadata", json::object());
     std::string field = unknown.front().substr(15);  // unknown field "a.b"
     field = field.substr(0, field.size() - 1);
-    std::string api_version = obj.value("apiVersion", "");
-    auto slash = api_version.find('/');
-    return http_response(500,
-                         json{{"kind", "Status"},
-                              {"apiVersion", "v1"},
-                              {"metadata", json::object()},
-                              {"status", "Failure"},
-                              {"message", "failed to create typed patch object (" + md.value("namespace", "") + "/" +
-                                              md.value("name", "") + "; " + api_version.substr(0, slash) + "/" +
-                                              api_version.substr(slash + 1) + ", Kind=" + obj.value("kind", "") +
-                                              "): ." + field + ": field not declared in schema"},
-                              {"code", 500}}
-                             .dump());
+    return http_response(500, json{{"kind", "Status"},
+                                   {"apiVersion", "v1"},
+                                   {"metadata", json::object()},
+                                   {"status", "Failure"},
+                                   {"message", "failed to create typed patch object (" + md.value("namespace", "") +
+                                                   "/" + md.value("name", "") + "; " + obj.value("apiVersion", "") +
+                                                   ", Kind=" + obj.value("kind", "") + "): ." + field +
+                                                   ": field not declared in schema"},
+                                   {"code", 500}}
+                                  .dump());
   }
   if (!unknown.empty()) {
     std::string msg = "strict decoding error: ";
