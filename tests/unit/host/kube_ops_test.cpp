@@ -820,7 +820,7 @@ TEST_CASE("kube_ops: delete sends the uid it read as a precondition: an object r
   CHECK(
       st.error().message ==
       "deleting PersistentVolumeClaim cosmic-ac/llama-70b-0-data: HTTP 409 Conflict: Operation cannot be fulfilled on "
-      "PersistentVolumeClaim \\\"llama-70b-0-data\\\": the UID in the precondition (" +
+      "PersistentVolumeClaim \"llama-70b-0-data\": the UID in the precondition (" +
           read_uid +
           ") does not match the UID in record (uid-created-again). The object might have been deleted and then "
           "recreated "
