@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -459,64 +460,73 @@ std::string json_syntax_error(std::string_view what) {
   return " " + place + ": invalid JSON: " + readiness::terminal_safe(what);
 }
 
-}  // namespace
+// The parser's callback: it sees every key of every object at any depth, and
+// throws at the second of two equal keys of one object, naming its path.
+class DuplicateKeys {
+ public:
+  explicit DuplicateKeys(std::string_view origin) : origin_(origin) {}
 
-Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin) {
-  std::size_t first = text.find_first_not_of(" \t\r\n");
-  // JSON may be indented with tabs, which YAML forbids: read JSON as JSON.
-  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
-    try {
-      // nlohmann keeps the last of two equal keys; YAML refuses them, and so
-      // must JSON: {"memory": "1Gi", "memory": "512Gi"} is a mistake either way.
-      // The callback sees every key of every object at any depth.
-      std::vector<std::set<std::string>> keys;  // one set per open object or array (arrays: unused)
-      std::vector<std::string> where;           // the path to the open container, for the message
-      std::string pending_key;
-      auto no_duplicates = [&](int /*depth*/, nlohmann::json::parse_event_t event, Json& parsed) {
-        using E = nlohmann::json::parse_event_t;
-        switch (event) {
-          case E::object_start:
-          case E::array_start:
-            where.push_back(pending_key);
-            pending_key.clear();
-            keys.emplace_back();
-            break;
-          case E::object_end:
-          case E::array_end:
-            keys.pop_back();
-            where.pop_back();
-            pending_key.clear();
-            break;
-          case E::key: {
-            std::string const key = parsed.get<std::string>();
-            if (!keys.back().insert(key).second) {
-              std::string path;
-              for (std::size_t i = 1; i < where.size(); ++i)
-                if (!where[i].empty()) path += where[i] + ".";
-              throw HostErrorException(host_error(Errc::Spec, readiness::terminal_safe(origin) + ": duplicate key '" +
-                                                                  readiness::terminal_safe(path + key) + "'"));
-            }
-            pending_key = key;
-            break;
-          }
-          case E::value: pending_key.clear(); break;
-        }
-        return true;
-      };
-      Json value = Json::parse(text.begin(), text.end(), no_duplicates);  // iterative: any depth parses
-      if (deeper_than(value, kMaxDepth))
-        return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": nested deeper than " +
-                                          std::to_string(kMaxDepth) + " levels");
-      return value;
-    } catch (nlohmann::json::parse_error const& e) {
-      return host_error(Errc::Spec, readiness::terminal_safe(origin) + json_syntax_error(e.what()));
-    } catch (nlohmann::json::exception const&) {  // out_of_range: its message quotes the number
-      return host_error(Errc::Spec, readiness::terminal_safe(origin) +
-                                        ": invalid JSON: number overflow (a number past a double's range)");
-    } catch (HostErrorException const& e) {
-      return e.error;
+  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, Json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (event) {
+      case E::object_start:
+      case E::array_start:
+        where_.push_back(pending_key_);
+        pending_key_.clear();
+        keys_.emplace_back();
+        break;
+      case E::object_end:
+      case E::array_end:
+        keys_.pop_back();
+        where_.pop_back();
+        pending_key_.clear();
+        break;
+      case E::key: key(parsed.get<std::string>()); break;
+      case E::value: pending_key_.clear(); break;
     }
+    return true;
   }
+
+ private:
+  void key(std::string const& key) {
+    if (!keys_.back().insert(key).second) {
+      std::string path;
+      for (std::size_t i = 1; i < where_.size(); ++i)
+        if (!where_[i].empty()) path += where_[i] + ".";
+      throw HostErrorException(host_error(Errc::Spec, readiness::terminal_safe(origin_) + ": duplicate key '" +
+                                                          readiness::terminal_safe(path + key) + "'"));
+    }
+    pending_key_ = key;
+  }
+
+  std::string_view origin_;
+  std::vector<std::set<std::string>> keys_;  // one set per open object or array (arrays: unused)
+  std::vector<std::string> where_;           // the path to the open container, for the message
+  std::string pending_key_;
+};
+
+// JSON text, strictly: nlohmann keeps the last of two equal keys; YAML
+// refuses them, and so must JSON: {"memory": "1Gi", "memory": "512Gi"} is a
+// mistake either way.
+Result<Json> parse_json_document(std::string_view text, std::string_view origin) {
+  try {
+    DuplicateKeys no_duplicates{origin};
+    Json value = Json::parse(text.begin(), text.end(), std::ref(no_duplicates));  // iterative: any depth parses
+    if (deeper_than(value, kMaxDepth))
+      return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": nested deeper than " +
+                                        std::to_string(kMaxDepth) + " levels");
+    return value;
+  } catch (nlohmann::json::parse_error const& e) {
+    return host_error(Errc::Spec, readiness::terminal_safe(origin) + json_syntax_error(e.what()));
+  } catch (nlohmann::json::exception const&) {  // out_of_range: its message quotes the number
+    return host_error(Errc::Spec, readiness::terminal_safe(origin) +
+                                      ": invalid JSON: number overflow (a number past a double's range)");
+  } catch (HostErrorException const& e) {
+    return e.error;
+  }
+}
+
+Result<Json> parse_yaml_document(std::string_view text, std::string_view origin) {
   // yaml-cpp passes any bytes through; JSON (and so everything we render) needs UTF-8.
   if (!config::valid_utf8(text))
     return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": not valid UTF-8 (YAML and JSON text must be)");
@@ -538,6 +548,16 @@ Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin) 
   } catch (HostErrorException const& e) {
     return e.error;
   }
+}
+
+}  // namespace
+
+Result<Json> parse_yaml_or_json(std::string_view text, std::string_view origin) {
+  std::size_t first = text.find_first_not_of(" \t\r\n");
+  // JSON may be indented with tabs, which YAML forbids: read JSON as JSON.
+  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '['))
+    return parse_json_document(text, origin);
+  return parse_yaml_document(text, origin);
 }
 
 std::string to_yaml(Json const& value) {

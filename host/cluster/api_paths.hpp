@@ -41,6 +41,9 @@ inline constexpr ApiResource kSelfSubjectAccessReviews{"authorization.k8s.io", "
                                                        "SelfSubjectAccessReview", false};
 }  // namespace api
 
+// The API server's version (a path outside the resource tree).
+inline constexpr const char* kVersionPath = "/version";
+
 // The resource of an object's apiVersion and kind ("v1", "Secret"), or null.
 ApiResource const* find_resource(std::string_view api_version, std::string_view kind);
 

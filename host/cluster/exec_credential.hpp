@@ -31,9 +31,6 @@ struct ExecCredential {
 // (it may hold a token): they say what is missing or wrong.
 Result<ExecCredential> parse_exec_credential(std::string_view json, std::string const& expected_api_version);
 
-// RFC 3339 ("2006-01-02T15:04:05Z", fractions and offsets allowed).
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text);
-
 // The ExecCredential request the plugin gets in KUBERNETES_EXEC_INFO.
 std::string exec_info_json(ExecPluginConfig const& cfg, bool interactive, ClusterAccess const& cluster);
 

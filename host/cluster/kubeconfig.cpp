@@ -100,7 +100,10 @@ std::string base64_encode(std::string_view bytes) {
   return out;
 }
 
-Result<ClusterAccess> resolve_kubeconfig(std::vector<KubeconfigFile> const& files, std::string const& context) {
+namespace {
+
+// Every file's clusters, users and contexts, merged in order.
+Result<Merged> merge_files(std::vector<KubeconfigFile> const& files) {
   Merged m;
   for (auto const& f : files) {
     auto doc = parse_yaml_or_json(f.text, f.path);
@@ -115,6 +118,34 @@ Result<ClusterAccess> resolve_kubeconfig(std::vector<KubeconfigFile> const& file
       if (!st) return st.error();
     }
   }
+  return m;
+}
+
+// The cluster entry: its server and TLS material into `a`.
+Status resolve_cluster(Named const& cluster, std::string const& name, ClusterAccess& a) {
+  Json const& cl = cluster.value;
+  std::string const& file = cluster.file;
+  a.server = str_field(cl, "server");
+  if (a.server.empty()) return bad(file + ": cluster '" + name + "' has no server");
+  while (!a.server.empty() && a.server.back() == '/') a.server.pop_back();
+  a.insecure_skip_tls_verify = bool_field(cl, "insecure-skip-tls-verify");
+  a.tls_server_name = str_field(cl, "tls-server-name");
+  if (auto d = str_field(cl, "certificate-authority-data"); !d.empty()) {
+    auto pem = base64_decode(d);
+    if (!pem) return bad(file + ": cluster '" + name + "': certificate-authority-data: " + pem.error().message);
+    a.ca_pem = *pem;
+  } else if (auto p = str_field(cl, "certificate-authority"); !p.empty()) {
+    a.ca_file = resolve_relative(p, file);
+  }
+  return ok();
+}
+
+}  // namespace
+
+Result<ClusterAccess> resolve_kubeconfig(std::vector<KubeconfigFile> const& files, std::string const& context) {
+  auto merged = merge_files(files);
+  if (!merged) return merged.error();
+  Merged const& m = *merged;
   std::string all_files;
   for (auto const& f : files) all_files += (all_files.empty() ? "" : ":") + f.path;
 
@@ -130,25 +161,11 @@ Result<ClusterAccess> resolve_kubeconfig(std::vector<KubeconfigFile> const& file
   if (cl_it == m.clusters.end())
     return bad("kubeconfig " + all_files + ": context '" + ctx_name + "' names cluster '" + cluster_name +
                "', which is not defined");
-  Json const& cl = cl_it->second.value;
-  std::string const& cl_file = cl_it->second.file;
 
   ClusterAccess a;
   a.origin = readiness::terminal_safe("kubeconfig " + all_files + ", context " + ctx_name);  // shown in errors
   if (auto ns = str_field(ctx, "namespace"); !ns.empty()) a.default_namespace = ns;
-  a.server = str_field(cl, "server");
-  if (a.server.empty()) return bad(cl_file + ": cluster '" + cluster_name + "' has no server");
-  while (!a.server.empty() && a.server.back() == '/') a.server.pop_back();
-  a.insecure_skip_tls_verify = bool_field(cl, "insecure-skip-tls-verify");
-  a.tls_server_name = str_field(cl, "tls-server-name");
-  if (auto d = str_field(cl, "certificate-authority-data"); !d.empty()) {
-    auto pem = base64_decode(d);
-    if (!pem)
-      return bad(cl_file + ": cluster '" + cluster_name + "': certificate-authority-data: " + pem.error().message);
-    a.ca_pem = *pem;
-  } else if (auto p = str_field(cl, "certificate-authority"); !p.empty()) {
-    a.ca_file = resolve_relative(p, cl_file);
-  }
+  if (auto st = resolve_cluster(cl_it->second, cluster_name, a); !st) return st.error();
 
   if (!user_name.empty()) {
     auto us_it = m.users.find(user_name);

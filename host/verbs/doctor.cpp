@@ -1,5 +1,6 @@
 #include "host/verbs/doctor.hpp"
 
+#include "host/base/json_read.hpp"
 #include "host/base/quantity.hpp"
 #include "host/cluster/api_paths.hpp"
 #include "host/render/vmi_resources.hpp"
@@ -38,34 +39,15 @@ Result<Reply> get(KubeClient& client, Result<std::string> const& path) {
   if (!r) return r.error();
   Reply out{r->status, Json()};
   if (r->status / 100 == 2) {
-    try {
-      out.body = Json::parse(r->body);
-    } catch (Json::exception const&) {
-      out.status = -1;
-    }
+    if (auto body = parse_json(r->body)) out.body = std::move(*body);
+    else out.status = -1;
   }
   return out;
 }
 
-Json const* dig(Json const& j, std::initializer_list<const char*> keys) {
-  Json const* p = &j;
-  for (const char* k : keys) {
-    if (!p->is_object()) return nullptr;
-    auto it = p->find(k);
-    if (it == p->end() || it->is_null()) return nullptr;
-    p = &*it;
-  }
-  return p;
-}
-
-std::string str_at(Json const& j, std::initializer_list<const char*> keys, std::string const& fallback = {}) {
-  Json const* v = dig(j, keys);
-  return v && v->is_string() ? v->get<std::string>() : fallback;
-}
-
 // nullopt: no such condition.
 std::optional<bool> condition(Json const& obj, std::string const& type) {
-  Json const* conds = dig(obj, {"status", "conditions"});
+  Json const* conds = find_at(obj, {"status", "conditions"});
   if (!conds || !conds->is_array()) return std::nullopt;
   for (auto const& c : *conds)
     if (c.is_object() && c.value("type", "") == type) return c.value("status", "") == "True";
@@ -114,7 +96,7 @@ std::string amount_text(std::string const& resource, long double v) {
 }
 
 long double allocatable(Json const& node, std::string const& resource) {
-  Json const* a = dig(node, {"status", "allocatable", resource.c_str()});
+  Json const* a = find_at(node, {"status", "allocatable", resource.c_str()});
   if (!a) return 0;
   std::string text = a->is_string() ? a->get<std::string>() : a->dump();
   auto q = parse_quantity(text);
@@ -124,7 +106,7 @@ long double allocatable(Json const& node, std::string const& resource) {
 
 bool node_ready(Json const& node) { return condition(node, "Ready").value_or(false); }
 bool node_schedulable(Json const& node) {
-  Json const* u = dig(node, {"spec", "unschedulable"});
+  Json const* u = find_at(node, {"spec", "unschedulable"});
   return !(u && u->is_boolean() && u->get<bool>());
 }
 
@@ -149,6 +131,62 @@ std::vector<std::string> shortfall(Json const& node, std::map<std::string, long 
   return s;
 }
 
+void check_node_readiness(std::vector<Json> const& nodes, std::vector<Check>& out) {
+  std::vector<std::string> ready, not_ready;
+  for (auto const& n : nodes) (node_ready(n) ? ready : not_ready).push_back(string_at(n, {"metadata", "name"}, "?"));
+  if (nodes.empty()) out.push_back(failed("nodes", "no nodes", "join nodes to the cluster"));
+  else if (!not_ready.empty())
+    out.push_back(
+        failed("nodes", std::to_string(ready.size()) + " Ready, not Ready: " + join(not_ready),
+               "kubectl describe node " + not_ready.front() + " (kubelet, container runtime, network plugin)"));
+  else out.push_back(pass("nodes", std::to_string(ready.size()) + " Ready"));
+}
+
+// What a GPU node advertises of the device resources (those asked for
+// included, at 0 when it has none), then its cpu, memory and hugepages; empty
+// when the node has no nvidia.com/ resource.
+std::string gpu_node_detail(Json const& n, std::set<std::string> const& wanted_devices) {
+  std::vector<std::string> devices;
+  Json const& advertised = object_at(n, {"status", "allocatable"});
+  for (auto it = advertised.begin(); it != advertised.end(); ++it)
+    if (is_device_resource(it.key()) && allocatable(n, it.key()) > 0)
+      devices.push_back(it.key() + "=" + amount_text(it.key(), allocatable(n, it.key())));
+  for (auto const& w : wanted_devices)
+    if (allocatable(n, w) == 0) devices.push_back(w + "=0");
+  bool const gpu_node = std::any_of(devices.begin(), devices.end(), [](std::string const& d) {
+    return d.rfind("nvidia.com/", 0) == 0 && d.substr(d.size() - 2) != "=0";
+  });
+  if (!gpu_node) return {};
+  std::string detail = join(devices, " ");
+  for (const char* res : {"cpu", "memory", "hugepages-1Gi", "hugepages-2Mi"})
+    if (allocatable(n, res) > 0) detail += std::string(" ") + res + "=" + amount_text(res, allocatable(n, res));
+  return detail;
+}
+
+// The GPU node closest to holding the launcher pod: none when one holds it.
+struct BestFit {
+  bool fits = false;
+  std::string node;                    // the closest, when none fits
+  std::vector<std::string> shortfall;  // what it lacks
+};
+
+void check_capacity(std::map<std::string, long double> const& want, BestFit const& best, std::vector<Check>& out) {
+  std::vector<std::string> asked;
+  asked.reserve(want.size());
+  for (auto const& [res, amount] : want) asked.push_back(res + "=" + amount_text(res, amount));
+  std::string const what = "the VMI's launcher pod (" + join(asked, " ") + ")";
+  if (best.fits)
+    out.push_back(pass("capacity", "a Ready node can hold " + what + " (allocatable, before what runs there)"));
+  else if (best.node.empty())
+    out.push_back(failed("capacity", "no Ready, schedulable GPU node for " + what,
+                         "bring a GPU node back (kubectl uncordon / fix its kubelet)"));
+  else
+    out.push_back(failed("capacity",
+                         "no node can hold " + what + "; closest: " + best.node + ", short of " + join(best.shortfall),
+                         "ask for less (cpu, memory, gpu.count), or give the node what it lacks (hugepages: boot "
+                         "the host with hugepagesz=1G hugepages=N; devices: permittedHostDevices)"));
+}
+
 void check_nodes(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
   auto r = get(client, api_path(api::kNodes, {}));
   if (!r) return out.push_back(unknown("nodes", "not checked: " + r.error().message));
@@ -157,19 +195,9 @@ void check_nodes(KubeClient& client, DoctorRequest const& req, std::vector<Check
     out.push_back(unknown("capacity", "not checked: needs the node list"));
     return;
   }
-  Json const* items = dig(r->body, {"items"});
-  std::vector<Json> nodes;
-  if (items && items->is_array())
-    for (auto const& n : *items) nodes.push_back(n);
-
-  std::vector<std::string> ready, not_ready;
-  for (auto const& n : nodes) (node_ready(n) ? ready : not_ready).push_back(str_at(n, {"metadata", "name"}, "?"));
-  if (nodes.empty()) out.push_back(failed("nodes", "no nodes", "join nodes to the cluster"));
-  else if (!not_ready.empty())
-    out.push_back(
-        failed("nodes", std::to_string(ready.size()) + " Ready, not Ready: " + join(not_ready),
-               "kubectl describe node " + not_ready.front() + " (kubelet, container runtime, network plugin)"));
-  else out.push_back(pass("nodes", std::to_string(ready.size()) + " Ready"));
+  Json const& items = array_at(r->body, {"items"});
+  std::vector<Json> const nodes(items.begin(), items.end());
+  check_node_readiness(nodes, out);
 
   auto const want = requested(req);
   std::set<std::string> wanted_devices;
@@ -178,33 +206,19 @@ void check_nodes(KubeClient& client, DoctorRequest const& req, std::vector<Check
 
   // One line per GPU node: what it advertises of the device resources.
   int gpu_nodes = 0;
-  std::string best_node;
-  std::vector<std::string> best_short;
-  bool fits = false;
+  BestFit best;
   for (auto const& n : nodes) {
-    std::string const name = str_at(n, {"metadata", "name"}, "?");
-    std::vector<std::string> devices;
-    if (Json const* alloc = dig(n, {"status", "allocatable"}); alloc && alloc->is_object())
-      for (auto it = alloc->begin(); it != alloc->end(); ++it)
-        if (is_device_resource(it.key()) && allocatable(n, it.key()) > 0)
-          devices.push_back(it.key() + "=" + amount_text(it.key(), allocatable(n, it.key())));
-    for (auto const& w : wanted_devices)
-      if (allocatable(n, w) == 0) devices.push_back(w + "=0");
-    bool const gpu_node = std::any_of(devices.begin(), devices.end(), [](std::string const& d) {
-      return d.rfind("nvidia.com/", 0) == 0 && d.substr(d.size() - 2) != "=0";
-    });
-    if (!gpu_node) continue;
+    std::string const detail = gpu_node_detail(n, wanted_devices);
+    if (detail.empty()) continue;
     ++gpu_nodes;
-    std::string detail = join(devices, " ");
-    for (const char* res : {"cpu", "memory", "hugepages-1Gi", "hugepages-2Mi"})
-      if (allocatable(n, res) > 0) detail += std::string(" ") + res + "=" + amount_text(res, allocatable(n, res));
+    std::string const name = string_at(n, {"metadata", "name"}, "?");
     out.push_back(pass("gpu node " + name, detail));
     if (want.empty() || !node_ready(n) || !node_schedulable(n)) continue;
     auto s = shortfall(n, want);
-    if (s.empty()) fits = true;
-    else if (best_node.empty() || s.size() < best_short.size()) {
-      best_node = name;
-      best_short = s;
+    if (s.empty()) best.fits = true;
+    else if (best.node.empty() || s.size() < best.shortfall.size()) {
+      best.node = name;
+      best.shortfall = s;
     }
   }
   if (gpu_nodes == 0) {
@@ -213,65 +227,31 @@ void check_nodes(KubeClient& client, DoctorRequest const& req, std::vector<Check
                          "them) and bind them to vfio-pci on the hosts"));
     return;
   }
-  if (want.empty()) return;
-  std::vector<std::string> asked;
-  asked.reserve(want.size());
-  for (auto const& [res, amount] : want) asked.push_back(res + "=" + amount_text(res, amount));
-  std::string const what = "the VMI's launcher pod (" + join(asked, " ") + ")";
-  if (fits) out.push_back(pass("capacity", "a Ready node can hold " + what + " (allocatable, before what runs there)"));
-  else if (best_node.empty())
-    out.push_back(failed("capacity", "no Ready, schedulable GPU node for " + what,
-                         "bring a GPU node back (kubectl uncordon / fix its kubelet)"));
-  else
-    out.push_back(failed("capacity",
-                         "no node can hold " + what + "; closest: " + best_node + ", short of " + join(best_short),
-                         "ask for less (cpu, memory, gpu.count), or give the node what it lacks (hugepages: boot "
-                         "the host with hugepagesz=1G hugepages=N; devices: permittedHostDevices)"));
+  if (!want.empty()) check_capacity(want, best, out);
 }
 
 // ---- KubeVirt and CDI
 
-void check_kubevirt(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
-  auto r = get(client, api_path(api::kKubeVirts, {}));
-  if (!r) return out.push_back(unknown("kubevirt", "not checked: " + r.error().message));
-  if (r->status == 404)
-    return out.push_back(failed("kubevirt", "the API kubevirt.io/v1 is not served: KubeVirt is not installed",
-                                "install the KubeVirt operator and its KubeVirt CR"));
-  if (r->status / 100 != 2) return out.push_back(unreadable("kubevirt", "KubeVirt CRs (all namespaces)", r->status));
-  Json const* items = dig(r->body, {"items"});
-  if (!items || !items->is_array() || items->empty())
-    return out.push_back(
-        failed("kubevirt", "no KubeVirt CR in any namespace", "create the KubeVirt CR (kubevirt/kubevirt)"));
-  Json const& kv = (*items)[0];
-  std::string const id = str_at(kv, {"metadata", "namespace"}, "?") + "/" + str_at(kv, {"metadata", "name"}, "?");
-  std::string const phase = str_at(kv, {"status", "phase"}, "(none)");
-  auto available = condition(kv, "Available");
-  std::string const version = str_at(kv, {"status", "observedKubeVirtVersion"}, "unknown");
-  if (phase == "Deployed" && available.value_or(true))
-    out.push_back(pass("kubevirt", id + " Deployed, version " + version));
-  else
-    out.push_back(failed("kubevirt", id + " phase " + phase + (available && !*available ? ", Available=False" : ""),
-                         "kubectl -n " + str_at(kv, {"metadata", "namespace"}, "kubevirt") +
-                             " get kubevirt -o yaml (status.conditions), and the virt-operator logs"));
-
+// The KubeVirt CR's HostDevices feature gate: without it no GPU passes through.
+void check_feature_gate(Json const& kv, std::string const& id, std::vector<Check>& out) {
   bool gate = false;
-  if (Json const* gates = dig(kv, {"spec", "configuration", "developerConfiguration", "featureGates"});
-      gates && gates->is_array())
-    for (auto const& g : *gates) gate = gate || (g.is_string() && g.get<std::string>() == "HostDevices");
+  for (auto const& g : array_at(kv, {"spec", "configuration", "developerConfiguration", "featureGates"}))
+    gate = gate || (g.is_string() && g.get<std::string>() == "HostDevices");
   if (gate) out.push_back(pass("feature gate", "HostDevices on"));
   else
     out.push_back(
         failed("feature gate", "HostDevices is not in spec.configuration.developerConfiguration.featureGates of " + id,
-               "add HostDevices to that list (kubectl -n " + str_at(kv, {"metadata", "namespace"}, "kubevirt") +
-                   " edit kubevirt " + str_at(kv, {"metadata", "name"}, "kubevirt") + ")"));
+               "add HostDevices to that list (kubectl -n " + string_at(kv, {"metadata", "namespace"}, "kubevirt") +
+                   " edit kubevirt " + string_at(kv, {"metadata", "name"}, "kubevirt") + ")"));
+}
 
+// The device resources the job asks for, each listed in permittedHostDevices.
+void check_permitted_devices(Json const& kv, std::string const& id, DoctorRequest const& req, std::vector<Check>& out) {
   std::set<std::string> permitted;
-  if (Json const* phd = dig(kv, {"spec", "configuration", "permittedHostDevices"}); phd && phd->is_object())
-    for (const char* kind : {"pciHostDevices", "mediatedDevices", "usb"})
-      if (Json const* list = dig(*phd, {kind}); list && list->is_array())
-        for (auto const& d : *list)
-          if (d.is_object() && d.contains("resourceName") && d["resourceName"].is_string())
-            permitted.insert(d["resourceName"].get<std::string>());
+  for (const char* kind : {"pciHostDevices", "mediatedDevices", "usb"})
+    for (auto const& d : array_at(kv, {"spec", "configuration", "permittedHostDevices", kind}))
+      if (Json const* name = find_at(d, {"resourceName"}); name && name->is_string())
+        permitted.insert(name->get<std::string>());
   std::vector<std::string> missing;
   for (auto const& [res, amount] : requested(req))
     if (is_device_resource(res) && !permitted.count(res)) missing.push_back(res);
@@ -287,11 +267,38 @@ void check_kubevirt(KubeClient& client, DoctorRequest const& req, std::vector<Ch
         failed("permittedHostDevices", "empty: no device can be passed through",
                "list the GPUs (pciVendorSelector 10DE:2330 for H100 SXM5) in spec.configuration.permittedHostDevices"));
   else out.push_back(pass("permittedHostDevices", join(listed)));
+}
+
+void check_kubevirt(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
+  auto r = get(client, api_path(api::kKubeVirts, {}));
+  if (!r) return out.push_back(unknown("kubevirt", "not checked: " + r.error().message));
+  if (r->status == 404)
+    return out.push_back(failed("kubevirt", "the API kubevirt.io/v1 is not served: KubeVirt is not installed",
+                                "install the KubeVirt operator and its KubeVirt CR"));
+  if (r->status / 100 != 2) return out.push_back(unreadable("kubevirt", "KubeVirt CRs (all namespaces)", r->status));
+  Json const* items = find_at(r->body, {"items"});
+  if (!items || !items->is_array() || items->empty())
+    return out.push_back(
+        failed("kubevirt", "no KubeVirt CR in any namespace", "create the KubeVirt CR (kubevirt/kubevirt)"));
+  Json const& kv = (*items)[0];
+  std::string const id = string_at(kv, {"metadata", "namespace"}, "?") + "/" + string_at(kv, {"metadata", "name"}, "?");
+  std::string const phase = string_at(kv, {"status", "phase"}, "(none)");
+  auto available = condition(kv, "Available");
+  std::string const version = string_at(kv, {"status", "observedKubeVirtVersion"}, "unknown");
+  if (phase == "Deployed" && available.value_or(true))
+    out.push_back(pass("kubevirt", id + " Deployed, version " + version));
+  else
+    out.push_back(failed("kubevirt", id + " phase " + phase + (available && !*available ? ", Available=False" : ""),
+                         "kubectl -n " + string_at(kv, {"metadata", "namespace"}, "kubevirt") +
+                             " get kubevirt -o yaml (status.conditions), and the virt-operator logs"));
+
+  check_feature_gate(kv, id, out);
+  check_permitted_devices(kv, id, req, out);
 
   // The VMIs cosmicac-vmi renders set logSerialConsole: true, which wins over
   // the cluster-wide switch (KubeVirt's isSerialConsoleLogEnabled): a warning,
   // for VMIs created by other means.
-  if (dig(kv, {"spec", "configuration", "virtualMachineOptions", "disableSerialConsoleLog"}))
+  if (find_at(kv, {"spec", "configuration", "virtualMachineOptions", "disableSerialConsoleLog"}))
     out.push_back(unknown("serial console log",
                           "disabled cluster-wide (virtualMachineOptions.disableSerialConsoleLog); "
                           "VMIs from cosmicac-vmi turn it on for themselves, others have no "
@@ -306,15 +313,15 @@ void check_cdi(KubeClient& client, std::vector<Check>& out) {
     return out.push_back(failed("cdi", "the API cdi.kubevirt.io/v1beta1 is not served: CDI is not installed",
                                 "install the CDI operator and its CDI CR (root disks are imported by CDI)"));
   if (r->status / 100 != 2) return out.push_back(unreadable("cdi", "CDI CRs (cluster-scoped)", r->status));
-  Json const* items = dig(r->body, {"items"});
+  Json const* items = find_at(r->body, {"items"});
   if (!items || !items->is_array() || items->empty())
     return out.push_back(failed("cdi", "no CDI CR", "create the CDI CR (kubevirt/containerized-data-importer)"));
   Json const& cdi = (*items)[0];
-  std::string const name = str_at(cdi, {"metadata", "name"}, "?");
-  std::string const phase = str_at(cdi, {"status", "phase"}, "(none)");
+  std::string const name = string_at(cdi, {"metadata", "name"}, "?");
+  std::string const phase = string_at(cdi, {"status", "phase"}, "(none)");
   auto available = condition(cdi, "Available");
   if (phase == "Deployed" && available.value_or(true))
-    out.push_back(pass("cdi", name + " Deployed, version " + str_at(cdi, {"status", "observedVersion"}, "unknown")));
+    out.push_back(pass("cdi", name + " Deployed, version " + string_at(cdi, {"status", "observedVersion"}, "unknown")));
   else
     out.push_back(failed("cdi", name + " phase " + phase + (available && !*available ? ", Available=False" : ""),
                          "kubectl get cdi " + name + " -o yaml (status.conditions), and the cdi-operator logs"));
@@ -329,9 +336,15 @@ void check_storage_class(KubeClient& client, DoctorRequest const& req, std::vect
                "install it (local-path-provisioner for local-path) or name another in the spec's storageClass"));
   if (r->status / 100 != 2)
     return out.push_back(unreadable("storageclass", "storageclass " + req.storage_class, r->status));
-  out.push_back(pass("storageclass", req.storage_class + " (provisioner " + str_at(r->body, {"provisioner"}, "?") +
-                                         ", volumeBindingMode " + str_at(r->body, {"volumeBindingMode"}, "Immediate") +
-                                         ")"));
+  // Not a failure: a data disk that never grows works; growing one is refused without it.
+  Json const& expansion = value_at(r->body, {"allowVolumeExpansion"});
+  bool const expandable = expansion.is_boolean() && expansion.get<bool>();
+  out.push_back(
+      pass("storageclass", req.storage_class + " (provisioner " + string_at(r->body, {"provisioner"}, "?") +
+                               ", volumeBindingMode " + string_at(r->body, {"volumeBindingMode"}, "Immediate") +
+                               (expandable ? ", volume expansion allowed"
+                                           : ", no volume expansion: a data disk cannot grow after it is made") +
+                               ")"));
 }
 
 // ---- namespace prerequisites
@@ -341,7 +354,7 @@ void check_storage_class(KubeClient& client, DoctorRequest const& req, std::vect
 std::set<std::string> key_names(Json const& obj) {
   std::set<std::string> keys;
   for (const char* section : {"data", "stringData", "binaryData"})
-    if (Json const* m = dig(obj, {section}); m && m->is_object())
+    if (Json const* m = find_at(obj, {section}); m && m->is_object())
       for (auto it = m->begin(); it != m->end(); ++it) keys.insert(it.key());
   return keys;
 }
@@ -390,7 +403,7 @@ void check_bootstrap_cm(KubeClient& client, DoctorRequest const& req, std::vecto
   if (!keys.count(kAgentIsoFile))
     return out.push_back(
         failed(label, std::string("has no key ") + kAgentIsoFile + " (the agent binary the VMI installs)", fix));
-  std::string const version = str_at(r->body, {"data", kAgentVersionKey});
+  std::string const version = string_at(r->body, {"data", kAgentVersionKey});
   if (version.empty())
     return out.push_back(
         failed(label, std::string("does not say which agent it carries (no data key ") + kAgentVersionKey + ")", fix));
@@ -420,14 +433,10 @@ void check_rbac(KubeClient& client, DoctorRequest const& req, std::vector<Check>
     auto r = client.request("POST", *path, review.dump());
     if (!r) return out.push_back(unknown("rbac", "not checked: " + r.error().message));
     if (r->status / 100 != 2) return out.push_back(unreadable("rbac", "selfsubjectaccessreviews (create)", r->status));
-    bool allowed = false;
-    try {
-      Json const answer = Json::parse(r->body);
-      Json const* a = dig(answer, {"status", "allowed"});
-      allowed = a && a->is_boolean() && a->get<bool>();
-    } catch (Json::exception const&) {
-      return out.push_back(unknown("rbac", "not checked: the API server's review answer is not JSON"));
-    }
+    auto const answer = parse_json(r->body);
+    if (!answer) return out.push_back(unknown("rbac", "not checked: the API server's review answer is not JSON"));
+    Json const* a = find_at(*answer, {"status", "allowed"});
+    bool const allowed = a && a->is_boolean() && a->get<bool>();
     (allowed ? by_resource[id].first : by_resource[id].second).push_back(g.verb);
   }
   for (auto const& id : order) {
@@ -485,7 +494,7 @@ std::vector<Grant> shipped_role_grants() {
 
 Result<std::vector<Check>> run_doctor(KubeClient& client, DoctorRequest const& req) {
   // Reachability first: without an answer nothing else can be said.
-  auto probe = client.request("GET", "/version");
+  auto probe = client.request("GET", kVersionPath);
   if (!probe) return probe.error();
   std::vector<Check> out;
   check_nodes(client, req, out);

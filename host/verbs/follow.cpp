@@ -1,7 +1,9 @@
 #include "host/verbs/follow.hpp"
 
+#include "host/base/json_read.hpp"
+#include "host/base/rfc3339.hpp"
 #include "host/cluster/api_paths.hpp"
-#include "host/cluster/exec_credential.hpp"
+#include "host/cluster/api_status.hpp"
 #include "host/verbs/kube_ops.hpp"
 #include "readiness/console_line.hpp"
 #include "readiness/terminal_text.hpp"
@@ -24,29 +26,9 @@ namespace {
 using readiness::terminal_safe;
 using clock = std::chrono::steady_clock;
 
-std::string str(Json const& o, char const* key) {
-  if (!o.is_object()) return {};
-  auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-Json const& obj(Json const& o, char const* key) {
-  static Json const empty = Json::object();
-  if (!o.is_object()) return empty;
-  auto it = o.find(key);
-  return it != o.end() && it->is_object() ? *it : empty;
-}
-
-Json const& arr(Json const& o, char const* key) {
-  static Json const empty = Json::array();
-  if (!o.is_object()) return empty;
-  auto it = o.find(key);
-  return it != o.end() && it->is_array() ? *it : empty;
-}
-
 // " (Reason: message)", escaped; empty when both are.
 std::string detail(Json const& c) {
-  std::string reason = str(c, "reason"), message = str(c, "message");
+  std::string reason = string_at(c, {"reason"}), message = string_at(c, {"message"});
   if (reason.empty() && message.empty()) return {};
   return " (" + terminal_safe(reason) + (reason.empty() || message.empty() ? "" : ": ") + terminal_safe(message) + ")";
 }
@@ -57,21 +39,13 @@ std::string seconds_text(std::chrono::milliseconds d) {
   return std::to_string(s) + "s";
 }
 
-std::optional<Json> parse_json(HttpResponse const& r) {
-  try {
-    return Json::parse(r.body);
-  } catch (nlohmann::json::parse_error const&) {
-    return std::nullopt;
-  }
-}
-
 // The Status body's message of a failed call, escaped (may be empty).
 std::string status_text(HttpResponse const& r) {
-  auto j = parse_json(r);
-  std::string reason = j ? str(*j, "reason") : "", message = j ? str(*j, "message") : "";
+  auto j = parse_json(r.body);
+  std::string reason = j ? string_at(*j, {"reason"}) : "", message = j ? string_at(*j, {"message"}) : "";
   std::string out = "HTTP " + std::to_string(r.status);
   if (!reason.empty()) out += " " + terminal_safe(reason);
-  if (!message.empty()) out += ": " + terminal_safe(message);
+  if (!message.empty()) out += ": " + server_text(message);
   return out;
 }
 
@@ -251,15 +225,15 @@ std::string agent_failure(readiness::Event const& e) {
 
 VmiView view_vmi(Json const& vmi) {
   VmiView v;
-  Json const& status = obj(vmi, "status");
-  v.uid = str(obj(vmi, "metadata"), "uid");
-  for (auto const& vol : arr(obj(vmi, "spec"), "volumes"))
-    if (auto n = str(obj(vol, "dataVolume"), "name"); !n.empty()) v.datavolumes.push_back(n);
-  v.phase = str(status, "phase");
+  Json const& status = object_at(vmi, {"status"});
+  v.uid = string_at(vmi, {"metadata", "uid"});
+  for (auto const& vol : array_at(vmi, {"spec", "volumes"}))
+    if (auto n = string_at(vol, {"dataVolume", "name"}); !n.empty()) v.datavolumes.push_back(n);
+  v.phase = string_at(status, {"phase"});
   if (v.phase.empty()) v.phase = "Pending";
   std::string ready = "Unknown", ready_detail, others;
-  for (auto const& c : arr(status, "conditions")) {
-    std::string type = str(c, "type"), st = str(c, "status");
+  for (auto const& c : array_at(status, {"conditions"})) {
+    std::string type = string_at(c, {"type"}), st = string_at(c, {"status"});
     if (type == "Ready") {
       ready = st;
       ready_detail = detail(c);
@@ -275,18 +249,18 @@ VmiView view_vmi(Json const& vmi) {
 
 DataVolumeView view_datavolume(Json const& dv) {
   DataVolumeView v;
-  Json const& status = obj(dv, "status");
-  v.phase = str(status, "phase");
-  v.progress = str(status, "progress");
+  Json const& status = object_at(dv, {"status"});
+  v.phase = string_at(status, {"phase"});
+  v.progress = string_at(status, {"progress"});
   if (v.progress == "N/A") v.progress.clear();
   v.failed = v.phase == "Failed";
   v.line = v.phase.empty() ? "phase=(none yet)" : "phase=" + terminal_safe(v.phase);
   if (!v.progress.empty()) v.line += " " + terminal_safe(v.progress);
   // Conditions Bound/Running/Ready: the ones that are not True say why.
-  for (auto const& c : arr(status, "conditions")) {
-    std::string type = str(c, "type"), st = str(c, "status");
+  for (auto const& c : array_at(status, {"conditions"})) {
+    std::string type = string_at(c, {"type"}), st = string_at(c, {"status"});
     if (type.empty() || st == "True") continue;
-    if (str(c, "reason").empty() && str(c, "message").empty()) continue;
+    if (string_at(c, {"reason"}).empty() && string_at(c, {"message"}).empty()) continue;
     v.line += " " + terminal_safe(type) + "=" + terminal_safe(st) + detail(c);
   }
   return v;
@@ -294,28 +268,28 @@ DataVolumeView view_datavolume(Json const& dv) {
 
 PodView view_pod(Json const& pod) {
   PodView v;
-  Json const& meta = obj(pod, "metadata");
-  Json const& status = obj(pod, "status");
-  v.name = str(meta, "name");
-  v.deleting = !str(meta, "deletionTimestamp").empty();
-  for (auto const& c : arr(obj(pod, "spec"), "containers"))
-    if (str(c, "name") == kConsoleLogContainer) v.has_console_log = true;
-  std::string phase = str(status, "phase");
+  Json const& meta = object_at(pod, {"metadata"});
+  Json const& status = object_at(pod, {"status"});
+  v.name = string_at(meta, {"name"});
+  v.deleting = !string_at(meta, {"deletionTimestamp"}).empty();
+  for (auto const& c : array_at(pod, {"spec", "containers"}))
+    if (string_at(c, {"name"}) == kConsoleLogContainer) v.has_console_log = true;
+  std::string phase = string_at(status, {"phase"});
   v.line = "phase=" + terminal_safe(phase.empty() ? "Pending" : phase);
-  for (auto const& c : arr(status, "conditions"))
-    if (str(c, "type") == "PodScheduled" && str(c, "status") == "False") {
-      v.unschedulable = str(c, "reason") == "Unschedulable";
-      v.unschedulable_why = terminal_safe(str(c, "message"));
+  for (auto const& c : array_at(status, {"conditions"}))
+    if (string_at(c, {"type"}) == "PodScheduled" && string_at(c, {"status"}) == "False") {
+      v.unschedulable = string_at(c, {"reason"}) == "Unschedulable";
+      v.unschedulable_why = terminal_safe(string_at(c, {"message"}));
       v.line += " PodScheduled=False" + detail(c);
     }
-  for (auto const& cs : arr(status, "containerStatuses")) {
-    std::string cname = str(cs, "name");
-    Json const& state = obj(cs, "state");
+  for (auto const& cs : array_at(status, {"containerStatuses"})) {
+    std::string cname = string_at(cs, {"name"});
+    Json const& state = object_at(cs, {"state"});
     if (cname == kConsoleLogContainer && (state.contains("running") || state.contains("terminated")))
       v.console_log_started = true;
     // Launcher image problems: ErrImagePull, ImagePullBackOff, InvalidImageName, …
-    Json const& waiting = obj(state, "waiting");
-    std::string reason = str(waiting, "reason");
+    Json const& waiting = object_at(state, {"waiting"});
+    std::string reason = string_at(waiting, {"reason"});
     if (!reason.empty() && reason != "ContainerCreating" && reason != "PodInitializing")
       v.line += " container " + terminal_safe(cname) + " waiting" + detail(waiting);
   }
@@ -324,10 +298,10 @@ PodView view_pod(Json const& pod) {
 
 std::optional<Json> pick_launcher_pod(Json const& list) {
   std::optional<Json> best;
-  for (auto const& p : arr(list, "items")) {
-    if (!str(obj(p, "metadata"), "deletionTimestamp").empty()) continue;
+  for (auto const& p : array_at(list, {"items"})) {
+    if (!string_at(p, {"metadata", "deletionTimestamp"}).empty()) continue;
     // RFC 3339 timestamps of one server compare as strings.
-    if (!best || str(obj(p, "metadata"), "creationTimestamp") >= str(obj(*best, "metadata"), "creationTimestamp"))
+    if (!best || string_at(p, {"metadata", "creationTimestamp"}) >= string_at(*best, {"metadata", "creationTimestamp"}))
       best = p;
   }
   return best;
@@ -337,13 +311,13 @@ std::optional<std::string> latest_probe_failure(Json const& list) {
   static constexpr std::string_view kProbe = "Readiness probe failed:";
   std::optional<std::string> best;
   std::string best_time;
-  for (auto const& e : arr(list, "items")) {
-    std::string message = str(e, "message");
+  for (auto const& e : array_at(list, {"items"})) {
+    std::string message = string_at(e, {"message"});
     if (message.rfind(kProbe, 0) != 0) continue;
     // events.k8s.io-era events carry eventTime; core events lastTimestamp.
-    std::string t = str(e, "lastTimestamp");
-    if (t.empty()) t = str(e, "eventTime");
-    if (t.empty()) t = str(obj(e, "metadata"), "creationTimestamp");
+    std::string t = string_at(e, {"lastTimestamp"});
+    if (t.empty()) t = string_at(e, {"eventTime"});
+    if (t.empty()) t = string_at(e, {"metadata", "creationTimestamp"});
     if (!best || t >= best_time) {
       best = terminal_safe(message);
       best_time = t;
@@ -405,7 +379,7 @@ class Following {
       last_vmi_ = "API unreachable: " + terminal_safe(resp.error().message);
       report(Source::Vmi, who_, last_vmi_);
     } else if (resp->status == 200) {
-      auto j = parse_json(*resp);
+      auto j = parse_json(resp->body);
       if (!j) return host_error(Errc::Server, "GET " + who_ + ": the response is not JSON");
       VmiView v = view_vmi(*j);
       last_vmi_ = v.line;
@@ -417,11 +391,11 @@ class Following {
     } else if (resp->status == 404) {
       return host_error(Errc::NotFound, who_ + " does not exist (" + status_text(*resp) + ")");
     } else if (resp->status == 401 || resp->status == 403) {
-      auto status = parse_json(*resp);
+      auto status = parse_json(resp->body);
       return host_error(resp->status == 401 ? Errc::Unauthorized : Errc::Forbidden,
                         "getting " + who_ + ": " + status_text(*resp) +
                             (resp->status == 401 ? " (the kubeconfig's credentials were not accepted)"
-                                                 : forbidden_hint(status ? str(*status, "message") : "")));
+                                                 : forbidden_hint(status ? string_at(*status, {"message"}) : "")));
     } else if (!transient_status(resp->status)) {
       return host_error(Errc::Server, "getting " + who_ + ": " + status_text(*resp));
     } else {
@@ -442,7 +416,7 @@ class Following {
       auto r = client_.request("GET", *dv_at);
       if (!r) continue;  // the VMI poll reports an unreachable server
       if (r->status == 200) {
-        auto j = parse_json(*r);
+        auto j = parse_json(r->body);
         if (!j) continue;
         DataVolumeView v = view_datavolume(*j);
         report(Source::DataVolume, what, v.line);
@@ -469,7 +443,7 @@ class Following {
       return ok();
     }
     if (!r || r->status != 200) return ok();
-    auto list = parse_json(*r);
+    auto list = parse_json(r->body);
     auto pod = list ? pick_launcher_pod(*list) : std::nullopt;
     if (!pod) return ok();
     PodView p = view_pod(*pod);
@@ -518,7 +492,7 @@ class Following {
     if (!ev) return ok();
     if (ev->status != 200) {
       report(Source::Events, "events", "events not readable: " + status_text(*ev));
-    } else if (auto j = parse_json(*ev)) {
+    } else if (auto j = parse_json(ev->body)) {
       if (auto probe = latest_probe_failure(*j)) report(Source::Probe, "probe", *probe);
     }
     return ok();

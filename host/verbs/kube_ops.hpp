@@ -1,6 +1,8 @@
 // What cosmicac-vmi does to a cluster, in the verbs of host/rbac/role.yaml:
-// apply, delete (and wait until gone), list/get (waiting for readiness is
-// host/verbs/follow.hpp). Each operation reports progress through a callback (the
+// apply (kube_apply.cpp), delete and wait until gone (kube_delete.cpp),
+// list/get (kube_list.cpp); the requests' paths and errors are
+// kube_request.cpp, comparing rendered with live rendered_diff.cpp (waiting
+// for readiness is host/verbs/follow.hpp). Each operation reports progress through a callback (the
 // CLI prints it; tests collect it).
 #pragma once
 
@@ -31,9 +33,9 @@ inline constexpr const char* kManagedByLabel = "app.kubernetes.io/managed-by";
 inline constexpr const char* kJobLabel = "cosmicac.io/job";
 
 // REST paths for the kinds cosmicac-vmi renders (host/cluster/api_paths.hpp builds
-// them: an invalid name is an error, not a path).
-Result<std::string> collection_path(Json const& object);
-Result<std::string> object_path(Json const& object);
+// them: an invalid name is an error, not a path), with the query given.
+Result<std::string> collection_path(Json const& object, Query const& query = {});
+Result<std::string> object_path(Json const& object, Query const& query = {});
 Result<std::string> vmi_path(std::string const& ns, std::string const& name);
 
 // A failed API call as a HostError: 401 → Unauthorized, 403 → Forbidden, 404 of a collection → a

@@ -41,6 +41,7 @@ KINDS = {
     "ConfigMap": ("/api/v1", "configmaps", True),
     "Pod": ("/api/v1", "pods", True),
     "PersistentVolumeClaim": ("/api/v1", "persistentvolumeclaims", True),
+    "PersistentVolume": ("/api/v1", "persistentvolumes", False),
     "Role": ("/apis/rbac.authorization.k8s.io/v1", "roles", True),
     "RoleBinding": ("/apis/rbac.authorization.k8s.io/v1", "rolebindings", True),
     "ClusterRole": ("/apis/rbac.authorization.k8s.io/v1", "clusterroles", False),
@@ -249,8 +250,9 @@ class ControlPlane:
                    "serviceaccount-token-controller,persistentvolumeclaim-protection-controller,"
                    "persistentvolume-binder-controller,root-ca-certificate-publisher-controller")
 
-    def __init__(self, binaries, crd_dir, log=print):
+    def __init__(self, binaries, crd_dir, log=print, apiserver_args=()):
         self.bins = binaries
+        self.apiserver_args = list(apiserver_args)   # more kube-apiserver flags (bench/host: the audit log)
         self.crd_dir = crd_dir
         self.log = log
         base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None   # etcd's fsyncs on tmpfs
@@ -415,7 +417,7 @@ class ControlPlane:
             f"--kubelet-client-certificate={self.kubelet_client[0]}",
             f"--kubelet-client-key={self.kubelet_client[1]}",
             f"--kubelet-certificate-authority={self.ca}",
-            "--kubelet-preferred-address-types=InternalIP", "--profiling=false"])
+            "--kubelet-preferred-address-types=InternalIP", "--profiling=false", *self.apiserver_args])
         self.admin = Api(self.port, self.ca, token=self.admin_token)
         self.tester = Api(self.port, self.ca, cert=self.tester_client)
         self._until("kube-apiserver /readyz", lambda: self.admin.request("GET", "/readyz", ok=None)[0] == 200, 90)

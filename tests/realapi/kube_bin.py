@@ -90,3 +90,9 @@ def locate(source_dir):
                     os.unlink(tmp)
         found[c] = target
     return found
+
+
+def default_dir(repo):
+    """Where the binaries are looked for: $COSMICAC_KUBE_BIN, else kube-bin in the shared folder
+    beside the repository (for the tools outside tests/realapi/ that use this control plane)."""
+    return os.environ.get(ENV_VAR) or os.path.join(repo, "..", "shared", "kube-bin")

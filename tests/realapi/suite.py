@@ -222,6 +222,104 @@ class Suite:
         check(self.uids(after) == before, "a differing apply changed objects")
         check(after["vmi"]["spec"]["domain"]["cpu"]["cores"] == 4, "the VMI changed")
 
+    def case_apply_while_terminating(self, ns):
+        """apply while the VMI is being deleted (`delete --wait=false` moments ago; a finalizer, as
+        KubeVirt's own, holds it) neither says "unchanged" nor hangs new objects on the dying VMI:
+        with a --timeout the finalizer outlasts, it refuses, naming the VMI and what holds it, and
+        creates nothing; given time, it waits until the VMI is gone and creates the job anew."""
+        kc = self.tester_kubeconfig(ns)
+        old = self.uids(self.apply_ok("vm", ns, kc))
+        hold = "realapi.cosmicac.org/hold"
+        vmi_path = path_of("VirtualMachineInstance", "vm", ns)
+        self.cp.admin.merge_patch(vmi_path, {"metadata": {"finalizers": [hold]}})
+        self.run("delete", "--wait=false", "-f", self.spec("vm", ns), kubeconfig=kc, expect=0)
+        self.until("the VMI to be terminating",
+                   lambda: (self.obj("VirtualMachineInstance", "vm", ns) or {}).get("metadata", {})
+                   .get("deletionTimestamp"))
+        r = self.run("apply", "--timeout", "3s", "-f", self.spec("vm", ns), kubeconfig=kc, expect=1)
+        check(f"VirtualMachineInstance {ns}/vm is being deleted" in r.err and hold in r.err,
+              f"the refusal does not name the terminating VMI and its finalizer:\n{r.show()}")
+        check("unchanged" not in r.out, f"a terminating VMI was reported unchanged:\n{r.show()}")
+        self.gone("DataVolume", "vm-root", ns, 60)
+        self.gone("Secret", "vm-userdata", ns, 60)
+        time.sleep(1)
+        check(self.obj("DataVolume", "vm-root", ns) is None and self.obj("Secret", "vm-userdata", ns) is None,
+              "a refused apply created objects")
+        p = self.start("apply", "--timeout", "90s", "-f", self.spec("vm", ns), kubeconfig=kc)
+        time.sleep(3)
+        check(p.poll() is None, "apply did not wait for the terminating VMI")
+        self.cp.admin.merge_patch(vmi_path, {"metadata": {"finalizers": None}})
+        r = self.finish(p, 120)
+        check(r.rc == 0, f"apply after the VMI was gone failed:\n{r.show()}")
+        time.sleep(2)   # what the garbage collector would take of a dying owner's, it has taken by now
+        new = self.objects("vm", ns)
+        check(all(new.values()), f"after the wait, missing: {[k for k, v in new.items() if not v]}\n{r.show()}")
+        check(new["vmi"]["metadata"]["uid"] != old["vmi"], "the VMI is the terminating one")
+        for k in ("dv", "secret"):
+            check(new[k]["metadata"]["ownerReferences"][0]["uid"] == new["vmi"]["metadata"]["uid"],
+                  f"{k} is not owned by the new VMI")
+
+    def case_data_disk_growth(self, ns):
+        """Growing the data disk is said before anything is written: a Pending claim cannot grow
+        yet, a claim never shrinks, a StorageClass without allowVolumeExpansion refuses it (read
+        by an identity that may read classes; the Role alone leaves it to the server, whose
+        admission refusal is not blamed on RBAC); with expansion allowed the claim grows."""
+        a = self.cp.admin
+        cls = f"realapi-{ns}"
+        a.apply({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": cls},
+                 "provisioner": "realapi.cosmicac.org/none", "volumeBindingMode": "Immediate"})
+        profile = os.path.join(self.work, f"{ns}-profile.yaml")
+        with open(profile, "w") as fh:
+            fh.write(f"storageClass: {cls}\n")
+        kc = self.tester_kubeconfig(ns)
+
+        def apply(size, expect):
+            disk = {"size": size, "mountPoint": "/data"}
+            return self.run("apply", "--profile", profile, "-f", self.spec("vm", ns, dataDisk=disk),
+                            kubeconfig=kc, expect=expect)
+
+        def pvc_size():
+            return self.obj("PersistentVolumeClaim", "vm-data", ns)["spec"]["resources"]["requests"]["storage"]
+
+        apply("150Gi", 0)
+        r = apply("200Gi", 1)
+        check("it is Pending: a claim can grow only once it is bound" in r.err, f"Pending not said:\n{r.show()}")
+        check(pvc_size() == "150Gi", "a refused growth changed the claim")
+        a.apply({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": cls},
+                 "spec": {"capacity": {"storage": "300Gi"}, "accessModes": ["ReadWriteOnce"],
+                          "volumeMode": "Filesystem", "storageClassName": cls,
+                          "persistentVolumeReclaimPolicy": "Retain", "hostPath": {"path": "/nonexistent"},
+                          "claimRef": {"namespace": ns, "name": "vm-data"}}})
+        self.until("the claim to be Bound", lambda: (self.obj("PersistentVolumeClaim", "vm-data", ns) or {})
+                   .get("status", {}).get("phase") == "Bound", 60)
+        r = apply("100Gi", 1)
+        check("a claim never shrinks" in r.err, f"shrinking not refused by name:\n{r.show()}")
+        # The Role alone cannot read the class: the server's admission refuses, and says why.
+        r = apply("200Gi", 1)
+        check("must support resize" in r.err and "lacks this permission" not in r.err,
+              f"the admission refusal is not shown as such:\n{r.show()}")
+        binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                   "metadata": {"name": f"realapi-{ns}-classes"},
+                   "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": TESTER_USER}],
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                               "name": f"realapi-{ns}-classes"}}
+        a.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                 "metadata": {"name": f"realapi-{ns}-classes"},
+                 "rules": [{"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["get"]}]})
+        a.apply(binding)
+        try:
+            self.until("the tester reading StorageClasses", lambda: self.cp.tester.request(
+                "GET", path_of("StorageClass", cls), ok=None)[0] == 200, 20)
+            r = apply("200Gi", 1)
+            check(f"its StorageClass {cls} does not set allowVolumeExpansion" in r.err,
+                  f"the class's missing expansion is not said:\n{r.show()}")
+            check(pvc_size() == "150Gi", "a refused growth changed the claim")
+            a.merge_patch(path_of("StorageClass", cls), {"allowVolumeExpansion": True})
+            apply("200Gi", 0)
+            check(pvc_size() == "200Gi", f"the claim did not grow: {pvc_size()}")
+        finally:
+            a.delete(path_of("ClusterRoleBinding", binding["metadata"]["name"]))
+
     def case_apply_recreate(self, ns):
         kc = self.tester_kubeconfig(ns)
         objs = self.apply_ok("vm", ns, kc)
@@ -526,6 +624,15 @@ class Suite:
         self.until(f"namespace {ns} to be gone", lambda: self.cp.admin.exists(path_of("Namespace", ns)) is None, 90)
         self.run("get", "vm", "-n", ns, kubeconfig=kc, expect=1)
 
+
+    def case_rbac_denial_named(self, ns):
+        """A 403 from RBAC (the user has no binding in `default`) sends the operator to
+        host/rbac/role.yaml, and the server's message reads as text: its quotes plain, not
+        JSON-escaped."""
+        r = self.run("list", "-n", "default", kubeconfig=self.tester_kubeconfig(ns), expect=1)
+        check("lacks this permission" in r.err, f"an RBAC denial is not named as one:\n{r.show()}")
+        check(f'User "{TESTER_USER}" cannot list resource "virtualmachineinstances"' in r.err,
+              f"the server's message is not shown as text:\n{r.show()}")
 
     def case_admission_refusal_not_blamed_on_rbac(self, ns):
         """A 403 from admission (a ValidatingAdmissionPolicy, a terminating namespace) is not a

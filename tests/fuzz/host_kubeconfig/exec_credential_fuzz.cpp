@@ -4,6 +4,7 @@
 // escapes; an accepted credential has a token or a certificate with its key;
 // an error is one of the fixed sentences: it never quotes the input (it may
 // hold a token).
+#include "host/base/rfc3339.hpp"
 #include "host/cluster/exec_credential.hpp"
 
 #include <cstddef>

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -455,6 +456,33 @@ json details_for(std::string const& path, json causes = json()) {
   if (!causes.is_null()) d["causes"] = std::move(causes);
   return d;
 }
+// A 422 Invalid's details, as errors.NewInvalid writes them: the Kind (not
+// the resource) and the group.
+json invalid_details(std::string const& path, std::string const& kind, json causes) {
+  Target t = parse_target(path);
+  return json{{"name", t.name}, {"group", t.group}, {"kind", kind}, {"causes", std::move(causes)}};
+}
+// What DELETE answers for an object removed at once: kube-apiserver answers a
+// Status of Success (custom resources included; pods answer the object).
+std::string deleted_reply(std::string const& path, json const& obj) {
+  Target t = parse_target(path);
+  if (t.plural == "pods") return obj.dump();
+  return json{{"kind", "Status"},
+              {"apiVersion", "v1"},
+              {"metadata", json::object()},
+              {"status", "Success"},
+              {"details",
+               {{"name", t.name}, {"group", t.group}, {"kind", t.plural}, {"uid", obj["metadata"].value("uid", "")}}}}
+      .dump();
+}
+constexpr char const* kPvcProtection = "kubernetes.io/pvc-protection";
+// The StorageObjectInUseProtection admission plugin's finalizer on every new claim.
+void protect_claim(json& obj) {
+  if (obj.value("kind", "") != "PersistentVolumeClaim") return;
+  json fin = obj["metadata"].value("finalizers", json::array());
+  if (std::find(fin.begin(), fin.end(), kPvcProtection) == fin.end()) fin.push_back(kPvcProtection);
+  obj["metadata"]["finalizers"] = fin;
+}
 
 std::string resource_ref(std::string const& path) {
   Target t = parse_target(path);
@@ -527,7 +555,8 @@ bool has_owner(json const& obj, std::string const& uid) {
 }
 
 // kube-apiserver's PersistentVolumeClaim update rule: the spec is immutable
-// except resources.requests.storage, which may only grow.
+// except, for a bound claim (status.phase Bound), resources.requests.storage,
+// which may only grow.
 json pvc_update_causes(json const& old_obj, json const& new_obj) {
   json old_spec = old_obj.value("spec", json::object()), new_spec = new_obj.value("spec", json::object());
   auto storage = [](json const& spec) {
@@ -539,8 +568,11 @@ json pvc_update_causes(json const& old_obj, json const& new_obj) {
   };
   std::string old_size = storage(old_spec), new_size = storage(new_spec);
   json a = old_spec, b = new_spec;
-  a.erase("resources");
-  b.erase("resources");
+  bool const bound = old_obj.value("status", json::object()).value("phase", "") == "Bound";
+  if (bound) {
+    a.erase("resources");
+    b.erase("resources");
+  }
   if (a != b)
     return json::array({{{"reason", "FieldValueForbidden"},
                          {"message",
@@ -572,6 +604,40 @@ void ApiServerStandIn::remove_finalizers(std::string const& object_path) {
   if (auto it = objects_.find(object_path); it != objects_.end()) it->second["metadata"].erase("finalizers");
 }
 
+// The PVC-protection controller: a terminating claim no pod mounts loses its
+// finalizer.
+void ApiServerStandIn::release_unused_claim(std::string const& path, json& claim) const {
+  if (claim.value("kind", "") != "PersistentVolumeClaim") return;
+  std::string const collection = path.substr(0, path.rfind('/'));
+  std::string const pods = collection.substr(0, collection.rfind('/')) + "/pods/";
+  std::string const name = claim["metadata"].value("name", "");
+  for (auto const& [p, o] : objects_) {
+    if (p.rfind(pods, 0) != 0) continue;
+    for (auto const& v : o.value("spec", json::object()).value("volumes", json::array()))
+      if (v.value("persistentVolumeClaim", json::object()).value("claimName", "") == name) return;
+  }
+  json fin = claim["metadata"].value("finalizers", json::array());
+  fin.erase(std::remove(fin.begin(), fin.end(), kPvcProtection), fin.end());
+  claim["metadata"]["finalizers"] = fin;
+}
+
+// managedFields as kube-apiserver reports them: one entry per manager and
+// operation (the field sets themselves are not reproduced).
+json ApiServerStandIn::with_managed_fields(std::string const& path, json obj) const {
+  auto m = managed_.find(path);
+  if (m == managed_.end() || m->second.empty() || !obj.contains("metadata")) return obj;
+  json entries = json::array();
+  for (auto const& [who, fields] : m->second) {
+    auto bar = who.find('|');
+    entries.push_back({{"manager", who.substr(0, bar)},
+                       {"operation", who.substr(bar + 1)},
+                       {"apiVersion", obj.value("apiVersion", "")},
+                       {"fieldsType", "FieldsV1"}});
+  }
+  obj["metadata"]["managedFields"] = entries;
+  return obj;
+}
+
 // One step of the garbage collector (mu_ held): a terminating object whose
 // only finalizer is foregroundDeletion loses its dependents, then (a later
 // step) goes itself; a terminating object without finalizers goes; an object
@@ -584,6 +650,7 @@ void ApiServerStandIn::collect_garbage() {
     if (!o.contains("metadata") || !o["metadata"].is_object()) continue;
     auto& meta = o["metadata"];
     if (meta.contains("deletionTimestamp")) {
+      release_unused_claim(p, o);
       json fin = meta.value("finalizers", json::array());
       if (fin.empty()) {
         doomed.push_back(p);
@@ -616,7 +683,7 @@ void ApiServerStandIn::collect_garbage() {
 
 // fieldValidation=Strict against a registered schema (mu_ held): the response
 // to send instead, or empty.
-std::string ApiServerStandIn::strict_check(std::string const& target, nlohmann::json const& obj) const {
+std::string ApiServerStandIn::strict_check(std::string const& target, nlohmann::json const& obj, bool apply) const {
   if (query_param(target, "fieldValidation") != "Strict") return {};
   auto it = strict_.find(obj.value("apiVersion", "") + "|" + obj.value("kind", ""));
   if (it == strict_.end()) return {};
@@ -628,6 +695,24 @@ std::string ApiServerStandIn::strict_check(std::string const& target, nlohmann::
     std::string field = e.substr(0, colon), what = colon == std::string::npos ? e : e.substr(colon + 2);
     if (what == "unknown field") unknown.push_back("unknown field \"" + field + "\"");
     else causes.push_back({{"reason", "FieldValueInvalid"}, {"message", "Invalid value: " + what}, {"field", field}});
+  }
+  if (!unknown.empty() && apply) {
+    // Server-side apply of a custom resource builds a typed patch from the
+    // CRD's schema first: an undeclared field fails there, as a 500 without a
+    // reason (kube-apiserver 1.32), before field validation could say 400.
+    auto const& md = obj.value("metadata", json::object());
+    std::string field = unknown.front().substr(15);  // unknown field "a.b"
+    field = field.substr(0, field.size() - 1);
+    return http_response(500, json{{"kind", "Status"},
+                                   {"apiVersion", "v1"},
+                                   {"metadata", json::object()},
+                                   {"status", "Failure"},
+                                   {"message", "failed to create typed patch object (" + md.value("namespace", "") +
+                                                   "/" + md.value("name", "") + "; " + obj.value("apiVersion", "") +
+                                                   ", Kind=" + obj.value("kind", "") + "): ." + field +
+                                                   ": field not declared in schema"},
+                                   {"code", 500}}
+                                  .dump());
   }
   if (!unknown.empty()) {
     std::string msg = "strict decoding error: ";
@@ -648,8 +733,15 @@ std::string ApiServerStandIn::create(std::string const& target, nlohmann::json o
   std::string path = target.substr(0, target.find('?'));
   std::string name = obj.value("metadata", json::object()).value("name", "");
   if (name.empty())  // kube-apiserver's answer to an object without a name (no generateName here)
-    return http_response(422, failure(422, "Invalid", "metadata.name: Required value: name or generateName is required")
-                                  .dump());
+    return http_response(
+        422, failure(422, "Invalid",
+                     obj.value("kind", "") +
+                         " \"\" is invalid: metadata.name: Required value: name or generateName is required",
+                     json{{"kind", obj.value("kind", "")},
+                          {"causes", json::array({{{"reason", "FieldValueRequired"},
+                                                   {"message", "Required value: name or generateName is required"},
+                                                   {"field", "metadata.name"}}})}})
+                 .dump());
   std::string key = path + "/" + name;
   if (auto it = objects_.find(key); it != objects_.end()) {
     bool terminating = it->second["metadata"].contains("deletionTimestamp");
@@ -663,6 +755,7 @@ std::string ApiServerStandIn::create(std::string const& target, nlohmann::json o
   // As the API server does: a uid per created object (ownerReferences name it).
   obj["metadata"]["uid"] = "uid-" + std::to_string(++uid_counter_) + "-" + name;
   obj["metadata"]["creationTimestamp"] = now_rfc3339();
+  protect_claim(obj);
   if (query_param(target, "dryRun") == "All") return http_response(201, obj.dump());
   objects_[key] = obj;
   std::string manager = query_param(target, "fieldManager");
@@ -670,8 +763,9 @@ std::string ApiServerStandIn::create(std::string const& target, nlohmann::json o
   leaves(obj, "", owned);
   owned.erase("/metadata/uid");
   owned.erase("/metadata/creationTimestamp");
+  owned.erase("/metadata/finalizers");
   managed_[key][(manager.empty() ? "unknown" : manager) + "|Update"] = owned;
-  return http_response(201, obj.dump());
+  return http_response(201, with_managed_fields(key, obj).dump());
 }
 
 // Server-side apply: PATCH with Content-Type application/apply-patch+yaml.
@@ -679,7 +773,16 @@ std::string ApiServerStandIn::apply_patch(std::string const& target, std::string
   std::string path = target.substr(0, target.find('?'));
   std::string manager = query_param(target, "fieldManager");
   if (manager.empty())
-    return http_response(400, failure(400, "BadRequest", "PATCH request must have fieldManager when applying").dump());
+    return http_response(422, failure(422, "Invalid",
+                                      "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is "
+                                      "required for apply patch",
+                                      json{{"group", "meta.k8s.io"},
+                                           {"kind", "PatchOptions"},
+                                           {"causes",
+                                            json::array({{{"reason", "FieldValueRequired"},
+                                                          {"message", "Required value: is required for apply patch"},
+                                                          {"field", "fieldManager"}}})}})
+                                  .dump());
   json applied;
   try {
     applied = json::parse(body);  // JSON is YAML; the tool sends JSON
@@ -691,7 +794,7 @@ std::string ApiServerStandIn::apply_patch(std::string const& target, std::string
                                       "the name of the object (" + applied["metadata"].value("name", "") +
                                           ") does not match the name on the URL")
                                   .dump());
-  if (auto refusal = strict_check(target, applied); !refusal.empty()) return refusal;
+  if (auto refusal = strict_check(target, applied, true); !refusal.empty()) return refusal;
   bool const dry = query_param(target, "dryRun") == "All";
   bool const force = query_param(target, "force") == "true";
   std::set<std::string> mine;
@@ -701,18 +804,14 @@ std::string ApiServerStandIn::apply_patch(std::string const& target, std::string
     json obj = applied;
     obj["metadata"]["uid"] = "uid-" + std::to_string(++uid_counter_) + "-" + parse_target(path).name;
     obj["metadata"]["creationTimestamp"] = now_rfc3339();
-    if (!dry) {
-      objects_[path] = obj;
-      managed_[path][manager + "|Apply"] = mine;
-    }
-    return http_response(201, obj.dump());
+    protect_claim(obj);
+    if (dry) return http_response(201, obj.dump());
+    objects_[path] = obj;
+    managed_[path][manager + "|Apply"] = mine;
+    return http_response(201, with_managed_fields(path, obj).dump());
   }
-  if (it->second["metadata"].contains("deletionTimestamp"))
-    return http_response(409,
-                         failure(409, "Conflict",
-                                 "Operation cannot be fulfilled on " + resource_ref(path) + ": object is being deleted",
-                                 details_for(path))
-                             .dump());
+  // A terminating object is applied to like any other (kube-apiserver lets
+  // updates through until the last finalizer goes): no refusal here.
   json live = it->second;
   auto owners = managed_[path];
   std::string const me = manager + "|Apply";
@@ -738,7 +837,7 @@ std::string ApiServerStandIn::apply_patch(std::string const& target, std::string
     return http_response(409, failure(409, "Conflict",
                                       "Apply failed with " + std::to_string(causes.size()) + " conflict" +
                                           (causes.size() == 1 ? "" : "s") + ": " + summary,
-                                      details_for(path, causes))
+                                      json{{"causes", causes}})
                                   .dump());
   json merged = live;
   for (auto const& leaf : owners[me]) {  // no longer applied and nobody else's: removed
@@ -754,13 +853,14 @@ std::string ApiServerStandIn::apply_patch(std::string const& target, std::string
       return http_response(422, failure(422, "Invalid",
                                         "PersistentVolumeClaim \"" + parse_target(path).name + "\" is invalid: " +
                                             c[0].value("field", "") + ": " + c[0].value("message", ""),
-                                        details_for(path, c))
+                                        invalid_details(path, "PersistentVolumeClaim", c))
                                     .dump());
   }
   if (!dry) {
     owners[me] = mine;
     managed_[path] = owners;
     it->second = merged;
+    return http_response(200, with_managed_fields(path, merged).dump());
   }
   return http_response(200, merged.dump());
 }
@@ -802,20 +902,25 @@ std::string ApiServerStandIn::remove(std::string const& target, std::string cons
                                  json{{"name", t.name}, {"group", t.group}, {"kind", kind}})
                              .dump());
   }
-  if (dry || obj["metadata"].contains("deletionTimestamp")) return http_response(200, obj.dump());
-  auto& meta = it->second["metadata"];
+  if (obj["metadata"].contains("deletionTimestamp")) return http_response(200, obj.dump());
+  // What the object becomes; a dry run answers it and keeps the stored one.
+  json after = obj;
+  auto& meta = after["metadata"];
   if (policy == "Foreground") {
     json fin = meta.value("finalizers", json::array());
     fin.push_back("foregroundDeletion");
     meta["finalizers"] = fin;
   }
-  if (meta.value("finalizers", json::array()).empty()) {
+  bool const at_once = meta.value("finalizers", json::array()).empty();
+  if (!at_once) meta["deletionTimestamp"] = now_rfc3339();
+  if (dry) return http_response(200, at_once ? deleted_reply(path, obj) : after.dump());
+  if (at_once) {
     objects_.erase(it);
     managed_.erase(path);
-    return http_response(200, obj.dump());
+    return http_response(200, deleted_reply(path, obj));
   }
-  meta["deletionTimestamp"] = now_rfc3339();
-  return http_response(200, it->second.dump());
+  it->second = after;
+  return http_response(200, after.dump());
 }
 
 std::string ApiServerStandIn::list(std::string const& target) {
@@ -909,7 +1014,7 @@ std::string ApiServerStandIn::answer(std::string const& method, std::string cons
   if (method == "GET") {
     auto it = objects_.find(path);
     if (it == objects_.end()) return http_response(404, not_found_body(path).dump());
-    json obj = it->second;
+    json obj = with_managed_fields(path, it->second);
     auto sc = scripts_.find(path);
     if (sc != scripts_.end() && !sc->second.empty()) {
       std::size_t& pos = script_pos_[path];

@@ -10,18 +10,25 @@
 // reason, code, details {name, group, kind, causes}).
 // Where cosmicac-vmi depends on kube-apiserver's behaviour it mimics it:
 // 409 AlreadyExists (also while the object is terminating); 422 Invalid with
-// causes (PVC spec immutable but for storage growth; scripted refusals);
-// dryRun=All (nothing persisted); fieldValidation=Strict (400 on unknown
-// fields, against the schemas given with strict_schema); server-side apply
-// (PATCH application/apply-patch+yaml: create if absent, else merge, each
-// manager owning the leaves it applied; another manager's differing leaf is a
-// 409 Conflict unless force=true); deletion with finalizers and propagation
+// causes (PVC spec immutable but for storage growth of a bound claim; a
+// missing name or fieldManager; scripted refusals); a new PVC carries
+// kubernetes.io/pvc-protection, dropped once it is terminating and no pod
+// mounts it; dryRun=All (nothing persisted; a dry-run DELETE answers what the
+// object would become); fieldValidation=Strict (400 on unknown fields at
+// create, against the schemas given with strict_schema; server-side apply of
+// such an object is kube-apiserver's 500 "field not declared in schema");
+// server-side apply (PATCH application/apply-patch+yaml: create if absent,
+// else merge — a terminating object too — each manager owning the leaves it
+// applied, reported as metadata.managedFields; another manager's differing
+// leaf is a 409 Conflict unless force=true); a DELETE that removes the object
+// at once answers a Status of Success; deletion with finalizers and propagation
 // (Foreground: deletionTimestamp + foregroundDeletion finalizer, dependents by
 // ownerReference uid removed, then the object; Background: the object, then
 // its dependents), one garbage-collection step per request so a client sees
 // the terminating state; a DELETE whose DeleteOptions.preconditions.uid is not
 // the object's is 409 Conflict with kube-apiserver's message (rest.BeforeDelete)
-// and deletes nothing. It is not a Kubernetes implementation: no watch, no
+// and deletes nothing. tests/realapi/contract.py holds it to kube-apiserver's
+// answers. It is not a Kubernetes implementation: no watch, no
 // resourceVersion semantics, lists hold fields as stored.
 #pragma once
 
@@ -111,8 +118,10 @@ class ApiServerStandIn {
   std::string apply_patch(std::string const& target, std::string const& body);
   std::string remove(std::string const& target, std::string const& body);
   std::string list(std::string const& target);
-  std::string strict_check(std::string const& target, nlohmann::json const& obj) const;
+  std::string strict_check(std::string const& target, nlohmann::json const& obj, bool apply = false) const;
   void collect_garbage();
+  void release_unused_claim(std::string const& path, nlohmann::json& claim) const;
+  nlohmann::json with_managed_fields(std::string const& path, nlohmann::json obj) const;
   std::string precheck(std::string const& method, std::string const& path, std::string const& auth);
   void stream_log(int fd, std::string target);
 

@@ -1,5 +1,6 @@
 // apiserver-standin: the stand-in API server as a process, for the e2e
-// scenarios (tests/e2e/bed/kube_standin.py). It serves ONE VMI as KubeVirt
+// scenarios (tests/e2e/bed/kube_standin.py) and the contract test
+// (tests/contract/). With --vmi it serves ONE VMI as KubeVirt
 // would show it — the VMI (uid, a root DataVolume), the DataVolume
 // (Succeeded), the virt-launcher pod (labels kubevirt.io=virt-launcher,
 // kubevirt.io/created-by=<uid>; containers compute and guest-console-log) —
@@ -8,7 +9,12 @@
 // file (ready → True, as the exec probe would make it within a period).
 //
 //   apiserver-standin --vmi NAME [--namespace NS] --console-log FILE --token T
+//   apiserver-standin --token T [--schemas DIR]
 //
+// Without --vmi it starts empty, as the unit tests' stand-in does, for a test
+// that sends it the same requests as a real kube-apiserver; --schemas names
+// tests/data/kubevirt-schemas/ for fieldValidation=Strict on VMIs and
+// DataVolumes, as kube-apiserver checks them against the CRDs' schemas.
 // Prints its URL on the first line of stdout; serves until stdin closes.
 #include "apiserver_standin.hpp"
 #include "readiness/console_line.hpp"
@@ -18,6 +24,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -32,25 +39,50 @@ json condition(std::string type, std::string status, std::string reason = "", st
   return c;
 }
 
+void wait_for_stdin_close() {
+  std::string ignored;
+  while (std::getline(std::cin, ignored)) {
+  }
+}
+
+int serve_empty(std::string const& token, std::string const& schemas) {
+  using cosmicac::test::SwaggerValidator;
+  std::unique_ptr<SwaggerValidator> kubevirt, cdi;
+  cosmicac::test::ApiServerStandIn server("Bearer " + token);
+  if (!schemas.empty()) {
+    kubevirt = std::make_unique<SwaggerValidator>(SwaggerValidator::load(schemas + "/kubevirt-v1.7.0-swagger.json"));
+    cdi = std::make_unique<SwaggerValidator>(SwaggerValidator::load(schemas + "/cdi-v1.62.0-swagger.json"));
+    server.strict_schema("kubevirt.io/v1", "VirtualMachineInstance", kubevirt.get(), "v1.VirtualMachineInstance");
+    server.strict_schema("cdi.kubevirt.io/v1beta1", "DataVolume", cdi.get(), "v1beta1.DataVolume");
+  }
+  std::cout << server.url() << std::endl;
+  wait_for_stdin_close();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string name, ns = "cosmic-ac", console, token;
+  std::string name, ns = "cosmic-ac", console, token, schemas;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--vmi") name = v;
     else if (k == "--namespace") ns = v;
     else if (k == "--console-log") console = v;
     else if (k == "--token") token = v;
+    else if (k == "--schemas") schemas = v;
     else {
       std::fprintf(stderr, "apiserver-standin: unknown option %s\n", k.c_str());
       return 2;
     }
   }
-  if (name.empty() || console.empty() || token.empty()) {
-    std::fprintf(stderr, "usage: apiserver-standin --vmi NAME [--namespace NS] --console-log FILE --token T\n");
+  if (name.empty() != console.empty() || token.empty()) {
+    std::fprintf(stderr,
+                 "usage: apiserver-standin --vmi NAME [--namespace NS] --console-log FILE --token T\n"
+                 "       apiserver-standin --token T [--schemas DIR]\n");
     return 2;
   }
+  if (name.empty()) return serve_empty(token, schemas);
   cosmicac::test::ApiServerStandIn server("Bearer " + token);
   std::string const uid = "5d1c0a7e-0000-4000-8000-e2e0standin1";
   std::string const pod = "virt-launcher-" + name + "-e2e01";
@@ -123,9 +155,7 @@ int main(int argc, char** argv) {
     }
   });
   std::cout << server.url() << std::endl;
-  std::string ignored;
-  while (std::getline(std::cin, ignored)) {
-  }
+  wait_for_stdin_close();
   stop = true;
   tail.join();
   return 0;

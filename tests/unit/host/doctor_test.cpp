@@ -142,6 +142,7 @@ struct Cluster {
                                {"metadata", {{"name", "local-path"}}},
                                {"provisioner", "rancher.io/local-path"},
                                {"reclaimPolicy", "Delete"},
+                               {"allowVolumeExpansion", true},
                                {"volumeBindingMode", "WaitForFirstConsumer"}});
     server.put(kSecret, pull_secret());
     server.put(kConfigMap, bootstrap_cm());
@@ -207,7 +208,7 @@ TEST_CASE("doctor: a healthy cluster passes every check, exit 0; never a secret 
   CHECK(has_line(r.out, "\u2713 cdi: cdi Deployed, version v1.62.0"));
   CHECK(has_line(r.out,
                  "\u2713 storageclass: local-path (provisioner rancher.io/local-path, volumeBindingMode "
-                 "WaitForFirstConsumer)"));
+                 "WaitForFirstConsumer, volume expansion allowed)"));
   CHECK(has_line(r.out,
                  "\u2713 secret ghcr-pull-cred: has accessKeyId, secretKey, DOCKER_REGISTRY, DOCKER_USERNAME, "
                  "DOCKER_TOKEN"));

@@ -240,7 +240,7 @@ TEST_CASE("follow: a VMI that does not exist ends the wait at once (NotFound)") 
   auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
   REQUIRE_FALSE(r);
   CHECK(r.error().message ==
-        "VirtualMachineInstance cosmic-ac/job does not exist (HTTP 404 NotFound: virtualmachineinstances \\\"job\\\" "
+        "VirtualMachineInstance cosmic-ac/job does not exist (HTTP 404 NotFound: virtualmachineinstances \"job\" "
         "not found)");
   CHECK(s.requests().size() == 1);
 }

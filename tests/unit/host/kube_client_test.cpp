@@ -43,15 +43,19 @@ void openssl(std::vector<std::string> args) {
 }
 
 // A CA, a server certificate for api.internal.test signed by it, a client
-// certificate (CN cosmicac-test-client) signed by it.
+// certificate (CN cosmicac-test-client) signed by it; and another CA that
+// signed nothing here (a kubeconfig holding the wrong cluster's CA).
 struct Pki {
   test::TempDir dir;
   std::string ca = dir.path + "/ca.crt", ca_key = dir.path + "/ca.key";
+  std::string other_ca = dir.path + "/other-ca.crt", other_ca_key = dir.path + "/other-ca.key";
   std::string server = dir.path + "/server.crt", server_key = dir.path + "/server.key";
   std::string client = dir.path + "/client.crt", client_key = dir.path + "/client.key";
   Pki() {
     openssl({"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca, "-days", "2", "-subj",
              "/CN=cosmicac test CA"});
+    openssl({"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", other_ca_key, "-out", other_ca, "-days", "2",
+             "-subj", "/CN=cosmicac other CA"});
     issue(server, server_key, "/CN=api.internal.test", "subjectAltName=DNS:api.internal.test");
     issue(client, client_key, "/CN=cosmicac-test-client", "extendedKeyUsage=clientAuth");
   }
@@ -239,4 +243,81 @@ TEST_CASE("kube_client: an exec plugin's client certificate is presented in the 
   json seen = json::parse(r->body);
   CHECK(seen["client_cn"] == "cosmicac-test-client");
   CHECK(seen["authorization"].is_null());
+}
+
+namespace {
+
+// The kubeconfig a user has, its server being `srv` and its cluster's CA `ca_pem`.
+host::Result<ClusterAccess> kubeconfig_access(std::string const& server, std::string const& ca_pem,
+                                              std::string const& tls_server_name = {}) {
+  json cluster = {{"server", server}, {"certificate-authority-data", base64_encode(ca_pem)}};
+  if (!tls_server_name.empty()) cluster["tls-server-name"] = tls_server_name;
+  json config = {{"apiVersion", "v1"},
+                 {"kind", "Config"},
+                 {"current-context", "tls"},
+                 {"clusters", json::array({{{"name", "c"}, {"cluster", cluster}}})},
+                 {"users", json::array({{{"name", "u"}, {"user", {{"token", kMarker}}}}})},
+                 {"contexts", json::array({{{"name", "tls"}, {"context", {{"cluster", "c"}, {"user", "u"}}}}})}};
+  return resolve_kubeconfig({KubeconfigFile{"/k", config.dump()}}, "");
+}
+
+}  // namespace
+
+TEST_CASE("kube_client: a server from an unknown issuer is said to be one, naming the CA's source, not the name") {
+  Pki pki;
+  TlsServer srv(pki);
+  // The right name (tls-server-name), the wrong cluster's CA.
+  auto a = kubeconfig_access(srv.url(), test::read_text(pki.other_ca), "api.internal.test");
+  REQUIRE(a);
+  auto r = KubeClient(std::move(*a)).request("GET", "/version");
+  REQUIRE_FALSE(r);
+  std::string const& m = r.error().message;
+  INFO(m);
+  CHECK_FALSE(r.error().transient);
+  CHECK(m.find("unknown issuer") != std::string::npos);
+  CHECK(m.find("certificate-authority-data of kubeconfig /k, context tls") != std::string::npos);
+  CHECK(m.find(srv.url() + "/version") != std::string::npos);
+  CHECK(m.find("for the name") == std::string::npos);  // not blamed on the name
+  CHECK(m.find("for this name") == std::string::npos);
+  CHECK(m.find(kMarker) == std::string::npos);
+  CHECK(m.find("BEGIN CERTIFICATE") == std::string::npos);
+
+  // The same from a CA file: the file is named.
+  auto from_file = tls_access(pki, srv);
+  from_file.ca_file = pki.other_ca;
+  from_file.tls_server_name = "api.internal.test";
+  auto r2 = KubeClient(std::move(from_file)).request("GET", "/version");
+  REQUIRE_FALSE(r2);
+  INFO(r2.error().message);
+  CHECK(r2.error().message.find("unknown issuer") != std::string::npos);
+  CHECK(r2.error().message.find("certificate-authority " + pki.other_ca) != std::string::npos);
+}
+
+TEST_CASE("kube_client: a certificate for another name is said to be a name mismatch, naming the name") {
+  Pki pki;
+  TlsServer srv(pki);
+  auto a = kubeconfig_access(srv.url(), test::read_text(pki.ca));  // 127.0.0.1 is not in the certificate
+  REQUIRE(a);
+  auto r = KubeClient(std::move(*a)).request("GET", "/version");
+  REQUIRE_FALSE(r);
+  std::string const& m = r.error().message;
+  INFO(m);
+  CHECK(m.find("not valid for the name 127.0.0.1") != std::string::npos);
+  CHECK(m.find("unknown issuer") == std::string::npos);
+  CHECK(m.find(srv.url() + "/version") != std::string::npos);
+  CHECK(m.find("kubeconfig /k, context tls") != std::string::npos);
+
+  auto wrong = kubeconfig_access(srv.url(), test::read_text(pki.ca), "other.internal.test");
+  REQUIRE(wrong);
+  auto r2 = KubeClient(std::move(*wrong)).request("GET", "/version");
+  REQUIRE_FALSE(r2);
+  INFO(r2.error().message);
+  CHECK(r2.error().message.find("not valid for the name other.internal.test") != std::string::npos);
+
+  // The right CA and the right name: it works.
+  auto right = kubeconfig_access(srv.url(), test::read_text(pki.ca), "api.internal.test");
+  REQUIRE(right);
+  auto r3 = KubeClient(std::move(*right)).request("GET", "/version");
+  if (!r3) FAIL(r3.error().message);
+  CHECK(r3->status == 200);
 }

@@ -26,6 +26,19 @@ constexpr const char* kVmiPath = "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virt
 constexpr const char* kPvcPath = "/api/v1/namespaces/cosmic-ac/persistentvolumeclaims";
 constexpr const char* kSecretPath = "/api/v1/namespaces/cosmic-ac/secrets";
 
+// Deleted, or terminating: a deleted claim keeps kubernetes.io/pvc-protection
+// until the controller sees no pod using it (the stand-in's next request).
+bool gone_or_going(test::ApiServerStandIn const& server, std::string const& path) {
+  return !server.has(path) || server.get(path)["metadata"].contains("deletionTimestamp");
+}
+
+// The PersistentVolume binder's work: the claim is Bound.
+void mark_bound(test::ApiServerStandIn& server, std::string const& path) {
+  json claim = server.get(path);
+  claim["status"]["phase"] = "Bound";
+  server.put(path, claim);
+}
+
 ApplyOptions fast_apply() {
   ApplyOptions o;
   o.poll = 10ms;
@@ -236,7 +249,7 @@ TEST_CASE("kube_ops: 422 on the VMI rolls back what this run created (not what e
   CHECK(res.error().message.find(
             "deleted what this run had created (PersistentVolumeClaim cosmic-ac/llama-70b-0-data)") !=
         std::string::npos);
-  CHECK_FALSE(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
+  CHECK(gone_or_going(server, std::string(kPvcPath) + "/llama-70b-0-data"));
   CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data deleted (created by this run, which failed)"));
 
   // The same failure with the PVC already there: it is not deleted.
@@ -267,7 +280,7 @@ TEST_CASE("kube_ops: when the Secret cannot be created, what this run created is
             "deleted what this run had created (PersistentVolumeClaim cosmic-ac/llama-70b-0-data)") !=
         std::string::npos);
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
-  CHECK_FALSE(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
+  CHECK(gone_or_going(server, std::string(kPvcPath) + "/llama-70b-0-data"));
   CHECK_FALSE(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
   CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data deleted (created by this run, which failed)"));
 }
@@ -294,23 +307,70 @@ TEST_CASE("kube_ops: --dry-run=server sends dryRun=All on every write and change
   CHECK_FALSE(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));
 }
 
-TEST_CASE("kube_ops: the data PVC may grow (server-side apply); shrinking is the API server's 422 with its cause") {
+TEST_CASE(
+    "kube_ops: the data PVC grows once bound (server-side apply); a shrink, an unbound claim and a class without "
+    "expansion are refused before any write") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   auto spec = example();
   REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
   std::string const pvc = std::string(kPvcPath) + "/llama-70b-0-data";
-  std::string const size = spec.data_disk->size;
+  auto storage = [&] { return server.get(pvc)["spec"]["resources"]["requests"]["storage"].get<std::string>(); };
+  std::string const size = storage();
+  auto refused = [&](std::string const& new_size, std::string const& why) {
+    spec.data_disk->size = new_size;
+    std::size_t const before = server.requests().size();
+    auto res = apply_objects(client, render_manifests(spec), fast_apply(), quiet);
+    REQUIRE_FALSE(res);
+    INFO(res.error().message);
+    CHECK(res.error().message.find("PersistentVolumeClaim cosmic-ac/llama-70b-0-data (the data disk) requests ") == 0);
+    CHECK(res.error().message.find(why) != std::string::npos);
+    CHECK(res.error().message.find("nothing was changed") != std::string::npos);
+    auto reqs = server.requests();
+    for (std::size_t i = before; i < reqs.size(); ++i) CHECK(reqs[i].rfind("GET ", 0) == 0);  // reads only
+  };
+  refused("4Ti", "but it is not bound: a claim can grow only once it is bound");
+  mark_bound(server, pvc);
+  refused("100Gi", "a claim never shrinks");
+  server.put("/apis/storage.k8s.io/v1/storageclasses/local-path",
+             {{"apiVersion", "storage.k8s.io/v1"}, {"kind", "StorageClass"}, {"metadata", {{"name", "local-path"}}}});
+  refused("4Ti", "its StorageClass local-path does not set allowVolumeExpansion");
+  CHECK(storage() == size);
+  json cls = server.get("/apis/storage.k8s.io/v1/storageclasses/local-path");
+  cls["allowVolumeExpansion"] = true;
+  server.put("/apis/storage.k8s.io/v1/storageclasses/local-path", cls);
   spec.data_disk->size = "4Ti";
   REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
-  CHECK(server.get(pvc)["spec"]["resources"]["requests"]["storage"] == "4Ti");
-  spec.data_disk->size = "200Gi";
-  auto res = apply_objects(client, render_manifests(spec), fast_apply(), quiet);
+  CHECK(storage() == "4Ti");
+}
+
+TEST_CASE("kube_ops: apply waits for a VMI being deleted, then creates it anew; past --timeout it refuses, naming it") {
+  auto spec = example();
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  std::string const vmi = std::string(kVmiPath) + "/llama-70b-0";
+  std::string const old_uid = server.get(vmi)["metadata"]["uid"];
+  json held = server.get(vmi);
+  held["metadata"]["finalizers"] = json::array({"kubevirt.io/virtualMachineControllerFinalize"});
+  server.put(vmi, held);
+  DeleteOptions no_wait = fast_delete();
+  no_wait.wait = false;
+  REQUIRE(execute_delete(client, plan_delete(spec, false), no_wait, quiet));
+  REQUIRE(server.get(vmi)["metadata"].contains("deletionTimestamp"));
+  ApplyOptions brief = fast_apply();
+  brief.delete_timeout = 300ms;
+  auto res = apply_objects(client, render_manifests(spec), brief, quiet);
   REQUIRE_FALSE(res);
-  CHECK(res.error().message.find("applying PersistentVolumeClaim cosmic-ac/llama-70b-0-data: HTTP 422 Invalid") == 0);
-  CHECK(res.error().message.find("field can not be less than previous value") != std::string::npos);
-  CHECK(server.get(pvc)["spec"]["resources"]["requests"]["storage"] == "4Ti");
-  CHECK(server.has(std::string(kVmiPath) + "/llama-70b-0"));  // nothing this run created: nothing deleted
+  INFO(res.error().message);
+  CHECK(res.error().message.find("VirtualMachineInstance cosmic-ac/llama-70b-0 is being deleted") == 0);
+  CHECK(res.error().message.find("kubevirt.io/virtualMachineControllerFinalize") != std::string::npos);
+  CHECK(res.error().message.find("nothing was applied") != std::string::npos);
+  CHECK(server.get(vmi)["metadata"]["uid"] == old_uid);
+  server.remove_finalizers(vmi);
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  CHECK(server.get(vmi)["metadata"]["uid"] != old_uid);
+  CHECK_FALSE(server.get(vmi)["metadata"].contains("deletionTimestamp"));
 }
 
 TEST_CASE("kube_ops: a field another manager owns is a conflict naming it; --force-conflicts takes it") {
@@ -323,11 +383,13 @@ TEST_CASE("kube_ops: a field another manager owns is a conflict naming it; --for
   auto made = client.request("POST", std::string(kPvcPath) + "?fieldManager=kubectl-edit", pvc.dump());
   REQUIRE(made);
   REQUIRE(made->status == 201);
+  mark_bound(server,
+             std::string(kPvcPath) + "/llama-70b-0-data");  // a bound claim may grow: the conflict is the refusal
   auto res = apply_objects(client, objs, fast_apply(), quiet);
   REQUIRE_FALSE(res);
   INFO(res.error().message);
-  // (terminal_safe escapes the API's quotes)
-  CHECK(res.error().message.find("HTTP 409 Conflict: Apply failed with 1 conflict: conflict with \\\"kubectl-edit\\\": "
+  // (the server's message as text: its quotes as they are)
+  CHECK(res.error().message.find("HTTP 409 Conflict: Apply failed with 1 conflict: conflict with \"kubectl-edit\": "
                                  ".spec.resources.requests.storage") != std::string::npos);
   CHECK(res.error().message.find("--force-conflicts") != std::string::npos);
   ApplyOptions force = fast_apply();
@@ -407,7 +469,7 @@ TEST_CASE(
   std::string const pvc = std::string(kPvcPath) + "/llama-70b-0-data";
   REQUIRE(client.request("DELETE", pvc + "?dryRun=All", R"({"kind":"DeleteOptions","apiVersion":"v1"})")->status ==
           200);
-  CHECK_FALSE(server.has(pvc));
+  CHECK(gone_or_going(server, pvc));
 }
 
 TEST_CASE("stand-in: like kube-apiserver — AlreadyExists while terminating, Status details, Strict validation") {
@@ -444,10 +506,10 @@ TEST_CASE("stand-in: like kube-apiserver — AlreadyExists while terminating, St
   other["metadata"]["name"] = "dry";
   CHECK(client.request("POST", std::string(kDvPath) + "?dryRun=All", other.dump())->status == 201);
   CHECK_FALSE(server.has(std::string(kDvPath) + "/dry"));
-  // Server-side apply needs its content type and a field manager.
+  // Server-side apply needs its content type and a field manager (422, as kube-apiserver's PatchOptions validation).
   CHECK(client.request("PATCH", std::string(kDvPath) + "/dry?fieldManager=m", other.dump())->status == 415);
   CHECK(client.request("PATCH", std::string(kDvPath) + "/dry", other.dump(), "application/apply-patch+yaml")->status ==
-        400);
+        422);
   CHECK(
       client
           .request("PATCH", std::string(kDvPath) + "/dry?fieldManager=m", other.dump(), "application/apply-patch+yaml")
@@ -758,7 +820,7 @@ TEST_CASE("kube_ops: delete sends the uid it read as a precondition: an object r
   CHECK(
       st.error().message ==
       "deleting PersistentVolumeClaim cosmic-ac/llama-70b-0-data: HTTP 409 Conflict: Operation cannot be fulfilled on "
-      "PersistentVolumeClaim \\\"llama-70b-0-data\\\": the UID in the precondition (" +
+      "PersistentVolumeClaim \"llama-70b-0-data\": the UID in the precondition (" +
           read_uid +
           ") does not match the UID in record (uid-created-again). The object might have been deleted and then "
           "recreated "
@@ -855,4 +917,20 @@ TEST_CASE("kube_ops: get NAME with ../ or ? is refused before any request") {
     CHECK(r.error().message.find("the VirtualMachineInstance name") == 0);
   }
   CHECK(server.requests().empty());
+}
+
+TEST_CASE("kube_ops: an object's paths carry their query through api_path, each value escaped") {
+  Json const pvc{{"apiVersion", "v1"},
+                 {"kind", "PersistentVolumeClaim"},
+                 {"metadata", {{"namespace", "cosmic-ac"}, {"name", "job-data"}}}};
+  CHECK(object_path(pvc).value() == "/api/v1/namespaces/cosmic-ac/persistentvolumeclaims/job-data");
+  CHECK(object_path(pvc, {{"fieldManager", kFieldManager}, {"force", "true"}}).value() ==
+        "/api/v1/namespaces/cosmic-ac/persistentvolumeclaims/job-data?fieldManager=cosmicac-vmi&force=true");
+  CHECK(collection_path(pvc, {{"dryRun", "All"}, {"labelSelector", "a=b&c"}}).value() ==
+        "/api/v1/namespaces/cosmic-ac/persistentvolumeclaims?dryRun=All&labelSelector=a%3Db%26c");
+  Json bad = pvc;
+  bad["metadata"]["name"] = "../secrets/x";
+  CHECK_FALSE(object_path(bad, {{"dryRun", "All"}}));
+  bad["kind"] = "Unknown";
+  CHECK_FALSE(collection_path(bad));
 }

@@ -1,0 +1,398 @@
+#include "common/secret.hpp"
+#include "host/base/json_read.hpp"
+#include "host/base/quantity.hpp"
+#include "host/verbs/kube_request.hpp"
+#include "readiness/terminal_text.hpp"
+
+#include <map>
+#include <thread>
+
+namespace cosmicac::host {
+namespace {
+
+class Applier {
+ public:
+  Applier(KubeClient& client, ApplyOptions const& options, Say const& say)
+      : client_(client), opts_(options), say_(say), dry_(options.dry_run == DryRun::Server) {}
+
+  Result<std::vector<ApplyResult>> run(std::vector<Json> const& objects);
+
+ private:
+  Status look(Json const& o);
+  Status wait_terminated(Json const& o, std::string const& path, Json const& found);
+  Status check_claim_size(Json const& pvc);
+  std::optional<Json> const& live(Json const& o) { return live_[describe(o)]; }
+  Status check_immutable(Json const& vmi, std::vector<Json> const& owned);
+  std::vector<std::string> spec_differences(Json const& vmi, Json const& live_vmi, std::vector<Json> const& owned);
+  Status recreate(Json const& vmi, Json const& live_vmi, std::vector<Json> const& owned);
+  Status server_side_apply(Json const& o);
+  Status create_vmi(Json const& o);
+  Status wait_secret_absent(Json const& secret);
+  Status create_secret(Json const& o);
+  HostError failed(HostError e);
+  void done(Json const& o, ApplyOutcome outcome, Json applied, std::string const& said) {
+    say_(describe(o) + " " + said + (dry_ ? " (server dry run)" : ""));
+    results_.push_back({describe(o), outcome, std::move(applied)});
+  }
+
+  struct Created {
+    Json object;
+    std::string uid;  // from the create's reply: the roll-back's precondition
+  };
+
+  KubeClient& client_;
+  ApplyOptions const& opts_;
+  Say const& say_;
+  bool const dry_;
+  std::vector<ApplyResult> results_;
+  std::vector<Created> created_;                     // by this run, for the roll-back
+  std::map<std::string, std::optional<Json>> live_;  // describe(o) → read by look (none: absent)
+  Json owner_;                                       // the VMI's ownerReference, once its uid is known
+  std::optional<Json> live_vmi_;
+  bool recreated_ = false;
+  bool recreated_dry_ = false;
+};
+
+// Reads the object; one that exists without this job's labels is refused:
+// never applied over (server-side apply would adopt it), never deleted.
+Status Applier::look(Json const& o) {
+  auto path = object_path(o);
+  if (!path) return path.error();
+  auto resp = client_.request("GET", *path);
+  if (!resp) return resp.error();
+  if (resp->status == 404) {
+    live_[describe(o)] = std::nullopt;
+    return ok();
+  }
+  if (resp->status != 200) return api_error("getting " + describe(o), *resp);
+  Json found = parse_body(*resp);
+  if (auto label = missing_label(found, string_at(o, {"metadata", "labels", kJobLabel})); !label.empty())
+    return not_ours(describe(o), label, "applies over and deletes");
+  if (!value_at(found, {"metadata", "deletionTimestamp"}).is_null()) return wait_terminated(o, *path, found);
+  live_[describe(o)] = std::move(found);
+  return ok();
+}
+
+// An object being deleted (a `delete --wait=false` moments ago, a finalizer
+// holding it) is not "unchanged": what apply would hang on it (a DataVolume,
+// a Secret owned by a dying VMI) goes with it. Waited for, up to --timeout,
+// then treated as absent; or refused, naming what holds it.
+Status Applier::wait_terminated(Json const& o, std::string const& path, Json const& found) {
+  say_(describe(o) + " is being deleted: waiting until it is gone before applying");
+  std::vector<Pending> going{{describe(o), path, string_at(found, {"metadata", "uid"}), {}}};
+  if (auto st = wait_gone(client_, going, opts_.delete_timeout, opts_.poll, say_, "--timeout waits longer"); !st) {
+    HostError e = st.error();
+    e.message =
+        describe(o) + " is being deleted and apply waits until it is gone: " + e.message + "; nothing was applied";
+    return e;
+  }
+  live_[describe(o)] = std::nullopt;
+  return ok();
+}
+
+// A claim's storage request may only grow, only once the claim is bound, and
+// (admission's PersistentVolumeClaimResize) only when its StorageClass sets
+// allowVolumeExpansion. Each is said here, before anything is written,
+// instead of a 422 or 403 from the middle of an apply. The class is cluster-
+// scoped: an identity that cannot read it (the namespaced Role alone) leaves
+// that check to the server, whose refusal names it.
+Status Applier::check_claim_size(Json const& pvc) {
+  auto const& current = live(pvc);
+  if (!current) return ok();
+  std::string const want_text = string_at(pvc, {"spec", "resources", "requests", "storage"});
+  std::string const have_text = string_at(*current, {"spec", "resources", "requests", "storage"});
+  auto want = parse_quantity(want_text);
+  auto have = parse_quantity(have_text);
+  if (!want || !have || *want == *have) return ok();  // what cannot be compared, the server judges
+  std::string const what = describe(pvc) + " (the data disk) requests " + readiness::terminal_safe(have_text) +
+                           " and the spec asks for " + readiness::terminal_safe(want_text);
+  std::string const keep =
+      "; nothing was changed (dataDisk.size " + readiness::terminal_safe(have_text) + " applies as it is)";
+  if (*want < *have) return host_error(Errc::Conflict, what + ": a claim never shrinks" + keep);
+  std::string const phase = string_at(*current, {"status", "phase"});
+  if (phase != "Bound")
+    return host_error(Errc::Conflict,
+                      what + ", but it is " + (phase.empty() ? "not bound" : readiness::terminal_safe(phase)) +
+                          ": a claim can grow only once it is bound to a volume; apply again when it is Bound" + keep);
+  std::string const class_name = string_at(*current, {"spec", "storageClassName"});
+  auto path = api_path(api::kStorageClasses, {}, class_name);
+  if (class_name.empty() || !path) return ok();
+  auto resp = client_.request("GET", *path);
+  if (!resp) return resp.error();
+  if (resp->status != 200) return ok();
+  if (value_at(parse_body(*resp), {"allowVolumeExpansion"}) != Json(true))
+    return host_error(Errc::Conflict, what + ", but its StorageClass " + readiness::terminal_safe(class_name) +
+                                          " does not set allowVolumeExpansion: the claim cannot grow (the cluster's "
+                                          "administrator can allow it on the class)" +
+                                          keep);
+  return ok();
+}
+
+// The fields of the VMI's spec, and of its root DataVolume's, that the live
+// objects do not hold as rendered ("DataVolume ns/x spec.pvc...").
+std::vector<std::string> Applier::spec_differences(Json const& vmi, Json const& live_vmi,
+                                                   std::vector<Json> const& owned) {
+  std::vector<std::string> diffs;
+  for (auto const& d : rendered_differences(vmi["spec"], value_at(live_vmi, {"spec"}), "spec"))
+    diffs.push_back(describe(vmi) + " " + d);
+  for (auto const& o : owned) {
+    if (o.value("kind", "") != "DataVolume") continue;
+    if (auto const& dv = live(o))
+      for (auto const& d : rendered_differences(o["spec"], value_at(*dv, {"spec"}), "spec"))
+        diffs.push_back(describe(o) + " " + d);
+  }
+  return diffs;
+}
+
+// The VMI's spec cannot change (and CDI keeps a DataVolume's spec): an
+// existing one that differs from the rendered one is an error, or with
+// --recreate is deleted with what it owns, waiting until all are gone.
+Status Applier::check_immutable(Json const& vmi, std::vector<Json> const& owned) {
+  auto const& current = live(vmi);
+  if (!current) return ok();
+  std::vector<std::string> const diffs = spec_differences(vmi, *current, owned);
+  if (diffs.empty()) {
+    live_vmi_ = *current;
+    return ok();
+  }
+  for (auto const& d : diffs) say_("differs: " + readiness::terminal_safe(d));
+  if (!opts_.recreate)
+    return host_error(Errc::Conflict,
+                      describe(vmi) + " exists and its spec cannot change (" + std::to_string(diffs.size()) + " field" +
+                          (diffs.size() == 1 ? "" : "s") +
+                          " differ, listed above); nothing was changed. "
+                          "`apply --recreate` deletes it with its root disk and user-data and creates it again "
+                          "(the data PVC is kept)");
+  return recreate(vmi, *current, owned);
+}
+
+// --recreate: the VMI goes (its uid as the precondition), then its root
+// DataVolume; the user-data Secret goes with the VMI. Waits until all are gone.
+Status Applier::recreate(Json const& vmi, Json const& live_vmi, std::vector<Json> const& owned) {
+  auto path = object_path(vmi);
+  if (!path) return path.error();
+  std::string const vmi_uid = string_at(live_vmi, {"metadata", "uid"});
+  if (vmi_uid.empty())
+    return host_error(Errc::Server, describe(vmi) + ": the API server's reply carries no metadata.uid");
+  say_(describe(vmi) + " differs: recreating it (delete, wait until gone, create)" + (dry_ ? " (server dry run)" : ""));
+  auto going = delete_one(client_, describe(vmi), *path, dry_, vmi_uid);
+  if (!going) return going.error();
+  if (dry_) {
+    live_vmi_ = live_vmi;  // a dry run changes nothing: what follows is checked against the live objects
+    recreated_dry_ = true;
+    return ok();
+  }
+  std::vector<Pending> gone{{describe(vmi), *path, vmi_uid, {}}};
+  for (auto const& o : owned) {
+    if (o.value("kind", "") == "Secret") {
+      // Not deleted by name (it cannot be read to check it is this job's):
+      // the VMI owns it, the garbage collector deletes it.
+      auto coll = collection_path(o, write_query(true));
+      if (!coll) return coll.error();
+      gone.push_back({describe(o),
+                      *coll,
+                      {},
+                      secret_probe(string_at(o, {"metadata", "namespace"}), string_at(o, {"metadata", "name"}))});
+      continue;
+    }
+    auto const& dv = live(o);
+    if (!dv) continue;
+    auto dv_path = object_path(o);
+    if (!dv_path) return dv_path.error();
+    std::string const dv_uid = string_at(*dv, {"metadata", "uid"});
+    // Not left to the garbage collector's pace; its uid was read with its labels.
+    auto deleted = delete_one(client_, describe(o), *dv_path, false, dv_uid);
+    if (!deleted) return deleted.error();
+    gone.push_back({describe(o), *dv_path, dv_uid, {}});
+  }
+  if (auto st = wait_gone(client_, gone, opts_.delete_timeout, opts_.poll, say_); !st) return st;
+  recreated_ = true;
+  for (auto const& o : owned) live_[describe(o)] = std::nullopt;
+  return ok();
+}
+
+Status Applier::server_side_apply(Json const& o) {
+  Query query = write_query(dry_);
+  if (opts_.force_conflicts) query.emplace_back("force", "true");
+  auto path = object_path(o, query);
+  if (!path) return path.error();
+  auto resp = client_.request("PATCH", *path, o.dump(), "application/apply-patch+yaml");
+  if (!resp) return resp.error();
+  if (resp->status == 201) {
+    Json reply = parse_body(*resp);
+    if (!dry_) created_.push_back({o, string_at(reply, {"metadata", "uid"})});
+    done(o, ApplyOutcome::Created, std::move(reply), "created");
+  } else if (resp->status == 200) {
+    done(o, ApplyOutcome::Applied, parse_body(*resp), "serverside-applied");
+  } else {
+    return api_error("applying " + describe(o), *resp);
+  }
+  return ok();
+}
+
+Status Applier::create_vmi(Json const& o) {
+  std::string uid;
+  if (live_vmi_) {
+    uid = string_at(*live_vmi_, {"metadata", "uid"});
+    if (recreated_dry_) done(o, ApplyOutcome::Created, *live_vmi_, "recreated");
+    else done(o, ApplyOutcome::Unchanged, *live_vmi_, "unchanged");
+  } else {
+    auto path = collection_path(o, write_query(dry_));
+    if (!path) return path.error();
+    auto resp = client_.request("POST", *path, o.dump());
+    if (!resp) return resp.error();
+    if (!is_success(resp->status)) return api_error("creating " + describe(o), *resp);
+    Json const reply = parse_body(*resp);
+    uid = string_at(reply, {"metadata", "uid"});
+    if (!dry_) created_.push_back({o, uid});
+    done(o, ApplyOutcome::Created, reply, recreated_ ? "recreated" : "created");
+  }
+  if (uid.empty()) return host_error(Errc::Server, describe(o) + ": the API server's reply carries no metadata.uid");
+  // No blockOwnerDeletion: that would need update on
+  // virtualmachineinstances/finalizers; delete removes the dependents itself.
+  owner_ = Json{{"apiVersion", o.value("apiVersion", "")},
+                {"kind", "VirtualMachineInstance"},
+                {"name", o["metadata"].value("name", "")},
+                {"uid", uid}};
+  return ok();
+}
+
+// Before a VMI is created: no Secret of its user-data name may exist, or the
+// new VM would boot with whatever that Secret holds (someone else's data) —
+// and cosmicac-vmi cannot read it to tell. A previous VMI's Secret goes with
+// that VMI (garbage collector): waited for, up to delete_timeout.
+Status Applier::wait_secret_absent(Json const& secret) {
+  auto coll = collection_path(secret, write_query(true));
+  if (!coll) return coll.error();
+  std::string const probe =
+      secret_probe(string_at(secret, {"metadata", "namespace"}), string_at(secret, {"metadata", "name"}));
+  auto const deadline = std::chrono::steady_clock::now() + opts_.delete_timeout;
+  for (;;) {
+    auto resp = client_.request("POST", *coll, probe);
+    if (!resp) return resp.error();
+    if (is_success(resp->status)) return ok();
+    if (resp->status != 409) return api_error("checking that " + describe(secret) + " does not exist", *resp);
+    if (dry_ || std::chrono::steady_clock::now() >= deadline)
+      return host_error(Errc::Conflict,
+                        describe(secret) + " exists" +
+                            (dry_ ? ""
+                                  : " and was not garbage-collected within " +
+                                        std::to_string(opts_.delete_timeout.count() / 1000) + " s") +
+                            ", and no VMI of this job does: it is not this job's user-data (a VMI's goes with it). "
+                            "cosmicac-vmi cannot read a Secret to tell whose it is, so it neither uses nor deletes "
+                            "it; the VMI was not created (remove or rename that Secret, or give the job another name)");
+    std::this_thread::sleep_for(opts_.poll);
+  }
+}
+
+// The Secret holds the user-data (API keys): it is created and never
+// patched, read or replaced — a PATCH or GET reply carries the data, and the
+// identity has no get on secrets (host/rbac/role.yaml). Its create reply is
+// read for the uid only, then wiped.
+Status Applier::create_secret(Json const& o) {
+  auto coll = collection_path(o, write_query(dry_));
+  if (!coll) return coll.error();
+  Json shown = o;  // what -o prints: the object without its data
+  shown.erase("stringData");
+  shown.erase("data");
+  auto resp = client_.request("POST", *coll, o.dump());
+  if (!resp) return resp.error();
+  long const status = resp->status;
+  std::string uid;
+  if (is_success(status)) {
+    Json reply = parse_body(*resp);
+    uid = string_at(reply, {"metadata", "uid"});
+    for (auto const* key : {"data", "stringData"}) {
+      Json& values = reply[key];
+      if (values.is_object())
+        for (auto& v : values)
+          if (v.is_string()) wipe(v.get_ref<std::string&>());
+    }
+  }
+  wipe(resp->body);  // the reply holds the data: not kept
+  if (status == 409 && live_vmi_) {
+    // The existing VMI's own (it was created with it): KubeVirt read it when
+    // the VM started, so replacing it would change nothing but the record.
+    done(o, ApplyOutcome::Unchanged, shown,
+         "exists: kept, unread (the running VM read it at its start; delete and apply again to change the user-data)");
+    return ok();
+  }
+  if (!is_success(status)) return api_error("creating " + describe(o), HttpResponse{status, {}});
+  if (!dry_) created_.push_back({o, uid});
+  done(o, ApplyOutcome::Created, shown, "created");
+  return ok();
+}
+
+// Deletes, newest first, what this run created, each with the uid its create
+// returned as a precondition (one replaced since is not touched); says what
+// it did; the error's message says it too.
+HostError Applier::failed(HostError e) {
+  if (created_.empty() && !recreated_) return e;
+  std::string done_list, failed_list;
+  for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+    std::string const what = describe(it->object);
+    auto path = object_path(it->object);
+    // Background: the roll-back does not wait; the dependents go after. No
+    // uid (a reply without one): not deleted by name.
+    auto going = !path             ? Result<bool>(path.error())
+                 : it->uid.empty() ? Result<bool>(host_error(Errc::Internal, what + ": its uid is unknown"))
+                                   : delete_one(client_, what, *path, false, it->uid, kBackground);
+    bool const gone = static_cast<bool>(going);
+    say_(what + (gone ? " deleted (created by this run, which failed)" : " could NOT be deleted: delete it by hand"));
+    std::string& list = gone ? done_list : failed_list;
+    list += (list.empty() ? "" : ", ") + what;
+  }
+  if (!done_list.empty()) e.message += "; deleted what this run had created (" + done_list + ")";
+  if (!failed_list.empty()) e.message += "; could not delete " + failed_list + " (delete -f SPEC removes them)";
+  if (recreated_) e.message += "; the VMI this run deleted for --recreate is gone (apply again to create it)";
+  return e;
+}
+
+Result<std::vector<ApplyResult>> Applier::run(std::vector<Json> const& objects) {
+  Json const* vmi = nullptr;
+  Json const* secret = nullptr;
+  std::vector<Json> owned, others;
+  for (auto const& o : objects) {
+    std::string const kind = o.value("kind", "");
+    if (kind == "VirtualMachineInstance") vmi = &o;
+    else if (kind == "DataVolume" || kind == "Secret") owned.push_back(o);
+    else others.push_back(o);
+    if (kind == "Secret") secret = &o;
+  }
+  if (!vmi && !owned.empty())
+    return host_error(Errc::Internal, "applying " + describe(owned[0]) + ": no VirtualMachineInstance to own it");
+  // Look before writing anything: every object but the Secret, this job's or absent.
+  if (vmi)
+    if (auto st = look(*vmi); !st) return st.error();
+  for (auto const* group : {&others, &owned})
+    for (auto const& o : *group)
+      if (o.value("kind", "") != "Secret")
+        if (auto st = look(o); !st) return st.error();
+  for (auto const& o : others)
+    if (o.value("kind", "") == "PersistentVolumeClaim")
+      if (auto st = check_claim_size(o); !st) return st.error();
+  if (vmi)
+    if (auto st = check_immutable(*vmi, owned); !st) return failed(st.error());
+  for (auto const& o : others)
+    if (auto st = server_side_apply(o); !st) return failed(st.error());
+  if (vmi && secret && !live_vmi_)
+    if (auto st = wait_secret_absent(*secret); !st) return failed(st.error());
+  if (vmi)
+    if (auto st = create_vmi(*vmi); !st) return failed(st.error());
+  for (auto o : owned) {
+    o["metadata"]["ownerReferences"] = Json::array({owner_});
+    auto st = o.value("kind", "") == "Secret" ? create_secret(o) : server_side_apply(o);
+    if (!st) return failed(st.error());
+  }
+  return results_;
+}
+
+}  // namespace
+
+Result<std::vector<ApplyResult>> apply_objects(KubeClient& client, std::vector<Json> const& objects,
+                                               ApplyOptions const& options, Say const& say) {
+  Applier applier(client, options, say);
+  return applier.run(objects);
+}
+
+}  // namespace cosmicac::host

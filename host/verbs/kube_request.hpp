@@ -1,0 +1,64 @@
+// What the kube_* verbs share to talk to the API server: naming an object in
+// messages, reading a reply, the query of every write, whether an object is
+// this job's, and deleting one object and waiting until objects are gone.
+// Internal to host/verbs/ (the public interface is kube_ops.hpp).
+#pragma once
+
+#include "host/verbs/kube_ops.hpp"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace cosmicac::host {
+
+// "DataVolume cosmic-ac/job-root"
+std::string describe(Json const& o);
+
+// A reply's body as an object; anything else (no JSON, a list) as an empty one.
+Json parse_body(HttpResponse const& resp);
+
+// Query strings: every write names its field manager and asks for strict
+// field validation (as kubectl's default --validate=strict does); a
+// server-side dry run adds dryRun=All to every write.
+Query write_query(bool dry_run_server);
+
+bool is_success(long status);
+
+// The label the live object lacks to be this job's (render_manifests sets
+// both), or empty when it is this job's.
+std::string missing_label(Json const& live, std::string const& job);
+
+// The refusal to act on an object that is not this job's; verb: "deletes".
+HostError not_ours(std::string const& object, std::string const& label, char const* verb);
+
+inline constexpr const char* kForeground = "Foreground";
+inline constexpr const char* kBackground = "Background";
+
+// DELETE, by default with foreground propagation (the dependents go first),
+// with a uid precondition when uid is given. True when the object is gone or
+// going, false when it was absent.
+Result<bool> delete_one(KubeClient& client, std::string const& object, std::string const& path, bool dry_run_server,
+                        std::string const& uid, const char* propagation = kForeground);
+
+// A Secret cannot be read (no get on secrets: that would read every Secret
+// of the namespace), so whether one exists is asked with a server dry-run
+// create of an empty Secret of that name: 409 AlreadyExists, or 201 (nothing
+// is stored, and the reply is the empty Secret sent). The probe's body.
+std::string secret_probe(std::string const& ns, std::string const& name);
+
+// An object deleted, to wait for.
+struct Pending {
+  std::string object, path;
+  std::string uid;         // what was deleted: an object of that name with another uid is a new one
+  std::string probe_body;  // a Secret: path is its collection's dry-run create, probed by it (never GET)
+};
+
+// Polls until each object is 404 (or, a Secret, until a dry-run create of its
+// name no longer conflicts). After `timeout`, an error naming what is left, its
+// finalizers, and `hint` (what the caller's flags can do about it).
+Status wait_gone(KubeClient& client, std::vector<Pending> pending, std::chrono::milliseconds timeout,
+                 std::chrono::milliseconds poll, Say const& say,
+                 char const* hint = "--timeout waits longer; --wait=false does not wait");
+
+}  // namespace cosmicac::host
