@@ -25,4 +25,11 @@ int run_bootstrap(config::Settings const& settings, Environment const& env, read
 // the disk step and docker's image store only. 0 done or skipped, 1 failed.
 int run_disk_only(config::Settings const& settings, Environment const& env, readiness::Reporter& reporter);
 
+// `run --step=gpu-check`: the GPU health check alone, by hand, one look (no
+// waiting), whether or not GPU_CHECK is on. Prints the verdict and each GPU
+// and port on stdout, replaces the state file's GPU health summary (nothing
+// else in it: the container and the phase are left alone). 0 healthy or
+// skipped, 1 anything else.
+int run_gpu_check_only(config::Settings const& settings, Environment const& env, std::string const& state_path);
+
 }  // namespace cosmicac::agent

@@ -14,20 +14,90 @@ Error waited_too_long(gpu::Verdict const& v, std::chrono::milliseconds wait) {
                            " (expected NVLink fabric Completed with status Success and InfiniBand ports 4: ACTIVE)");
 }
 
+std::string ecc_verdict(gpu::GpuRow const& g) {
+  if (g.ecc_uncorrected.value_or(0) > 0) return "uncorrectable " + std::to_string(*g.ecc_uncorrected);
+  if (g.remap_failure.value_or(false)) return "row remap failure";
+  if (g.remap_pending.value_or(false)) return "row remap pending";
+  if (g.retired_pages_pending.value_or(false)) return "retired pages pending";
+  return g.ecc_uncorrected ? "ok" : "n/a";
+}
+
+std::string fabric_of(gpu::Measurements const& m, gpu::GpuRow const& g) {
+  for (auto const& f : m.fabric)
+    if (f.bus_id.same_device(g.bus_id))
+      return std::string(gpu::fabric_state_name(f.state)) + (f.status.empty() ? "" : " " + f.status);
+  return "n/a";
+}
+
+// The summary of a check that did not look, and why.
+readiness::GpuHealth skipped(std::string why) {
+  return {.verdict = "skipped", .reason = std::nullopt, .message = std::move(why), .gpus = {}, .ib_ports = {}};
+}
+
 }  // namespace
 
-Status check_gpu_health(GpuHealthOptions const& o, std::function<void(std::string const&)> const& progress) {
+readiness::GpuHealth summarize(gpu::Measurements const& m, gpu::Verdict const& v) {
+  readiness::GpuHealth h;
+  switch (v.outcome) {
+    case gpu::Outcome::Healthy: h.verdict = "healthy"; break;
+    case gpu::Outcome::Wait:
+      h.verdict = "waiting";
+      h.message = v.waiting_for;
+      break;
+    case gpu::Outcome::Failed: {
+      auto const e = v.error();
+      h.verdict = "failed";
+      h.reason = e.reason;
+      h.message = e.message;
+      break;
+    }
+  }
+  for (auto const& g : m.gpus)
+    h.gpus.push_back({.index = g.index, .bus_id = g.bus_id_text, .fabric = fabric_of(m, g), .ecc = ecc_verdict(g)});
+  for (auto const& d : m.infiniband)
+    for (auto const& p : d.ports)
+      h.ib_ports.push_back({.device = d.name,
+                            .port = p.port,
+                            .state = p.state ? std::to_string(p.state->code) + ": " + p.state->name : "unreadable"});
+  return h;
+}
+
+GpuLook look_at_gpus(GpuHealthOptions const& o) {
+  if (!o.expected.gpus && gpu::nvidia_smi_path(o.measure.nvidia_smi).empty())
+    return {.summary = skipped("nvidia-smi is not installed (looked at " +
+                               gpu::nvidia_smi_looked_at(o.measure.nvidia_smi) + ") and GPU_COUNT is not set"),
+            .verdict = {},
+            .skipped = true};
+  auto const seen = gpu::measure(o.measure);
+  auto v = gpu::evaluate(o.expected, seen);
+  switch (v.outcome) {
+    case gpu::Outcome::Healthy: spdlog::info("GPU health:\n{}", describe(seen)); break;
+    case gpu::Outcome::Failed: spdlog::error("GPU health:\n{}", describe(seen)); break;
+    case gpu::Outcome::Wait: break;
+  }
+  auto summary = summarize(seen, v);
+  return {.summary = std::move(summary), .verdict = std::move(v), .skipped = false};
+}
+
+Status check_gpu_health(GpuHealthOptions const& o, std::function<void(std::string const&)> const& progress,
+                        std::function<void(readiness::GpuHealth const&)> const& record) {
   auto const deadline = std::chrono::steady_clock::now() + o.wait;
   for (;;) {
-    auto const seen = gpu::measure(o.measure);
-    auto const v = gpu::evaluate(o.expected, seen);
-    switch (v.outcome) {
-      case gpu::Outcome::Healthy: spdlog::info("GPU health:\n{}", describe(seen)); return ok();
-      case gpu::Outcome::Failed: spdlog::error("GPU health:\n{}", describe(seen)); return v.error();
-      case gpu::Outcome::Wait: break;
+    auto look = look_at_gpus(o);
+    if (look.skipped) progress("GPU health not checked: " + look.summary.message);
+    if (look.skipped || look.verdict.outcome != gpu::Outcome::Wait) {
+      if (record) record(look.summary);
+      return look.skipped || look.verdict.outcome == gpu::Outcome::Healthy ? ok() : Status(look.verdict.error());
     }
-    if (std::chrono::steady_clock::now() >= deadline) return waited_too_long(v, o.wait);
-    progress("waiting: " + v.waiting_for);
+    if (std::chrono::steady_clock::now() >= deadline) {
+      auto const err = waited_too_long(look.verdict, o.wait);
+      look.summary.verdict = "failed";
+      look.summary.reason = err.reason;
+      look.summary.message = err.message;
+      if (record) record(look.summary);
+      return err;
+    }
+    progress("GPU health waiting: " + look.verdict.waiting_for);
     std::this_thread::sleep_for(o.poll_interval);
   }
 }

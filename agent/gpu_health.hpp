@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "gpu/evaluate.hpp"
 #include "gpu/measure.hpp"
+#include "readiness/gpu_health.hpp"
 
 #include <chrono>
 #include <functional>
@@ -23,9 +24,28 @@ struct GpuHealthOptions {
   std::chrono::milliseconds poll_interval{std::chrono::seconds(5)};
 };
 
-// Healthy → ok; a wait that outlives `wait` → GpuFabric (or IbLink) naming
-// what is still coming up. `progress` hears each wait's message.
-Status check_gpu_health(GpuHealthOptions const& o, std::function<void(std::string const&)> const& progress);
+// One look at the GPUs: the summary kept in the state file and, unless the
+// look is healthy or skipped, why not (Wait: the verdict's waiting_for).
+struct GpuLook {
+  readiness::GpuHealth summary;
+  gpu::Verdict verdict;
+  bool skipped = false;
+};
+
+// Measures once. nvidia-smi missing is a skip (with why) when GPU_COUNT is
+// unset (VMs made before the host wrote counts, driver bits without the
+// tools); with GPU_COUNT set the host asked for GPUs, so it is gpu-driver.
+GpuLook look_at_gpus(GpuHealthOptions const& o);
+
+// Healthy or skipped → ok; a wait that outlives `wait` → GpuFabric (or
+// IbLink) naming what is still coming up. `progress` hears each wait's and a
+// skip's message; `record` gets the summary of the last look.
+Status check_gpu_health(GpuHealthOptions const& o, std::function<void(std::string const&)> const& progress,
+                        std::function<void(readiness::GpuHealth const&)> const& record = {});
+
+// The summary of one look for the state file: per GPU its fabric and ECC
+// verdict, per InfiniBand port its state.
+readiness::GpuHealth summarize(gpu::Measurements const& m, gpu::Verdict const& v);
 
 // One line per GPU and InfiniBand port, for `plan` and the journal.
 std::string describe(gpu::Measurements const& m);

@@ -62,7 +62,11 @@ ModuleOptions module_options(config::Settings const& s, Environment const& env) 
 
   o.gpu_health.enabled = o.container.gpus && s.gpu_check;
   o.gpu_health.expected = {.gpus = s.gpu_count, .ib_devices = s.ib_count};
-  o.gpu_health.measure = {.nvidia_smi = env.nvidia_smi, .sysfs_root = env.sysfs_root, .kmsg_path = env.kmsg_path};
+  o.gpu_health.measure = {
+      .nvidia_smi = s.gpu_check_nvidia_smi.empty() ? env.nvidia_smi : s.gpu_check_nvidia_smi,
+      .sysfs_root = s.gpu_check_sysfs.empty() ? env.sysfs_root : s.gpu_check_sysfs,
+      .kmsg_path = env.kmsg_path,
+  };
   o.gpu_health.wait = ms(s.fabric_wait);
   return o;
 }

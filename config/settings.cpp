@@ -66,7 +66,20 @@ Status set_count(std::optional<unsigned>& out, std::string_view v) {
   return ok();
 }
 
-constexpr std::array<Key, 27> kKeys{{
+// An absolute path of printable ASCII without "." or ".." components: where
+// the GPU check finds its tool or its sysfs (operator keys, never written by cosmicac-vmi).
+Status set_absolute_path(std::string& out, std::string_view v) {
+  bool printable = v.size() <= 256;
+  for (char c : v) printable = printable && c > 0x20 && c < 0x7F;
+  std::string const padded = std::string(v) + "/";
+  if (!printable || !v.starts_with('/') || padded.find("/./") != std::string::npos ||
+      padded.find("/../") != std::string::npos)
+    return problem("must be an absolute path of at most 256 printable characters, without . or ..");
+  out = std::string(v);
+  return ok();
+}
+
+constexpr std::array<Key, 29> kKeys{{
     {"MNT", [](Settings& s, std::string_view v) { return assign(normalise_mount_point(v), s.mount_point); }},
     {"IMG", [](Settings& s, std::string_view v) { return assign(parse_image_ref(v), s.image); }},
     {"NAME",
@@ -156,6 +169,9 @@ constexpr std::array<Key, 27> kKeys{{
        return ok();
      }},
     {"FABRIC_WAIT", [](Settings& s, std::string_view v) { return set_duration(s.fabric_wait, v); }},
+    {"GPU_CHECK_NVIDIA_SMI",
+     [](Settings& s, std::string_view v) { return set_absolute_path(s.gpu_check_nvidia_smi, v); }},
+    {"GPU_CHECK_SYSFS", [](Settings& s, std::string_view v) { return set_absolute_path(s.gpu_check_sysfs, v); }},
     {"READINESS_PORT",
      [](Settings& s, std::string_view v) {
        // A file name under /dev/virtio-ports.

@@ -60,6 +60,10 @@ struct Settings {
   std::optional<unsigned> ib_count;       // IB_COUNT: InfiniBand devices; unset → neither count nor links checked
   bool gpu_check = true;                  // GPU_CHECK: off skips the check (an operator setting)
   std::chrono::seconds fabric_wait{300};  // FABRIC_WAIT: how long NVLink fabric registration may stay in progress
+  // Operator keys (cosmicac-vmi never writes them; the config file is root's):
+  // where the check finds nvidia-smi and the sysfs it reads, "" → the defaults.
+  std::string gpu_check_nvidia_smi;  // GPU_CHECK_NVIDIA_SMI: an absolute path
+  std::string gpu_check_sysfs;       // GPU_CHECK_SYSFS: an absolute directory standing for /sys
 
   // Readiness.
   std::string readiness_port = "org.cosmicac.bootstrap.0";  // READINESS_PORT (name under /dev/virtio-ports)

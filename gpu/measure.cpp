@@ -26,12 +26,12 @@ std::string read_small(fs::path const& p) {
 
 // nvidia-smi's stdout, or the GpuDriver error saying why there is none.
 Result<std::string> run_smi(MeasureOptions const& o, std::vector<std::string> args, std::string const& what) {
-  if (tool_path(o.nvidia_smi).empty())
-    return make_error(Reason::GpuDriver, o.nvidia_smi + " is not installed (the NVIDIA driver's utilities)");
-  auto r = run_command({.program = o.nvidia_smi,
-                        .args = std::move(args),
-                        .description = "reading the GPUs' " + what,
-                        .timeout = o.smi_timeout});
+  auto const smi = nvidia_smi_path(o.nvidia_smi);
+  if (smi.empty())
+    return make_error(Reason::GpuDriver, "nvidia-smi is not installed (looked at " +
+                                             nvidia_smi_looked_at(o.nvidia_smi) + "; the NVIDIA driver's utilities)");
+  auto r = run_command(
+      {.program = smi, .args = std::move(args), .description = "reading the GPUs' " + what, .timeout = o.smi_timeout});
   if (!r) return make_error(Reason::GpuDriver, r.error().message);
   if (r->timed_out)
     return make_error(Reason::GpuDriver, "nvidia-smi did not answer within " +
@@ -45,6 +45,19 @@ Result<std::string> run_smi(MeasureOptions const& o, std::vector<std::string> ar
 }
 
 }  // namespace
+
+std::string nvidia_smi_path(std::string const& configured) {
+  auto const p = tool_path(configured);
+  return !p.empty() && ::access(p.c_str(), X_OK) == 0 ? p : std::string();
+}
+
+std::string nvidia_smi_looked_at(std::string const& configured) {
+  if (configured.starts_with('/')) return configured;
+  std::string out;
+  for (auto const* dir : {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"})
+    out += (out.empty() ? "" : ", ") + std::string(dir) + "/" + configured;
+  return out;
+}
 
 std::vector<PciAddress> read_nvidia_pci(std::string const& sysfs_root) {
   std::vector<PciAddress> out;

@@ -22,6 +22,14 @@ struct MeasureOptions {
 // <sysfs_root>/bus/pci/devices, at most 64: what nvidia-smi should list.
 std::vector<PciAddress> read_nvidia_pci(std::string const& sysfs_root);
 
+// The nvidia-smi measure runs: `configured` if it is an absolute path to an
+// executable, else the one of that name in the system directories; "" when
+// there is none.
+std::string nvidia_smi_path(std::string const& configured);
+
+// Where nvidia_smi_path looked, for "… is not installed (looked at …)".
+std::string nvidia_smi_looked_at(std::string const& configured);
+
 // Everything evaluate reads. nvidia-smi missing, failing or answering what
 // does not parse is `driver` (GpuDriver), not a thrown error.
 Measurements measure(MeasureOptions const& o);

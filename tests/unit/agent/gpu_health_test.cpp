@@ -2,9 +2,12 @@
 // script answering with the recorded outputs of an 8 x H100 SXM VM, run by
 // argv like the real one), a sysfs tree and a saved kernel log.
 #include "agent/gpu_health.hpp"
+#include "agent/bootstrap.hpp"
 #include "agent/options.hpp"
 #include "agent/plan.hpp"
 #include "config/settings.hpp"
+#include "readiness/state_file.hpp"
+#include "readiness/status.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
@@ -82,7 +85,7 @@ TEST_CASE("gpu health step: fabric In Progress is waited for with a progress mes
   auto st = check_gpu_health(vm.options(), [&](std::string const& m) { said.push_back(m); });
   CHECK(st);
   REQUIRE(said.size() == 1);
-  CHECK(said[0] == "waiting: GPU 2 (00000000:0C:00.0) In Progress, GPU 5 (00000000:0F:00.0) In Progress");
+  CHECK(said[0] == "GPU health waiting: GPU 2 (00000000:0C:00.0) In Progress, GPU 5 (00000000:0F:00.0) In Progress");
 }
 
 TEST_CASE("gpu health step: fabric that stays In Progress fails with gpu-fabric once the wait is over") {
@@ -217,4 +220,129 @@ TEST_CASE("plan shows the GPU health view: each GPU with its fabric, the verdict
   auto const skipped =
       nlohmann::json::parse(capture_stdout(vm.dir.path / "off.json", [&] { print_plan(off, env, true); }));
   CHECK(skipped.at("gpu_health").at("skipped") == "GPU_CHECK=off");
+}
+
+TEST_CASE("gpu health step: nvidia-smi missing with GPU_COUNT set is gpu-driver naming the path; unset, a skip") {
+  FakeGpuVm vm("query-gpu-healthy.csv", "smi-q-fabric-completed.txt", "smi-q-fabric-completed.txt");
+  auto o = vm.options();
+  auto const absent = (vm.dir.path / "absent-nvidia-smi").string();
+  o.measure.nvidia_smi = absent;
+  std::vector<std::string> said;
+  std::optional<readiness::GpuHealth> recorded;
+  auto const record = [&](readiness::GpuHealth const& h) { recorded = h; };
+  auto st = check_gpu_health(
+      o, [&](std::string const& m) { said.push_back(m); }, record);
+  REQUIRE_FALSE(st);  // the host asked for 8 GPUs: no tool to look with is a failure
+  CHECK(st.error().reason == Reason::GpuDriver);
+  CHECK(st.error().message.find("looked at " + absent) != std::string::npos);
+  REQUIRE(recorded);
+  CHECK(recorded->verdict == "failed");
+  CHECK(recorded->reason == Reason::GpuDriver);
+
+  o.expected.gpus.reset();  // a VM made without the counts: the earlier behaviour, said
+  recorded.reset();
+  st = check_gpu_health(
+      o, [&](std::string const& m) { said.push_back(m); }, record);
+  CHECK(st);
+  REQUIRE(said.size() == 1);
+  CHECK(said[0] ==
+        "GPU health not checked: nvidia-smi is not installed (looked at " + absent + ") and GPU_COUNT is not set");
+  REQUIRE(recorded);
+  CHECK(recorded->verdict == "skipped");
+
+  o.measure.nvidia_smi = "nvidia-smi-not-on-this-system";  // a name: the system directories are named
+  auto const look = look_at_gpus(o);
+  CHECK(look.skipped);
+  CHECK(look.summary.message.find("/usr/local/sbin/nvidia-smi-not-on-this-system, ") != std::string::npos);
+}
+
+TEST_CASE("gpu health step: the summary names each GPU's fabric and ECC verdict and each port") {
+  FakeGpuVm vm("query-gpu-uncorrectable-ecc.csv", "smi-q-fabric-completed.txt", "smi-q-fabric-completed.txt");
+  std::optional<readiness::GpuHealth> recorded;
+  auto st = check_gpu_health(
+      vm.options(), [](std::string const&) {}, [&](readiness::GpuHealth const& h) { recorded = h; });
+  REQUIRE_FALSE(st);
+  REQUIRE(recorded);
+  CHECK(recorded->verdict == "failed");
+  CHECK(recorded->reason == Reason::GpuEcc);
+  CHECK(recorded->message == st.error().message);
+  REQUIRE(recorded->gpus.size() == 8);
+  CHECK(recorded->gpus[0].bus_id == "00000000:0A:00.0");
+  CHECK(recorded->gpus[0].fabric == "Completed Success");
+  std::size_t bad = 0;
+  for (auto const& g : recorded->gpus) bad += g.ecc == "ok" ? 0 : 1;
+  CHECK(bad == 1);
+}
+
+namespace {
+
+readiness::State ready_state() {
+  readiness::State s;
+  s.apply(readiness::Event{.seq = 7,
+                           .boot_id = "boot-1",
+                           .step = readiness::Step::Ready,
+                           .status = readiness::StepStatus::Done,
+                           .container = readiness::ContainerInfo{"inference", "0123456789abcdef", "img", "sha256:ab"}});
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("run --step=gpu-check: the verdict on stdout and exit 1, the summary into the state file, nothing else") {
+  FakeGpuVm vm("query-gpu-healthy.csv", "smi-q-fabric-failure.txt", "smi-q-fabric-failure.txt");
+  Environment env;
+  env.sysfs_root = (vm.dir.path / "sys").string();
+  env.nvidia_smi = vm.smi.string();
+  env.kmsg_path = (vm.dir.path / "kmsg").string();
+  auto const state_path = (vm.dir.path / "run/state.json").string();
+  REQUIRE(readiness::write_state(state_path, ready_state()));
+  auto const s = config::parse_settings("GPU_COUNT=8\nGPU_CHECK=off\n", "test").value().settings;
+
+  int code = -1;
+  auto const out = capture_stdout(vm.dir.path / "out.txt", [&] { code = run_gpu_check_only(s, env, state_path); });
+  CHECK(code == 1);
+  CHECK(out.find("GPU health: failed reason=gpu-fabric message=\"GPU 6 (00000000:10:00.0)") != std::string::npos);
+  CHECK(out.find("  GPU 6 00000000:10:00.0 fabric Completed Insufficient Resources ecc ok\n") != std::string::npos);
+
+  auto const after = readiness::read_state(state_path).value();
+  CHECK(after.phase == readiness::Phase::Ready);  // the container and the phase are the run's, untouched
+  CHECK(after.container == ready_state().container);
+  REQUIRE(after.gpu_health);
+  CHECK(after.gpu_health->verdict == "failed");
+  CHECK(after.gpu_health->reason == Reason::GpuFabric);
+  REQUIRE(after.gpu_health->gpus.size() == 8);
+
+  auto const boot = vm.dir.path / "boot_id";
+  std::ofstream(boot) << "boot-1\n";
+  auto const answer = readiness::answer_status_json(state_path, boot.string());
+  CHECK(answer.exit_code == 0);  // ready is the run's verdict; the re-run's is beside it
+  auto const j = nlohmann::json::parse(answer.line);
+  CHECK(j.at("ready") == true);
+  CHECK(j.at("phase") == "ready");
+  CHECK(j.at("gpu_health").at("verdict") == "failed");
+  CHECK(j.at("gpu_health").at("reason") == "gpu-fabric");
+  CHECK(j.at("gpu_health").at("gpus").at(6).at("bus_id") == "00000000:10:00.0");
+  CHECK(j.at("gpu_health").at("gpus").at(6).at("fabric") == "Completed Insufficient Resources");
+
+  // Healthy again (the fabric came back): exit 0 and the summary says so.
+  std::filesystem::copy_file(kRecorded + "smi-q-fabric-completed.txt", vm.dir.path / "q2.txt",
+                             std::filesystem::copy_options::overwrite_existing);
+  code = -1;
+  (void)capture_stdout(vm.dir.path / "out2.txt", [&] { code = run_gpu_check_only(s, env, state_path); });
+  CHECK(code == 0);
+  CHECK(readiness::read_state(state_path).value().gpu_health->verdict == "healthy");
+}
+
+TEST_CASE("the GPU check's tool and sysfs come only from absolute operator keys") {
+  auto parse = [](std::string const& text) { return config::parse_settings(text, "test"); };
+  auto const s = parse("GPU_CHECK_NVIDIA_SMI=/opt/nvidia/bin/nvidia-smi\nGPU_CHECK_SYSFS=/run/fake-sys\n");
+  REQUIRE(s);
+  auto const o = module_options(s->settings, Environment{});
+  CHECK(o.gpu_health.measure.nvidia_smi == "/opt/nvidia/bin/nvidia-smi");
+  CHECK(o.gpu_health.measure.sysfs_root == "/run/fake-sys");
+  CHECK(module_options(parse("").value().settings, Environment{}).gpu_health.measure.nvidia_smi == "nvidia-smi");
+  CHECK_FALSE(parse("GPU_CHECK_NVIDIA_SMI=nvidia-smi\n"));
+  CHECK_FALSE(parse("GPU_CHECK_NVIDIA_SMI=/usr/bin/../../tmp/x\n"));
+  CHECK_FALSE(parse("GPU_CHECK_SYSFS=/run/./x\n"));
+  CHECK_FALSE(parse("GPU_CHECK_SYSFS='/run/a b'\n"));
 }
