@@ -196,8 +196,8 @@ bool Reflector::list() {
     differs = !synced_ || fresh.size() != objects_.size();
     for (auto const& [name, obj] : fresh) {
       auto it = objects_.find(name);
-      if (it == objects_.end() || string_at(it->second, {"metadata", "resourceVersion"}) !=
-                                      string_at(obj, {"metadata", "resourceVersion"}))
+      if (it == objects_.end() ||
+          string_at(it->second, {"metadata", "resourceVersion"}) != string_at(obj, {"metadata", "resourceVersion"}))
         differs = true;
     }
     objects_ = std::move(fresh);

@@ -4,10 +4,9 @@
 // each change as one JSON event per line (ADDED, MODIFIED, DELETED, BOOKMARK,
 // ERROR). A dropped stream is resumed from the last resourceVersion seen
 // (backing off while it keeps failing); 410 Gone (that version is compacted
-// away, or a restarted API server's watch cache starts later) re-lists, and the re-list is compared with what is held so that an
-// object is reported changed only when its resourceVersion moved. Where the
-// first watch is refused (403, 405), it lists every poll interval instead.
-// It knows collections, not KubeVirt: the objects' meaning is in verbs/.
+// away, or a restarted API server's watch cache starts later) re-lists, and the re-list is compared with what is held
+// so that an object is reported changed only when its resourceVersion moved. Where the first watch is refused (403,
+// 405), it lists every poll interval instead. It knows collections, not KubeVirt: the objects' meaning is in verbs/.
 #pragma once
 
 #include "host/base/host_error.hpp"
@@ -37,7 +36,7 @@ inline constexpr std::size_t kMaxWatchLineBytes = 8u << 20;
 struct WatchEvent {
   enum class Type { Added, Modified, Deleted, Bookmark, Error };
   Type type = Type::Added;
-  Json object;                  // the object; for Error, a metav1.Status
+  Json object;                   // the object; for Error, a metav1.Status
   std::string resource_version;  // object.metadata.resourceVersion ("" for Error)
 };
 

@@ -343,8 +343,8 @@ HttpResponse not_found(ApiResource const& r, std::string const& name) {
               {"status", "Failure"},
               {"reason", "NotFound"},
               {"code", 404},
-              {"message", std::string(r.plural) + (r.group.empty() ? "" : "." + std::string(r.group)) + " \"" +
-                              name + "\" not found"}};
+              {"message", std::string(r.plural) + (r.group.empty() ? "" : "." + std::string(r.group)) + " \"" + name +
+                              "\" not found"}};
   return {404, status.dump()};
 }
 
@@ -370,7 +370,9 @@ class Collections {
   bool watching_dependents() const { return dvs_ != nullptr; }
   Reflector const& vmis() const { return *vmis_; }
 
-  Result<HttpResponse> vmi(std::string const& name) const { return object(vmis_.get(), api::kVirtualMachineInstances, name); }
+  Result<HttpResponse> vmi(std::string const& name) const {
+    return object(vmis_.get(), api::kVirtualMachineInstances, name);
+  }
   Result<HttpResponse> datavolume(std::string const& name) const { return object(dvs_.get(), api::kDataVolumes, name); }
   // A PodList of the launcher pods of this VMI uid.
   Result<HttpResponse> launcher_pods(std::string const& uid) const {
@@ -624,8 +626,8 @@ class Following {
                     terminal_safe(ready_event_->container->id.substr(0, 12)) + " (agent ready, VMI Ready)";
     else
       res.summary = "ready: " + who_ + " is Ready" +
-                    (agent_ready_  ? " (agent ready)"
-                     : fallback_   ? " (Ready condition only)"
+                    (agent_ready_   ? " (agent ready)"
+                     : fallback_    ? " (Ready condition only)"
                      : log_waiting_ ? " (Ready condition only: every console-log stream was in use)"
                                     : " (Ready condition only: no launcher pod seen)");
     return res;
@@ -687,7 +689,17 @@ class Runner {
         opts_(opts),
         sink_(sink),
         slots_(std::max(opts.max_log_streams, 0)),
-        from_(client, ns_, opts, [this] { wake(); }, [this](std::string const& why) { notice(why); }) {}
+        from_(
+            client, ns_, opts, [this] { wake_and_wait(); }, [this](std::string const& why) { notice(why); }) {}
+  ~Runner() {
+    {
+      std::lock_guard l(mu_);
+      closing_ = true;
+    }
+    looked_cv_.notify_all();
+  }
+  Runner(Runner const&) = delete;
+  Runner& operator=(Runner const&) = delete;
 
   Result<std::vector<JobOutcome>> run() {
     deadline_ = clock::now() + opts_.timeout;
@@ -697,6 +709,7 @@ class Runner {
     }
     for (auto const& name : names_) start_job(name);
     while (!active_.empty()) {
+      look();
       take_notices();
       watch_dependents();
       for (auto it = active_.begin(); it != active_.end() && !stopped_;) it = step(it);
@@ -728,6 +741,7 @@ class Runner {
   // -l: the jobs are the VMIs the first list finds.
   Status wait_for_vmi_list() {
     while (!from_.vmis().synced()) {
+      look();
       if (auto f = from_.vmis().list_failure()) {
         if (!*f) return f->error();
         return host_error((*f)->status == 403 ? Errc::Forbidden : Errc::Server,
@@ -791,8 +805,17 @@ class Runner {
     outcomes_.push_back({name, std::move(r)});
   }
 
+  // What the watches have changed up to now is about to be looked at.
+  void look() {
+    std::lock_guard l(mu_);
+    looking_at_ = posted_;
+  }
+
+  // Until a change, or the next tick; what look() saw has been looked at.
   void sleep() {
     std::unique_lock l(mu_);
+    looked_ = looking_at_;
+    looked_cv_.notify_all();
     cv_.wait_until(l, std::min(clock::now() + opts_.interval, deadline_), [&] { return woken_; });
     woken_ = false;
   }
@@ -801,6 +824,18 @@ class Runner {
     std::lock_guard l(mu_);
     woken_ = true;
     cv_.notify_one();
+  }
+
+  // From a watch's thread, after each change to what it holds: returns once
+  // the jobs have been looked at since, so that a burst of events (a watch
+  // resumed, a re-list) shows each state, not only the last. Bounded: a
+  // watch being replaced (a new VMI uid) is not waited for long.
+  void wake_and_wait() {
+    std::unique_lock l(mu_);
+    auto const mine = ++posted_;
+    woken_ = true;
+    cv_.notify_one();
+    looked_cv_.wait_for(l, std::chrono::seconds(1), [&] { return looked_ >= mine || closing_; });
   }
 
   // From a watch's thread: kept until the main thread says it (once).
@@ -831,9 +866,11 @@ class Runner {
   std::string pods_uid_;
   clock::time_point deadline_{};
   bool stopped_ = false;
-  std::mutex mu_;  // guards woken_, notices_, noticed_: the watches' and consoles' threads set them
+  std::mutex mu_;  // guards what follows: the watches' and consoles' threads set it
   std::condition_variable cv_;
-  bool woken_ = false, noticed_ = false;
+  bool woken_ = false, noticed_ = false, closing_ = false;
+  std::uint64_t posted_ = 0, looking_at_ = 0, looked_ = 0;  // changes from the watches: made, being seen, seen
+  std::condition_variable looked_cv_;
   std::vector<std::string> notices_;
   Collections from_;  // after what its threads call into
   Active active_;     // last: the consoles' threads stop first

@@ -144,7 +144,9 @@ void JobsPrinter::done(std::string const& name, Result<FollowResult> const& resu
   }
   if (mode_ != WaitOutput::NdJson) return;
   nlohmann::json r{{"job", name},
-                   {"result", result ? "ready" : result.error().kind == Errc::Timeout ? "timeout" : "failed"},
+                   {"result", result                                 ? "ready"
+                              : result.error().kind == Errc::Timeout ? "timeout"
+                                                                     : "failed"},
                    {"message", result ? result->summary : result.error().message}};
   std::fputs((r.dump(-1, ' ', true) + "\n").c_str(), out_);
   std::fflush(out_);

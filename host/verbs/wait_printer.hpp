@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <vector>
 #include <string>
+#include <vector>
 
 namespace cosmicac::host {
 

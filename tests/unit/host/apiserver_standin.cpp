@@ -993,8 +993,8 @@ void ApiServerStandIn::stream_watch(int fd, std::string target) {
         ++it;
       } else {
         out += json{{"type", "DELETED"},
-                    {"object", {{"metadata", {{"name", it->first},
-                                              {"resourceVersion", std::to_string(++resource_version_)}}}}}}
+                    {"object",
+                     {{"metadata", {{"name", it->first}, {"resourceVersion", std::to_string(++resource_version_)}}}}}}
                    .dump() +
                "\n";
         it = sent.erase(it);

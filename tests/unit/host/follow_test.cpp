@@ -6,9 +6,9 @@
 #include "host/verbs/follow.hpp"
 
 #include "apiserver_standin.hpp"
-#include "host/cluster/watch.hpp"
 #include "common/process.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/cluster/watch.hpp"
 #include "host/verbs/wait_printer.hpp"
 #include "readiness/console_line.hpp"
 #include "readiness/event.hpp"
@@ -678,8 +678,8 @@ TEST_CASE("follow: host/rbac/role.yaml grants exactly the requests wait makes") 
   }
   CHECK(used == std::set<std::string>{"kubevirt.io|virtualmachineinstances|list",
                                       "kubevirt.io|virtualmachineinstances|watch", "cdi.kubevirt.io|datavolumes|list",
-                                      "cdi.kubevirt.io|datavolumes|watch", "|pods|list", "|pods|watch",
-                                      "|pods/log|get", "|events|list"});
+                                      "cdi.kubevirt.io|datavolumes|watch", "|pods|list", "|pods|watch", "|pods/log|get",
+                                      "|events|list"});
 }
 
 namespace {
@@ -913,7 +913,8 @@ TEST_CASE("cli wait: several names: lines by job, a summary naming the failure, 
   for (std::string name : {"job-a", "job-b"}) s.put(vmi_path(name), labelled_vmi(name));
   s.script_status(vmi_path("job-a"), {not_ready(), ready()});
   s.script_status(vmi_path("job-b"),
-                  {not_ready(), vmi_status("Failed", json::array({condition("Ready", "False", "GuestCrashed", "oops")}))});
+                  {not_ready(),
+                   vmi_status("Failed", json::array({condition("Ready", "False", "GuestCrashed", "oops")}))});
   auto r = run_wait(s, {"job-a", "job-b"});  // and "job", which is not there
   INFO(r.out + r.err);
   CHECK(r.exit_code == 1);
