@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <tuple>
 
@@ -81,6 +82,11 @@ Outcome WaitCommand::complete() {
     ns = spec->ns;
     names.push_back(spec->name);
   }
+  // A job named twice is followed once.
+  std::vector<std::string> unique;
+  for (auto& n : names)
+    if (std::find(unique.begin(), unique.end(), n) == unique.end()) unique.push_back(std::move(n));
+  names = std::move(unique);
   auto loaded = cluster.access();
   if (!loaded) return failure(loaded.error());
   if (ns.empty()) ns = loaded->default_namespace;

@@ -140,6 +140,7 @@ void Reflector::run() {
         if (!polling) delay = std::min(delay * 2, opts_.backoff_cap);
         continue;
       }
+      delay = opts_.backoff;  // the server answers again: the watch follows soon
       if (polling) {
         pause(opts_.poll_interval);
         continue;

@@ -593,6 +593,11 @@ class Suite:
         # Its metrics start at zero: a VMI LIST now is `wait`'s re-list after 410 Gone.
         relisted = self.until("the VMIs re-listed after the restart", lambda: self.cp.metric(
             "apiserver_request_total", verb="LIST", resource="virtualmachineinstances", code="200") >= 1, 40)
+        # A state that came and went while no watch was open cannot be seen by anyone: the
+        # changes to check are those from when the watch is open again.
+        self.until("the VMIs watched again", lambda: self.cp.metric(
+            "apiserver_longrunning_requests", verb="WATCH", resource="virtualmachineinstances") >= 1, 40)
+        time.sleep(2)   # a watch opened while the watch cache was starting may meet 410 once more
         simulate.vmi_status(self.cp, ns, "vm", "Running", False, "Step2", "after the restart")
         time.sleep(1)
         simulate.vmi_status(self.cp, ns, "vm", "Running", False, "Step3", "later")
