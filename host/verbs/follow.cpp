@@ -445,6 +445,7 @@ class Following {
     if (!vmi) return vmi.error();
     uid_ = vmi->uid;
     if (auto st = poll_datavolumes(vmi->datavolumes); !st) return st.error();
+    pods_pending_ = false;
     if (!vmi->uid.empty())
       if (auto st = poll_launcher_pod(vmi->uid); !st) return st.error();
     if (auto st = take_agent_events(); !st) return st.error();
@@ -525,6 +526,8 @@ class Following {
     // The uid goes into a label selector: a value with ',' or '=' would add terms.
     if (auto st = check_label_value(uid, "metadata.uid of " + who_); !st) return st.error();
     auto r = from_.launcher_pods(uid);
+    // Not listed yet: no word on the pod (nor the console log) until it is.
+    pods_pending_ = !r && r.error().message == not_yet().message;
     if (r && (r->status == 401 || r->status == 403)) {
       use_fallback("listing pods was refused (" + status_text(*r) + "; see host/rbac/role.yaml)");
       return ok();
@@ -618,7 +621,7 @@ class Following {
   // Followed, the console log must show the agent's ready too; without it
   // (fallback, or no launcher pod seen) Ready is the probe's word alone.
   std::optional<FollowResult> result_if_ready(bool vmi_ready) const {
-    if (!vmi_ready || (!agent_ready_ && console_)) return std::nullopt;
+    if (!vmi_ready || pods_pending_ || (!agent_ready_ && console_)) return std::nullopt;
     FollowResult res;
     res.agent_reported = agent_ready_;
     if (ready_event_ && ready_event_->container)
@@ -666,7 +669,7 @@ class Following {
   LogSlots& slots_;
   std::map<std::string, std::string> said_;  // what -> last text: report changes only
   std::string last_vmi_ = "no response yet", last_agent_, uid_;
-  bool agent_ready_ = false, log_waiting_ = false;
+  bool agent_ready_ = false, log_waiting_ = false, pods_pending_ = true;
   std::optional<readiness::Event> ready_event_;
   clock::time_point unschedulable_since_{};  // the epoch: schedulable (or not seen)
   clock::time_point next_events_read_{};
