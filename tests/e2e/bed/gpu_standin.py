@@ -53,6 +53,16 @@ def files(mode: str) -> dict[str, tuple[int, bytes]]:
     return out
 
 
+def files_as_installed(mode: str) -> dict[str, tuple[int, bytes]]:
+    """files(mode), with the stand-in also where the NVIDIA driver installs
+    nvidia-smi (/usr/bin), for a guest whose config the host renders and so
+    carries no operator key pointing elsewhere: the agent finds it by its own
+    default lookup."""
+    out = files(mode)
+    out["usr/bin/nvidia-smi"] = (0o755, SCRIPT.encode())
+    return out
+
+
 def config_keys() -> dict[str, str]:
     """The config keys that point the check at the stand-in (8 GPUs, 1 IB device)."""
     return dict(GPU_COUNT="8", IB_COUNT="1", GPU_CHECK_NVIDIA_SMI=SMI, GPU_CHECK_SYSFS=SYSFS)
