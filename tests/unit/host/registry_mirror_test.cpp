@@ -27,7 +27,8 @@ std::map<std::string, std::string> guest_config(JobSpec const& spec) {
       std::string const text = f["content"].get<std::string>();
       REQUIRE(config::parse_settings(text, "docker-bootstrap"));  // the agent accepts the whole file
       std::map<std::string, std::string> kv;
-      for (auto const& e : config::parse_config_file(text, "docker-bootstrap").value()) kv[e.key] = e.value;
+      auto const entries = config::parse_config_file(text, "docker-bootstrap").value();
+      for (auto const& e : entries) kv[e.key] = e.value;
       return kv;
     }
   FAIL("no guest config");
