@@ -18,17 +18,22 @@
 #include "common/log.hpp"
 #include "common/systemd_manager.hpp"
 #include "container/converge.hpp"
+#include "container/gpu.hpp"
 #include "disk/disk.hpp"
 #include "disk/mount_path.hpp"
 #include "engine/client.hpp"
 #include "engine/daemon.hpp"
+#include "engine/system.hpp"
 #include "readiness/event.hpp"
+#include "readiness/state_file.hpp"
+#include "readiness/terminal_text.hpp"
 #include "registry/cred_iso.hpp"
 #include "registry/mirror.hpp"
 #include "registry/pull.hpp"
 
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <optional>
 
 namespace cosmicac::agent {
@@ -151,6 +156,22 @@ Result<registry::PullResult> prepare_image(ModuleOptions const& opts, engine::Cl
   return pulled;
 }
 
+// The GPUs the container gets, before it starts: the driver's device nodes
+// (and dockerd's GPU support), then the health check (agent/gpu_health.hpp).
+Status check_gpus(ModuleOptions const& o, engine::Client& docker, readiness::Reporter& reporter) {
+  if (!o.gpu_health.enabled) return ok();
+  auto info = engine::system_info(docker);
+  if (!info) return info.error();
+  if (auto st = container::check_gpus_ready(*info, o.converge.gpu); !st) return st;
+  return check_gpu_health(
+      o.gpu_health, [&](std::string const& m) { reporter.publish(readiness::progress(Step::Container, m)); },
+      [&](readiness::GpuHealth const& summary) {
+        auto e = readiness::progress(Step::Container, "GPU health " + summary.verdict);
+        e.gpu_health = summary;
+        reporter.publish(std::move(e));
+      });
+}
+
 }  // namespace
 
 int run_bootstrap(config::Settings const& s, Environment const& env, readiness::Reporter& reporter) {
@@ -169,7 +190,8 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
     return kExitFailed;
   }
 
-  auto info = step(reporter, Step::Container, [&] {
+  auto info = step(reporter, Step::Container, [&]() -> Result<container::ContainerInfo> {
+    if (auto gpus = check_gpus(opts, docker, reporter); !gpus) return gpus.error();
     container::ContainerSpec spec = opts.container;
     spec.image_id = image->image_id;
     spec.image_digest = image->repo_digest;
@@ -196,6 +218,44 @@ int run_disk_only(config::Settings const& s, Environment const& env, readiness::
   ModuleOptions const opts = module_options(s, env);
   engine::Client docker(opts.engine);
   return disk_step(s, opts, docker, reporter) ? kExitOk : kExitFailed;
+}
+
+namespace {
+
+void print_gpu_health(readiness::GpuHealth const& h) {
+  std::string line = "GPU health: " + h.verdict;
+  if (h.reason) line += " reason=" + std::string(reason_name(*h.reason));
+  if (!h.message.empty()) line += " message=" + readiness::terminal_quoted(h.message);
+  std::printf("%s\n", line.c_str());
+  for (auto const& g : h.gpus)
+    std::printf("  GPU %u %s fabric %s ecc %s\n", g.index, readiness::terminal_safe(g.bus_id).c_str(),
+                readiness::terminal_safe(g.fabric).c_str(), readiness::terminal_safe(g.ecc).c_str());
+  for (auto const& p : h.ib_ports)
+    std::printf("  InfiniBand %s port %u %s\n", readiness::terminal_safe(p.device).c_str(), p.port,
+                readiness::terminal_safe(p.state).c_str());
+  std::fflush(stdout);
+}
+
+// The summary into the state file, the rest of it as it was.
+void store_gpu_health(std::string const& state_path, readiness::GpuHealth const& h) {
+  auto state = readiness::read_state(state_path);
+  if (!state) {
+    spdlog::warn("GPU health not stored: {}", state.error().message);
+    return;
+  }
+  state->gpu_health = h;
+  if (auto st = readiness::write_state(state_path, *state); !st)
+    spdlog::warn("GPU health not stored: {}", st.error().message);
+}
+
+}  // namespace
+
+int run_gpu_check_only(config::Settings const& s, Environment const& env, std::string const& state_path) {
+  auto const opts = module_options(s, env);
+  auto const look = look_at_gpus(opts.gpu_health);
+  print_gpu_health(look.summary);
+  store_gpu_health(state_path, look.summary);
+  return look.skipped || look.verdict.outcome == gpu::Outcome::Healthy ? kExitOk : kExitFailed;
 }
 
 }  // namespace cosmicac::agent

@@ -11,6 +11,8 @@ struct Environment {
   std::string fstab_path = "/etc/fstab";
   std::string sysfs_root = "/sys";
   std::string dev_root = "/dev";
+  std::string nvidia_smi = "nvidia-smi";  // the GPU health check's tool (a name in the system directories, or a path)
+  std::string kmsg_path = "/dev/kmsg";    // the kernel log, read for Xid errors
   std::string data_root = "/var/lib/cosmicac/data";                // disk/layout.hpp; "" keeps the earlier layout
   std::string instance_id_path = "/var/lib/cosmicac/instance-id";  // agent/store.hpp: this root disk's id
 };
@@ -22,5 +24,12 @@ int run_bootstrap(config::Settings const& settings, Environment const& env, read
 // `run --step=disk` (cosmicac-bootstrap-disk.service, before docker.service):
 // the disk step and docker's image store only. 0 done or skipped, 1 failed.
 int run_disk_only(config::Settings const& settings, Environment const& env, readiness::Reporter& reporter);
+
+// `run --step=gpu-check`: the GPU health check alone, by hand, one look (no
+// waiting), whether or not GPU_CHECK is on. Prints the verdict and each GPU
+// and port on stdout, replaces the state file's GPU health summary (nothing
+// else in it: the container and the phase are left alone). 0 healthy or
+// skipped, 1 anything else.
+int run_gpu_check_only(config::Settings const& settings, Environment const& env, std::string const& state_path);
 
 }  // namespace cosmicac::agent

@@ -103,7 +103,8 @@ std::string usage_text() {
   std::string text(kUsageHead);
   for (auto const& c : command_table()) {
     text += usage_line(c.name, c.arguments, c.help);
-    if (!c.variant.arguments.empty()) text += usage_line(c.name, c.variant.arguments, c.variant.help);
+    for (auto const& v : c.variants)
+      if (!v.arguments.empty()) text += usage_line(c.name, v.arguments, v.help);
   }
   text += kUsageTail;
   return text;

@@ -58,18 +58,33 @@ int run_disk_step(GlobalOptions const& opts) {
   return run_disk_only(loaded->settings, Environment{}, quiet);
 }
 
+// `run --step=gpu-check`: the GPU health check by hand (the verdict on stdout).
+int run_gpu_check_step(GlobalOptions const& opts) {
+  log::setup(opts.verbose);
+  auto loaded = config::load_settings(opts.config_path);
+  if (!loaded) {
+    std::fprintf(stderr, "cosmicac-bootstrap: configuration %s: %s\n", opts.config_path.c_str(),
+                 loaded.error().message.c_str());
+    return kExitUsage;
+  }
+  return run_gpu_check_only(loaded->settings, Environment{}, readiness::kDefaultStatePath);
+}
+
 int cmd_run(GlobalOptions const& opts, std::vector<std::string> const& args) {
-  bool disk_only = false;
+  std::string only;
   for (auto const& a : args) {
-    if (a == "--step=disk") {
-      disk_only = true;
+    if (a == "--step=disk" || a == "--step=gpu-check") {
+      only = a.substr(7);
     } else {
-      std::fprintf(stderr, "cosmicac-bootstrap run: unexpected argument '%s' (the only option is --step=disk)\n",
+      std::fprintf(stderr,
+                   "cosmicac-bootstrap run: unexpected argument '%s' (the only options are --step=disk and "
+                   "--step=gpu-check)\n",
                    a.c_str());
       return kExitUsage;
     }
   }
-  if (disk_only) return run_disk_step(opts);
+  if (only == "disk") return run_disk_step(opts);
+  if (only == "gpu-check") return run_gpu_check_step(opts);
   harden_process_against_dumps();  // the registry token will live in this process
   log::setup(opts.verbose);
 
@@ -128,8 +143,10 @@ int cmd_plan(GlobalOptions const& opts, std::vector<std::string> const& args) {
 int cmd_status(GlobalOptions const&, std::vector<std::string> const& args) {
   // Run by KubeVirt's readiness probe through the guest agent: no arguments, no
   // config, a few milliseconds. Exit 0 if and only if the bootstrap is ready.
-  if (!no_args(args, "status")) return kExitUsage;
-  auto answer = readiness::answer_status(readiness::kDefaultStatePath, "/proc/sys/kernel/random/boot_id");
+  bool const json = args.size() == 1 && args.front() == "--json";
+  if (!json && !no_args(args, "status")) return kExitUsage;
+  auto answer = json ? readiness::answer_status_json(readiness::kDefaultStatePath, "/proc/sys/kernel/random/boot_id")
+                     : readiness::answer_status(readiness::kDefaultStatePath, "/proc/sys/kernel/random/boot_id");
   std::printf("%s\n", answer.line.c_str());
   return answer.exit_code == 0 ? kExitOk : kExitFailed;
 }
@@ -187,14 +204,18 @@ constexpr std::array kCommands{
     Command{.name = "run",
             .help = "bootstrap now (what the systemd unit runs on every boot)",
             .handler = cmd_run,
-            .variant = {.arguments = "--step=disk",
-                        .help = "the data disk and docker's image store only (the disk unit, before docker)"}},
+            .variants = {{{.arguments = "--step=disk",
+                           .help = "the data disk and docker's image store only (the disk unit, before docker)"},
+                          {.arguments = "--step=gpu-check",
+                           .help = "the GPU health check only, by hand: print the verdict, store it for status"}}}},
     Command{.name = "plan",
             .arguments = "[--json]",
             .help = "print what `run` would do, changing nothing",
             .handler = cmd_plan},
     Command{.name = "status",
-            .help = "print the bootstrap state in one line; exit 0 only when ready",
+            .arguments = "[--json]",
+            .help =
+                "print the bootstrap state in one line (--json: an object with the GPU health); exit 0 only when ready",
             .handler = cmd_status},
     Command{.name = "parse-envs",
             .help = "read an ENVS string on stdin, print Docker's Env array as JSON",

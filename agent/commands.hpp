@@ -6,6 +6,7 @@
 #include "agent/exit_codes.hpp"
 #include "config/settings.hpp"
 
+#include <array>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,7 +33,7 @@ struct Command {
   std::string_view arguments;  // shown after the name in --help: "[--json]"
   std::string_view help;       // one line
   CommandHandler handler = nullptr;
-  UsageVariant variant{};  // empty arguments: none
+  std::array<UsageVariant, 2> variants{};  // empty arguments: none
 };
 
 // Every command, in the order --help lists them.

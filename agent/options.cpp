@@ -60,6 +60,15 @@ ModuleOptions module_options(config::Settings const& s, Environment const& env) 
   o.converge.settle = ms(s.settle);
   o.converge.health_timeout = ms(s.health_timeout);
   o.converge.failure_log_lines = s.failure_log_lines;
+
+  o.gpu_health.enabled = o.container.gpus && s.gpu_check;
+  o.gpu_health.expected = {.gpus = s.gpu_count, .ib_devices = s.ib_count};
+  o.gpu_health.measure = {
+      .nvidia_smi = s.gpu_check_nvidia_smi.empty() ? env.nvidia_smi : s.gpu_check_nvidia_smi,
+      .sysfs_root = s.gpu_check_sysfs.empty() ? env.sysfs_root : s.gpu_check_sysfs,
+      .kmsg_path = env.kmsg_path,
+  };
+  o.gpu_health.wait = ms(s.fabric_wait);
   return o;
 }
 

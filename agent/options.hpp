@@ -5,6 +5,7 @@
 #pragma once
 
 #include "agent/bootstrap.hpp"
+#include "agent/gpu_health.hpp"
 #include "config/settings.hpp"
 #include "container/converge.hpp"
 #include "container/spec.hpp"
@@ -34,6 +35,7 @@ struct ModuleOptions {
   std::optional<registry::Mirror> mirror;  // REGISTRY_MIRROR
   container::ContainerSpec container;      // image_id and image_digest are filled in once the image is there
   container::ConvergeOptions converge;
+  GpuHealthOptions gpu_health;
 };
 
 // GPU_MODE: all → true, none → false, auto → whether an NVIDIA PCI device exists.

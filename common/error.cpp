@@ -5,7 +5,7 @@
 
 namespace cosmicac {
 namespace {
-constexpr std::array<std::pair<Reason, std::string_view>, 14> kNames{{
+constexpr std::array<std::pair<Reason, std::string_view>, 21> kNames{{
     {Reason::ConfigInvalid, "config-invalid"},
     {Reason::NoDataDisk, "no-data-disk"},
     {Reason::DiskHasForeignContent, "disk-has-foreign-content"},
@@ -20,6 +20,13 @@ constexpr std::array<std::pair<Reason, std::string_view>, 14> kNames{{
     {Reason::ContainerExited, "container-exited"},
     {Reason::ContainerError, "container-error"},
     {Reason::Internal, "internal"},
+    {Reason::GpuCount, "gpu-count"},
+    {Reason::GpuDriver, "gpu-driver"},
+    {Reason::GpuFabric, "gpu-fabric"},
+    {Reason::GpuEcc, "gpu-ecc"},
+    {Reason::GpuXid, "gpu-xid"},
+    {Reason::IbCount, "ib-count"},
+    {Reason::IbLink, "ib-link"},
 }};
 }  // namespace
 

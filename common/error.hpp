@@ -32,6 +32,14 @@ enum class Reason {
   ContainerExited,        // container-exited
   ContainerError,         // container-error: dockerd refused to create/start it
   Internal,               // internal
+  // The GPU health check (gpu/): each names the GPU (index, bus id) or the port.
+  GpuCount,   // gpu-count: fewer GPUs than the VM was given
+  GpuDriver,  // gpu-driver: nvidia-smi absent, failing, or its answer unreadable
+  GpuFabric,  // gpu-fabric: NVLink fabric registration failed or never completed
+  GpuEcc,     // gpu-ecc: uncorrectable ECC errors, a pending or failed row remap, pages pending retirement
+  GpuXid,     // gpu-xid: an Xid of a GPU that needs a reset in the kernel log since boot
+  IbCount,    // ib-count: fewer InfiniBand devices than the VM was given
+  IbLink,     // ib-link: an InfiniBand port that is not Active
 };
 
 std::string_view reason_name(Reason reason) noexcept;

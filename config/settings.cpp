@@ -72,7 +72,33 @@ Status set_registry_mirror(Settings& s, std::string_view v) {
   return ok();
 }
 
-constexpr std::array<Key, 24> kKeys{{
+
+// A device count: 0 to 64 (a VM's GPUs and InfiniBand devices are a handful).
+Status set_count(std::optional<unsigned>& out, std::string_view v) {
+  unsigned n = 0;
+  for (char c : v) {
+    if (c < '0' || c > '9' || v.size() > 2) return problem("must be a count from 0 to 64");
+    n = n * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (n > 64) return problem("must be a count from 0 to 64");
+  out = n;
+  return ok();
+}
+
+// An absolute path of printable ASCII without "." or ".." components: where
+// the GPU check finds its tool or its sysfs (operator keys, never written by cosmicac-vmi).
+Status set_absolute_path(std::string& out, std::string_view v) {
+  bool printable = v.size() <= 256;
+  for (char c : v) printable = printable && c > 0x20 && c < 0x7F;
+  std::string const padded = std::string(v) + "/";
+  if (!printable || !v.starts_with('/') || padded.find("/./") != std::string::npos ||
+      padded.find("/../") != std::string::npos)
+    return problem("must be an absolute path of at most 256 printable characters, without . or ..");
+  out = std::string(v);
+  return ok();
+}
+
+constexpr std::array<Key, 30> kKeys{{
     {"MNT", [](Settings& s, std::string_view v) { return assign(normalise_mount_point(v), s.mount_point); }},
     {"IMG", [](Settings& s, std::string_view v) { return assign(parse_image_ref(v), s.image); }},
     {"NAME",
@@ -152,6 +178,19 @@ constexpr std::array<Key, 24> kKeys{{
        s.failure_log_lines = n;
        return ok();
      }},
+    {"GPU_COUNT", [](Settings& s, std::string_view v) { return set_count(s.gpu_count, v); }},
+    {"IB_COUNT", [](Settings& s, std::string_view v) { return set_count(s.ib_count, v); }},
+    {"GPU_CHECK",
+     [](Settings& s, std::string_view v) {
+       if (ilower_equals(v, "on")) s.gpu_check = true;
+       else if (ilower_equals(v, "off")) s.gpu_check = false;
+       else return assign(parse_bool(v), s.gpu_check);
+       return ok();
+     }},
+    {"FABRIC_WAIT", [](Settings& s, std::string_view v) { return set_duration(s.fabric_wait, v); }},
+    {"GPU_CHECK_NVIDIA_SMI",
+     [](Settings& s, std::string_view v) { return set_absolute_path(s.gpu_check_nvidia_smi, v); }},
+    {"GPU_CHECK_SYSFS", [](Settings& s, std::string_view v) { return set_absolute_path(s.gpu_check_sysfs, v); }},
     {"READINESS_PORT",
      [](Settings& s, std::string_view v) {
        // A file name under /dev/virtio-ports.

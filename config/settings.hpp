@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,16 @@ struct Settings {
   std::chrono::seconds settle{5};            // SETTLE_SECONDS: must stay running this long
   std::chrono::seconds health_timeout{300};  // HEALTH_TIMEOUT: wait for a HEALTHCHECK to pass
   unsigned failure_log_lines = 0;            // FAILURE_LOG_LINES: the container's last lines copied into a failure
+
+  // GPU health (gpu/), before the container starts when it gets GPUs.
+  std::optional<unsigned> gpu_count;      // GPU_COUNT: GPUs the VM was given; unset → no count check
+  std::optional<unsigned> ib_count;       // IB_COUNT: InfiniBand devices; unset → neither count nor links checked
+  bool gpu_check = true;                  // GPU_CHECK: off skips the check (an operator setting)
+  std::chrono::seconds fabric_wait{300};  // FABRIC_WAIT: how long NVLink fabric registration may stay in progress
+  // Operator keys (cosmicac-vmi never writes them; the config file is root's):
+  // where the check finds nvidia-smi and the sysfs it reads, "" → the defaults.
+  std::string gpu_check_nvidia_smi;  // GPU_CHECK_NVIDIA_SMI: an absolute path
+  std::string gpu_check_sysfs;       // GPU_CHECK_SYSFS: an absolute directory standing for /sys
 
   // Readiness.
   std::string readiness_port = "org.cosmicac.bootstrap.0";  // READINESS_PORT (name under /dev/virtio-ports)

@@ -212,6 +212,7 @@ std::string to_json_line(Event const& e) {
                            {"image", e.container->image},
                            {"image_digest", e.container->image_digest}};
   }
+  if (e.gpu_health) j["gpu_health"] = to_json(*e.gpu_health);
   if (e.failed_step) j["failed_step"] = step_name(*e.failed_step);
   if (!e.steps.empty()) {
     ojson arr = ojson::array();
@@ -305,6 +306,15 @@ Problem read_container(json const& j, Event& e) {
   return std::nullopt;
 }
 
+Problem read_gpu_health(json const& j, Event& e) {
+  auto g = j.find("gpu_health");
+  if (g == j.end()) return std::nullopt;
+  auto h = gpu_health_from_json(*g);
+  if (!h) return bad(h.error().message);
+  e.gpu_health = std::move(*h);
+  return std::nullopt;
+}
+
 Problem read_steps(json const& j, Event& e) {
   auto s = j.find("steps");
   if (s == j.end()) return std::nullopt;
@@ -328,6 +338,7 @@ Result<Event> parse_event(std::string_view line) {
   if (auto p = read_fields(*j, e)) return *p;
   if (auto p = read_container(*j, e)) return *p;
   if (auto p = read_steps(*j, e)) return *p;
+  if (auto p = read_gpu_health(*j, e)) return *p;
   return e;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "readiness/gpu_health.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -84,6 +85,7 @@ struct Event {
   std::optional<std::int64_t> duration_ms;  // done/failed
   std::optional<PullProgress> pull;         // bytes_done/bytes_total
   std::optional<ContainerInfo> container;
+  std::optional<GpuHealth> gpu_health;  // the GPU health check's last look (and `state` snapshots)
   // `state` snapshots only.
   std::optional<Step> failed_step;
   std::vector<StepSummary> steps;

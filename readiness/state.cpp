@@ -15,6 +15,7 @@ void State::apply(Event const& e) {
     }
     s.container = e.container;
     s.pull = e.pull;
+    s.gpu_health = e.gpu_health;
     s.boot_id = e.boot_id;
     s.last_seq = e.seq;
     s.updated_ms = e.time_ms;
@@ -32,6 +33,7 @@ void State::apply(Event const& e) {
     return;
   }
   if (!is_real_step(e.step) || !e.status) return;
+  if (e.gpu_health) gpu_health = e.gpu_health;
 
   auto& slot = steps[static_cast<std::size_t>(e.step)];
   StepState next{*e.status, e.duration_ms, e.reason, e.message};
@@ -72,6 +74,7 @@ Event to_snapshot(State const& s) {
   }
   e.pull = s.pull;
   e.container = s.container;
+  e.gpu_health = s.gpu_health;
   for (std::size_t i = 0; i < kStepCount; ++i)
     if (auto const& st = s.steps[i])
       e.steps.push_back(StepSummary{static_cast<Step>(i), st->status, st->duration_ms, st->reason, st->message});

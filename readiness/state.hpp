@@ -28,6 +28,7 @@ struct State {
   std::string message;
   std::optional<ContainerInfo> container;
   std::optional<PullProgress> pull;
+  std::optional<GpuHealth> gpu_health;  // the GPU health check's last look
   std::string boot_id;
   std::uint64_t last_seq = 0;
   std::int64_t updated_ms = 0;       // Unix ms of the last event folded

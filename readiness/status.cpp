@@ -4,6 +4,8 @@
 #include "readiness/state_file.hpp"
 #include "readiness/terminal_text.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <sys/stat.h>
 
 namespace cosmicac::readiness {
@@ -93,6 +95,23 @@ StatusAnswer answer_status(std::string const& state_path, std::string const& boo
   if (state->boot_id != *boot)
     return {"stale (state from boot " + state->boot_id + ", this is boot " + *boot + "): " + line, 1};
   return {line, ready_now(*state, *boot) ? 0 : 1};
+}
+
+StatusAnswer answer_status_json(std::string const& state_path, std::string const& boot_id_path) {
+  auto answer = answer_status(state_path, boot_id_path);
+  nlohmann::ordered_json j;
+  j["status"] = answer.line;
+  j["ready"] = answer.exit_code == 0;
+  auto state = read_state(state_path);
+  j["phase"] = state ? phase_name(state->phase) : std::string_view("unknown");
+  if (state && state->phase == Phase::Failed) {
+    j["reason"] = reason_name(state->reason.value_or(Reason::Internal));
+    if (state->failed_step) j["failed_step"] = step_name(*state->failed_step);
+    j["message"] = state->message;
+  }
+  j["gpu_health"] = state && state->gpu_health ? to_json(*state->gpu_health) : nlohmann::ordered_json();
+  answer.line = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  return answer;
 }
 
 }  // namespace cosmicac::readiness

@@ -28,4 +28,10 @@ struct StatusAnswer {
 // boot id, never waits. A missing file reads "starting (no state at …)".
 StatusAnswer answer_status(std::string const& state_path, std::string const& boot_id_path);
 
+// `status --json`: the same answer and exit rule as one JSON object, with the
+// state file's GPU health summary (docs/agent.md, "status --json"):
+//   {"status": <the line>, "ready": bool, "phase": …, "reason": …, "failed_step": …,
+//    "message": …, "gpu_health": {…} or null}
+StatusAnswer answer_status_json(std::string const& state_path, std::string const& boot_id_path);
+
 }  // namespace cosmicac::readiness

@@ -46,16 +46,20 @@ struct ApplyCommand : CommandOptions {
   int run() override;
 };
 
-// wait NAME [-n NS] | -f SPEC [--timeout D] [--schedule-timeout D] [--interval D] [--json]
+// wait NAME... [-n NS] | -f SPEC... | -l SELECTOR [--timeout D] [--schedule-timeout D] [--interval D]
+//      [--json] [--fail-fast] [--max-log-streams N]
 // wait --serial SOCKET [--json] [--timeout D]
 struct WaitCommand : CommandOptions {
-  FileFlags file;
+  FileFlags file;                  // --profile (and -f, one at a time, in complete)
+  std::vector<std::string> files;  // -f, repeatable
   ClusterFlags cluster;
-  std::string serial;
-  bool json = false;
+  std::string serial, selector;
+  bool json = false, fail_fast = false;
+  int max_log_streams = 20;
   std::string timeout, interval, schedule_timeout;
-  // complete: the VMI to follow and where.
-  std::string ns, name;
+  // complete: the VMIs to follow and where.
+  std::string ns;
+  std::vector<std::string> names;
   std::optional<ClusterAccess> access;
 
   void bind(CLI::App& app) override;

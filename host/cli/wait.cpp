@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <tuple>
 
@@ -35,7 +36,11 @@ std::string ready_summary(readiness::Event const& last) {
 }  // namespace
 
 void WaitCommand::bind(CLI::App& app) {
-  file.bind(app);
+  app.add_option("-f,--filename", files);
+  app.add_option("--profile", file.profile);
+  app.add_option("-l,--selector", selector);
+  app.add_flag("--fail-fast", fail_fast);
+  app.add_option("--max-log-streams", max_log_streams);
   cluster.bind(app);
   app.add_option("--serial", serial);
   app.add_flag("--json", json);
@@ -45,13 +50,15 @@ void WaitCommand::bind(CLI::App& app) {
 }
 
 Outcome WaitCommand::validate() const {
+  int const forms = (positional.empty() ? 0 : 1) + (files.empty() ? 0 : 1) + (selector.empty() ? 0 : 1);
   if (!serial.empty()) {
-    if (!positional.empty() || !file.filename.empty()) return usage_problem("wait --serial takes no NAME or -f SPEC");
-  } else if (!file.filename.empty()) {
-    if (!positional.empty()) return usage_problem("give either NAME or -f SPEC, not both");
-  } else if (positional.size() != 1) {
-    return usage_problem("wait needs a VMI NAME or -f SPEC");
+    if (forms > 0) return usage_problem("wait --serial takes no NAME, -f SPEC or -l SELECTOR");
+  } else if (forms > 1) {
+    return usage_problem("give NAMEs, -f SPECs or -l SELECTOR, one of them");
+  } else if (forms == 0) {
+    return usage_problem("wait needs a VMI NAME, -f SPEC or -l SELECTOR");
   }
+  if (max_log_streams < 0) return usage_problem("--max-log-streams must be 0 or more");
   FollowOptions ignored;
   for (auto const& [flag, text, into] :
        {std::tuple{"--timeout", &timeout, &ignored.timeout}, std::tuple{"--interval", &interval, &ignored.interval},
@@ -62,15 +69,24 @@ Outcome WaitCommand::validate() const {
 
 Outcome WaitCommand::complete() {
   if (!serial.empty()) return std::nullopt;
-  if (!file.filename.empty()) {
+  ns = cluster.ns;
+  names = positional;
+  for (auto const& f : files) {
     std::optional<JobSpec> spec;
+    file.filename = f;
     if (auto p = file.load_spec(cluster.ns, spec)) return p;
+    // One watch per kind is in one namespace.
+    if (!names.empty() && spec->ns != ns)
+      return usage_problem("the specs name different namespaces (" + readiness::terminal_safe(ns) + ", " +
+                           readiness::terminal_safe(spec->ns) + "): wait follows one namespace at a time");
     ns = spec->ns;
-    name = spec->name;
-  } else {
-    ns = cluster.ns;
-    name = positional.front();
+    names.push_back(spec->name);
   }
+  // A job named twice is followed once.
+  std::vector<std::string> unique;
+  for (auto& n : names)
+    if (std::find(unique.begin(), unique.end(), n) == unique.end()) unique.push_back(std::move(n));
+  names = std::move(unique);
   auto loaded = cluster.access();
   if (!loaded) return failure(loaded.error());
   if (ns.empty()) ns = loaded->default_namespace;
@@ -84,15 +100,26 @@ int WaitCommand::run() {
   (void)parse_duration_flag("--timeout", timeout, w.timeout);  // validated
   (void)parse_duration_flag("--interval", interval, w.interval);
   (void)parse_duration_flag("--schedule-timeout", schedule_timeout, w.schedule_timeout);
+  w.fail_fast = fail_fast;
+  w.max_log_streams = max_log_streams;
   KubeClient client(std::move(*access));
-  WaitPrinter printer(output_mode(json), stdout, stderr);
-  auto st = follow_vmi(client, ns, name, w, printer);
-  if (!st) {
-    printer.end_progress();
-    return report(failure(st.error()));  // escaped by follow_vmi
+  if (names.size() == 1 && selector.empty()) {  // one job: its lines as they always were
+    WaitPrinter printer(output_mode(json), stdout, stderr);
+    auto st = follow_vmi(client, ns, names.front(), w, printer);
+    if (!st) {
+      printer.end_progress();
+      return report(failure(st.error()));  // escaped by follow_vmi
+    }
+    printer.final_line(st->summary, false);
+    return kExitOk;
   }
-  printer.final_line(st->summary, false);
-  return kExitOk;
+  JobsPrinter printer(output_mode(json), stdout, stderr);
+  auto outcomes = follow_jobs(client, ns, FollowTargets{.names = names, .selector = selector}, w, printer);
+  if (!outcomes) return report(failure(outcomes.error()));
+  std::vector<std::string> jobs = names;
+  if (jobs.empty())
+    for (auto const& o : *outcomes) jobs.push_back(o.name);
+  return printer.summary(jobs, *outcomes);
 }
 
 // `wait --serial SOCKET`: readiness straight from the agent's virtio-serial

@@ -6,6 +6,7 @@
 #include "host/spec/guest_layout.hpp"
 
 #include <cstdio>
+#include <string>
 
 namespace cosmicac::host {
 
@@ -18,6 +19,9 @@ std::vector<std::pair<std::string, std::string>> guest_config_entries(JobSpec co
     e.emplace_back("DATA_DISK_SERIAL", spec.data_disk->serial);
   }
   if (!spec.job_type.empty()) e.emplace_back("JOB_TYPE", spec.job_type);
+  // What the agent's GPU health check counts (the spec bounds both, 1 to 16).
+  if (spec.gpu) e.emplace_back("GPU_COUNT", std::to_string(spec.gpu->count));
+  if (spec.infiniband) e.emplace_back("IB_COUNT", std::to_string(spec.infiniband->count));
   if (!spec.env.empty()) e.emplace_back("ENVS", config::encode_envs(spec.env).value());  // validated by parse_job_spec
   e.emplace_back("CRED_ISO_LABEL", kCredVolumeLabel);
   if (!spec.registry_mirror.empty()) e.emplace_back("REGISTRY_MIRROR", spec.registry_mirror);  // operator's

@@ -4,6 +4,7 @@
 #include "host/base/rfc3339.hpp"
 #include "host/cluster/api_paths.hpp"
 #include "host/cluster/api_status.hpp"
+#include "host/cluster/watch.hpp"
 #include "host/verbs/kube_ops.hpp"
 #include "readiness/console_line.hpp"
 #include "readiness/terminal_text.hpp"
@@ -328,56 +329,148 @@ std::optional<std::string> latest_probe_failure(Json const& list) {
 
 namespace {
 
-// What one GET of the VMI learned.
+// What one reading of the VMI learned.
 struct VmiPoll {
   bool ready = false;                    // condition Ready=True
   std::string uid;                       // empty until the VMI was read
-  std::vector<std::string> datavolumes;  // to poll next
+  std::vector<std::string> datavolumes;  // to read next
 };
 
-// One `wait`: each source's poll, and what is kept between the polls.
+// A body kube-apiserver would send for an object that is not there.
+HttpResponse not_found(ApiResource const& r, std::string const& name) {
+  Json status{{"kind", "Status"},
+              {"apiVersion", "v1"},
+              {"status", "Failure"},
+              {"reason", "NotFound"},
+              {"code", 404},
+              {"message", std::string(r.plural) + (r.group.empty() ? "" : "." + std::string(r.group)) + " \"" + name +
+                              "\" not found"}};
+  return {404, status.dump()};
+}
+
+// A collection not read yet: as if the server had not answered (skipped).
+HostError not_yet() { return host_error(Errc::Transport, "not listed yet", true); }
+
+// The objects the jobs are made of, held by one watch per kind (Reflector):
+// each answer is in the shape a GET would have had, so a job reads its VMI,
+// DataVolumes and launcher pod the same way whatever keeps them.
+class Collections {
+ public:
+  Collections(KubeClient& client, std::string ns, FollowOptions const& opts, std::function<void()> wake,
+              std::function<void(std::string const&)> notice)
+      : client_(client), ns_(std::move(ns)), wake_(std::move(wake)), notice_(std::move(notice)) {
+    ropts_.poll_interval = opts.interval;
+    ropts_.backoff = opts.reconnect_delay;
+    ropts_.backoff_cap = opts.reconnect_delay * 8;
+  }
+
+  void watch_vmis(Query selector) { vmis_ = make(api::kVirtualMachineInstances, std::move(selector)); }
+  void watch_datavolumes(Query selector) { dvs_ = make(api::kDataVolumes, std::move(selector)); }
+  void watch_pods(Query selector) { pods_ = make(api::kPods, std::move(selector)); }
+  bool watching_dependents() const { return dvs_ != nullptr; }
+  Reflector const& vmis() const { return *vmis_; }
+
+  Result<HttpResponse> vmi(std::string const& name) const {
+    return object(vmis_.get(), api::kVirtualMachineInstances, name);
+  }
+  Result<HttpResponse> datavolume(std::string const& name) const { return object(dvs_.get(), api::kDataVolumes, name); }
+  // A PodList of the launcher pods of this VMI uid.
+  Result<HttpResponse> launcher_pods(std::string const& uid) const {
+    if (!pods_) return not_yet();
+    if (!pods_->synced()) {
+      if (auto f = pods_->list_failure()) return *f;
+      return not_yet();
+    }
+    Json list{{"kind", "PodList"}, {"items", Json::array()}};
+    for (auto& p : pods_->items())
+      if (string_at(p, {"metadata", "labels", "kubevirt.io/created-by"}) == uid) list["items"].push_back(std::move(p));
+    return HttpResponse{200, list.dump()};
+  }
+  KubeClient& client() const { return client_; }
+
+ private:
+  std::unique_ptr<Reflector> make(ApiResource const& r, Query selector) {
+    return std::make_unique<Reflector>(client_, r, ns_, std::move(selector), ropts_, wake_, notice_);
+  }
+  static Result<HttpResponse> object(Reflector const* from, ApiResource const& r, std::string const& name) {
+    if (!from) return not_yet();
+    if (!from->synced()) {
+      if (auto f = from->list_failure()) return *f;
+      return not_yet();
+    }
+    if (auto obj = from->get(name)) return HttpResponse{200, obj->dump()};
+    return not_found(r, name);
+  }
+
+  KubeClient& client_;
+  std::string const ns_;
+  std::function<void()> wake_;
+  std::function<void(std::string const&)> notice_;
+  ReflectorOptions ropts_;
+  std::unique_ptr<Reflector> vmis_, dvs_, pods_;
+};
+
+// The bound on console-log streams open at once (--max-log-streams).
+class LogSlots {
+ public:
+  explicit LogSlots(int max) : free_(max) {}
+  bool take() { return free_ > 0 ? (--free_, true) : false; }
+  void give_back() { ++free_; }
+
+ private:
+  int free_;
+};
+
+// One job: what its objects say, fed by each round, and what is kept
+// between the rounds.
 class Following {
  public:
-  Following(KubeClient& client, std::string const& ns, std::string const& name, FollowOptions const& opts,
-            FollowSink& sink)
-      : client_(client),
+  Following(Collections& from, std::string const& ns, std::string const& name, FollowOptions const& opts,
+            FollowSink& sink, LogSlots& slots)
+      : from_(from),
+        client_(from.client()),
         ns_(ns),
         name_(name),
         who_("VirtualMachineInstance " + ns + "/" + name),
         opts_(opts),
-        sink_(sink) {}
+        sink_(sink),
+        slots_(slots) {}
+  ~Following() { release_console(); }
+  Following(Following const&) = delete;
+  Following& operator=(Following const&) = delete;
 
-  Result<FollowResult> run() {
-    auto const deadline = clock::now() + opts_.timeout;
-    for (;;) {
-      auto vmi = poll_vmi();
-      if (!vmi) return vmi.error();
-      if (auto st = poll_datavolumes(vmi->datavolumes); !st) return st.error();
-      if (!vmi->uid.empty())
-        if (auto st = poll_launcher_pod(vmi->uid); !st) return st.error();
-      if (auto st = take_agent_events(); !st) return st.error();
-      if (auto done = result_if_ready(vmi->ready)) return *done;
-      auto now = clock::now();
-      if (now >= deadline)
-        return host_error(Errc::Timeout, who_ + " did not become ready within " + seconds_text(opts_.timeout) +
-                                             "; last state: " + last_vmi_ +
-                                             (last_agent_.empty() ? "" : "; agent: " + last_agent_));
-      sleep_until_next_poll(now, deadline);
-    }
+  // One look at everything: a result once ready, an error once failed.
+  Result<std::optional<FollowResult>> round() {
+    auto vmi = poll_vmi();
+    if (!vmi) return vmi.error();
+    uid_ = vmi->uid;
+    if (auto st = poll_datavolumes(vmi->datavolumes); !st) return st.error();
+    pods_pending_ = false;
+    if (!vmi->uid.empty())
+      if (auto st = poll_launcher_pod(vmi->uid); !st) return st.error();
+    if (auto st = take_agent_events(); !st) return st.error();
+    return result_if_ready(vmi->ready);
   }
 
+  HostError timed_out() const {
+    return host_error(Errc::Timeout, who_ + " did not become ready within " + seconds_text(opts_.timeout) +
+                                         "; last state: " + last_vmi_ +
+                                         (last_agent_.empty() ? "" : "; agent: " + last_agent_));
+  }
+  std::string const& uid() const { return uid_; }
+
  private:
-  // 1. The VMI: its phase and conditions; what to poll next.
+  // 1. The VMI: its phase and conditions; what to read next.
   Result<VmiPoll> poll_vmi() {
     VmiPoll poll;
-    auto vmi_at = vmi_path(ns_, name_);
-    if (!vmi_at) return vmi_at.error();
-    auto resp = client_.request("GET", *vmi_at);
+    auto resp = from_.vmi(name_);
     if (!resp) {
       // Configuration, DNS, certificate and TLS errors do not heal by waiting.
       if (!resp.error().transient) return resp.error();
-      last_vmi_ = "API unreachable: " + terminal_safe(resp.error().message);
-      report(Source::Vmi, who_, last_vmi_);
+      if (resp.error().message != not_yet().message) {
+        last_vmi_ = "API unreachable: " + terminal_safe(resp.error().message);
+        report(Source::Vmi, who_, last_vmi_);
+      }
     } else if (resp->status == 200) {
       auto j = parse_json(resp->body);
       if (!j) return host_error(Errc::Server, "GET " + who_ + ": the response is not JSON");
@@ -408,13 +501,11 @@ class Following {
   // 2. Its DataVolumes: import progress and failure.
   Status poll_datavolumes(std::vector<std::string> const& dvs) {
     for (auto const& dv : dvs) {
-      // A name from the API's answer goes into a path: checked, naming where it came from.
+      // A name from the API's answer: checked, naming where it came from.
       if (auto st = check_name(dv, "spec.volumes[].dataVolume.name of " + who_); !st) return st.error();
-      auto dv_at = api_path(api::kDataVolumes, ns_, dv);
-      if (!dv_at) return dv_at.error();
       std::string what = "DataVolume " + ns_ + "/" + dv;
-      auto r = client_.request("GET", *dv_at);
-      if (!r) continue;  // the VMI poll reports an unreachable server
+      auto r = from_.datavolume(dv);
+      if (!r) continue;  // the VMI reports an unreachable server
       if (r->status == 200) {
         auto j = parse_json(r->body);
         if (!j) continue;
@@ -434,10 +525,9 @@ class Following {
   Status poll_launcher_pod(std::string const& uid) {
     // The uid goes into a label selector: a value with ',' or '=' would add terms.
     if (auto st = check_label_value(uid, "metadata.uid of " + who_); !st) return st.error();
-    auto pods_at = api_path(api::kPods, ns_, {}, {},
-                            {{"labelSelector", "kubevirt.io=virt-launcher,kubevirt.io/created-by=" + uid}});
-    if (!pods_at) return pods_at.error();
-    auto r = client_.request("GET", *pods_at);
+    auto r = from_.launcher_pods(uid);
+    // Not listed yet: no word on the pod (nor the console log) until it is.
+    pods_pending_ = !r && r.error().message == not_yet().message;
     if (r && (r->status == 401 || r->status == 403)) {
       use_fallback("listing pods was refused (" + status_text(*r) + "; see host/rbac/role.yaml)");
       return ok();
@@ -471,21 +561,30 @@ class Following {
     return ok();
   }
 
-  // The console log of this pod, once its container has started; the
-  // fallback when the pod has none.
+  // The console log of this pod, once its container has started and a
+  // stream is free; the fallback when the pod has none.
   void choose_agent_source(PodView const& p) {
     if (!fallback_ && !p.has_console_log)
       use_fallback("the launcher pod " + p.name + " has no " + std::string(kConsoleLogContainer) +
                    " container (serial console log disabled cluster-wide, or KubeVirt older than v0.59)");
     if (fallback_ || !p.console_log_started || (console_ && console_->pod() == p.name)) return;
+    if (!console_ && !slots_.take()) {
+      log_waiting_ = true;
+      return;
+    }
+    log_waiting_ = false;
     console_.reset();
-    console_ = std::make_unique<ConsoleFollower>(client_, ns_, p.name, opts_, [this] { wake(); });
+    console_ = std::make_unique<ConsoleFollower>(client_, ns_, p.name, opts_, [this] { wake_(); });
     sink_.source("agent events: the serial console log of pod " + ns_ + "/" + p.name + " (container " +
                  std::string(kConsoleLogContainer) + ")");
   }
 
-  // The fallback's agent progress: the readiness probe's output in the pod's events.
+  // The fallback's agent progress: the readiness probe's output in the
+  // pod's events, read once per interval.
   Status poll_probe_events(std::string const& pod) {
+    auto const now = clock::now();
+    if (now < next_events_read_) return ok();
+    next_events_read_ = now + opts_.interval;
     auto events_at = api_path(api::kEvents, ns_, {}, {}, {{"fieldSelector", "involvedObject.name=" + pod}});
     if (!events_at) return events_at.error();
     auto ev = client_.request("GET", *events_at);
@@ -522,7 +621,7 @@ class Following {
   // Followed, the console log must show the agent's ready too; without it
   // (fallback, or no launcher pod seen) Ready is the probe's word alone.
   std::optional<FollowResult> result_if_ready(bool vmi_ready) const {
-    if (!vmi_ready || (!agent_ready_ && console_)) return std::nullopt;
+    if (!vmi_ready || pods_pending_ || (!agent_ready_ && console_)) return std::nullopt;
     FollowResult res;
     res.agent_reported = agent_ready_;
     if (ready_event_ && ready_event_->container)
@@ -530,26 +629,11 @@ class Following {
                     terminal_safe(ready_event_->container->id.substr(0, 12)) + " (agent ready, VMI Ready)";
     else
       res.summary = "ready: " + who_ + " is Ready" +
-                    (agent_ready_ ? " (agent ready)"
-                     : fallback_  ? " (Ready condition only)"
-                                  : " (Ready condition only: no launcher pod seen)");
+                    (agent_ready_   ? " (agent ready)"
+                     : fallback_    ? " (Ready condition only)"
+                     : log_waiting_ ? " (Ready condition only: every console-log stream was in use)"
+                                    : " (Ready condition only: no launcher pod seen)");
     return res;
-  }
-
-  // Until the next poll, or sooner when the console log has news.
-  void sleep_until_next_poll(clock::time_point now, clock::time_point deadline) {
-    // The agent said ready: the probe turns the VMI Ready within a period.
-    auto pause =
-        agent_ready_ ? std::min<std::chrono::milliseconds>(opts_.interval, std::chrono::seconds(1)) : opts_.interval;
-    std::unique_lock l(mu_);
-    cv_.wait_until(l, std::min<clock::time_point>(now + pause, deadline), [&] { return woken_; });
-    woken_ = false;
-  }
-
-  void wake() {
-    std::lock_guard l(mu_);
-    woken_ = true;
-    cv_.notify_one();
   }
 
   // Reports an object's state when it changed since the last report.
@@ -562,33 +646,266 @@ class Following {
   void use_fallback(std::string const& why) {
     if (fallback_) return;
     fallback_ = why;
-    console_.reset();
+    release_console();
     sink_.source("agent events: unavailable — " + why +
                  "; following the VMI's Ready condition and the readiness probe's output in the pod's events");
   }
 
+  void release_console() {
+    if (!console_) return;
+    console_.reset();
+    slots_.give_back();
+  }
+
+ public:
+  std::function<void()> wake_;  // set by the runner: the console's thread has news
+
+ private:
+  Collections& from_;
   KubeClient& client_;
   std::string const ns_, name_, who_;
   FollowOptions const opts_;
   FollowSink& sink_;
+  LogSlots& slots_;
   std::map<std::string, std::string> said_;  // what -> last text: report changes only
-  std::string last_vmi_ = "no response yet", last_agent_;
-  bool agent_ready_ = false;
+  std::string last_vmi_ = "no response yet", last_agent_, uid_;
+  bool agent_ready_ = false, log_waiting_ = false, pods_pending_ = true;
   std::optional<readiness::Event> ready_event_;
   clock::time_point unschedulable_since_{};  // the epoch: schedulable (or not seen)
+  clock::time_point next_events_read_{};
   std::set<std::string> dv_noted_;
-  std::optional<std::string> fallback_;  // why the console log is not used
-  std::mutex mu_;                        // guards woken_, which the console's thread sets
-  std::condition_variable cv_;
-  bool woken_ = false;
+  std::optional<std::string> fallback_;       // why the console log is not used
   std::unique_ptr<ConsoleFollower> console_;  // last: its thread stops before the rest goes
+};
+
+// The tool's own label on everything `apply` creates.
+constexpr std::string_view kManagedBy = "app.kubernetes.io/managed-by=cosmicac-vmi";
+
+// Several jobs on one watch per kind: each change re-reads the jobs from
+// what the watches hold; a tick each interval for the timeouts that need no
+// change to pass (unschedulable for long enough, the overall timeout).
+class Runner {
+ public:
+  Runner(KubeClient& client, std::string ns, FollowTargets const& targets, FollowOptions const& opts, JobsSink& sink)
+      : ns_(std::move(ns)),
+        targets_(targets),
+        opts_(opts),
+        sink_(sink),
+        slots_(std::max(opts.max_log_streams, 0)),
+        from_(
+            client, ns_, opts, [this] { wake_and_wait(); }, [this](std::string const& why) { notice(why); }) {}
+  ~Runner() {
+    {
+      std::lock_guard l(mu_);
+      closing_ = true;
+    }
+    looked_cv_.notify_all();
+  }
+  Runner(Runner const&) = delete;
+  Runner& operator=(Runner const&) = delete;
+
+  Result<std::vector<JobOutcome>> run() {
+    deadline_ = clock::now() + opts_.timeout;
+    from_.watch_vmis(vmi_selector());
+    if (!targets_.selector.empty()) {
+      if (auto st = wait_for_vmi_list(); !st) return st.error();
+    }
+    for (auto const& name : names_) start_job(name);
+    while (!active_.empty()) {
+      look();
+      take_notices();
+      watch_dependents();
+      for (auto it = active_.begin(); it != active_.end() && !stopped_;) it = step(it);
+      if (active_.empty() || stopped_) break;
+      if (clock::now() >= deadline_) {
+        for (auto& [name, job] : active_) finish(name, job->timed_out());
+        active_.clear();
+        break;
+      }
+      sleep();
+    }
+    return std::move(outcomes_);
+  }
+
+ private:
+  bool single() const { return targets_.selector.empty() && targets_.names.size() == 1; }
+
+  Query vmi_selector() {
+    if (single()) {
+      names_ = targets_.names;
+      return {{"fieldSelector", "metadata.name=" + names_.front()}};
+    }
+    names_ = targets_.names;
+    std::string sel(kManagedBy);
+    if (!targets_.selector.empty()) sel += "," + targets_.selector;
+    return {{"labelSelector", sel}};
+  }
+
+  // -l: the jobs are the VMIs the first list finds.
+  Status wait_for_vmi_list() {
+    while (!from_.vmis().synced()) {
+      look();
+      if (auto f = from_.vmis().list_failure()) {
+        if (!*f) return f->error();
+        return host_error((*f)->status == 403 ? Errc::Forbidden : Errc::Server,
+                          "listing VirtualMachineInstances in " + ns_ + ": " + status_text(**f));
+      }
+      if (clock::now() >= deadline_) return host_error(Errc::Timeout, "the VirtualMachineInstances were not listed");
+      sleep();
+    }
+    for (auto const& vmi : from_.vmis().items()) names_.push_back(string_at(vmi, {"metadata", "name"}));
+    if (names_.empty())
+      return host_error(Errc::NotFound, "no VirtualMachineInstance in " + ns_ + " matches " +
+                                            terminal_safe(std::string(kManagedBy) + "," + targets_.selector));
+    return ok();
+  }
+
+  void start_job(std::string const& name) {
+    auto job = std::make_unique<Following>(from_, ns_, name, opts_, sink_.job(name), slots_);
+    job->wake_ = [this] { wake(); };
+    active_.emplace_back(name, std::move(job));
+  }
+
+  // The DataVolumes and launcher pods: by the tool's labels for several
+  // jobs; for one, by the VMI's DataVolume's name and uid once it is known.
+  void watch_dependents() {
+    if (!single()) {
+      if (!from_.watching_dependents()) {
+        from_.watch_datavolumes({{"labelSelector", std::string(kManagedBy)}});
+        from_.watch_pods({{"labelSelector", "kubevirt.io=virt-launcher"}});
+      }
+      return;
+    }
+    auto vmi = from_.vmi(names_.front());
+    if (!vmi || vmi->status != 200) return;
+    auto j = parse_json(vmi->body);
+    if (!j) return;
+    VmiView v = view_vmi(*j);
+    if (!from_.watching_dependents()) {
+      Query dv;
+      if (v.datavolumes.size() == 1 && is_dns1123_subdomain(v.datavolumes.front()))
+        dv.emplace_back("fieldSelector", "metadata.name=" + v.datavolumes.front());
+      from_.watch_datavolumes(dv);
+    }
+    if (v.uid != pods_uid_ && is_label_value(v.uid)) {
+      pods_uid_ = v.uid;
+      from_.watch_pods({{"labelSelector", "kubevirt.io=virt-launcher,kubevirt.io/created-by=" + v.uid}});
+    }
+  }
+
+  using Active = std::vector<std::pair<std::string, std::unique_ptr<Following>>>;
+  Active::iterator step(Active::iterator it) {
+    auto r = it->second->round();
+    if (r && !*r) return it + 1;
+    if (r) finish(it->first, std::move(**r));
+    else finish(it->first, r.error());
+    if (!r && opts_.fail_fast) stopped_ = true;
+    return active_.erase(it);
+  }
+
+  void finish(std::string const& name, Result<FollowResult> r) {
+    sink_.done(name, r);
+    outcomes_.push_back({name, std::move(r)});
+  }
+
+  // What the watches have changed up to now is about to be looked at.
+  void look() {
+    std::lock_guard l(mu_);
+    looking_at_ = posted_;
+  }
+
+  // Until a change, or the next tick; what look() saw has been looked at.
+  void sleep() {
+    std::unique_lock l(mu_);
+    looked_ = looking_at_;
+    looked_cv_.notify_all();
+    cv_.wait_until(l, std::min(clock::now() + opts_.interval, deadline_), [&] { return woken_; });
+    woken_ = false;
+  }
+
+  void wake() {
+    std::lock_guard l(mu_);
+    woken_ = true;
+    cv_.notify_one();
+  }
+
+  // From a watch's thread, after each change to what it holds: returns once
+  // the jobs have been looked at since, so that a burst of events (a watch
+  // resumed, a re-list) shows each state, not only the last. Bounded: a
+  // watch being replaced (a new VMI uid) is not waited for long.
+  void wake_and_wait() {
+    std::unique_lock l(mu_);
+    auto const mine = ++posted_;
+    woken_ = true;
+    cv_.notify_one();
+    looked_cv_.wait_for(l, std::chrono::seconds(1), [&] { return looked_ >= mine || closing_; });
+  }
+
+  // From a watch's thread: kept until the main thread says it (once).
+  void notice(std::string const& why) {
+    {
+      std::lock_guard l(mu_);
+      if (!noticed_) notices_.push_back(why);
+      noticed_ = true;
+    }
+    wake();
+  }
+  void take_notices() {
+    std::vector<std::string> n;
+    {
+      std::lock_guard l(mu_);
+      n.swap(notices_);
+    }
+    for (auto const& why : n) sink_.notice(why);
+  }
+
+  std::string const ns_;
+  FollowTargets const& targets_;
+  FollowOptions const opts_;
+  JobsSink& sink_;
+  LogSlots slots_;
+  std::vector<std::string> names_;
+  std::vector<JobOutcome> outcomes_;
+  std::string pods_uid_;
+  clock::time_point deadline_{};
+  bool stopped_ = false;
+  std::mutex mu_;  // guards what follows: the watches' and consoles' threads set it
+  std::condition_variable cv_;
+  bool woken_ = false, noticed_ = false, closing_ = false;
+  std::uint64_t posted_ = 0, looking_at_ = 0, looked_ = 0;  // changes from the watches: made, being seen, seen
+  std::condition_variable looked_cv_;
+  std::vector<std::string> notices_;
+  Collections from_;  // after what its threads call into
+  Active active_;     // last: the consoles' threads stop first
+};
+
+// One job's lines to the caller's FollowSink.
+class OneJobSink : public JobsSink {
+ public:
+  explicit OneJobSink(FollowSink& sink) : sink_(sink) {}
+  FollowSink& job(std::string const&) override { return sink_; }
+  void notice(std::string const& text) override { sink_.source(text); }
+  void done(std::string const&, Result<FollowResult> const&) override {}
+
+ private:
+  FollowSink& sink_;
 };
 
 }  // namespace
 
+Result<std::vector<JobOutcome>> follow_jobs(KubeClient& client, std::string const& ns, FollowTargets const& targets,
+                                            FollowOptions const& opts, JobsSink& sink) {
+  return Runner(client, ns, targets, opts, sink).run();
+}
+
 Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::string const& name,
                                 FollowOptions const& opts, FollowSink& sink) {
-  return Following(client, ns, name, opts, sink).run();
+  OneJobSink one(sink);
+  FollowTargets targets{.names = {name}, .selector = {}};
+  auto outcomes = follow_jobs(client, ns, targets, opts, one);
+  if (!outcomes) return outcomes.error();
+  if (outcomes->empty()) return host_error(Errc::Internal, "no outcome for " + name);
+  return std::move(outcomes->front().result);
 }
 
 }  // namespace cosmicac::host

@@ -1,6 +1,8 @@
 // `cosmicac-vmi wait NAME`: follows one VMI through the Kubernetes API until
 // the agent inside it is ready or has failed (README, "cosmicac-vmi", wait).
-// Sources, polled by GET (RBAC-light, no watch): the VMI (phase, conditions
+// Sources, each followed by one watch per kind in the namespace (a list,
+// then watch=true from its resourceVersion; cluster/watch.hpp), listed every
+// interval instead where the watch is refused: the VMI (phase, conditions
 // with messages), its DataVolumes (import progress, failure), the
 // virt-launcher pod (scheduling, launcher image problems). One streamed GET:
 // the pod's `guest-console-log` container log, in which the agent's
@@ -82,6 +84,8 @@ struct FollowOptions {
   std::chrono::milliseconds schedule_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds interval{std::chrono::seconds(5)};  // object polls
   std::chrono::milliseconds reconnect_delay{std::chrono::seconds(1)};
+  int max_log_streams = 20;  // console-log streams open at once (several jobs)
+  bool fail_fast = false;    // several jobs: end at the first failure
 };
 
 struct FollowResult {
@@ -96,5 +100,35 @@ struct FollowResult {
 // unschedulable pod (naming what is missing); or after timeout.
 Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::string const& name,
                                 FollowOptions const& opts, FollowSink& sink);
+
+// --- Several jobs in one command ---------------------------------------------
+// The jobs: these VMI names, or (selector non-empty) every VMI carrying the
+// tool's labels and matching the label selector when the wait starts.
+struct FollowTargets {
+  std::vector<std::string> names;
+  std::string selector;
+};
+
+class JobsSink {
+ public:
+  virtual ~JobsSink() = default;
+  virtual FollowSink& job(std::string const& name) = 0;  // that job's lines
+  virtual void notice(std::string const& text) = 0;      // about all of them (said once)
+  virtual void done(std::string const& name, Result<FollowResult> const& result) = 0;
+};
+
+struct JobOutcome {
+  std::string name;
+  Result<FollowResult> result;
+};
+
+// Follows every job on one watch per kind in the namespace (VMIs,
+// DataVolumes, launcher pods; a console-log stream per job not yet ready, at
+// most max_log_streams at once) until each is ready or failed, or the
+// timeout passes: an outcome per job that finished, in the order they did
+// (with fail_fast, the rest are missing). An Error when the jobs cannot be
+// listed (-l) or none matches.
+Result<std::vector<JobOutcome>> follow_jobs(KubeClient& client, std::string const& ns, FollowTargets const& targets,
+                                            FollowOptions const& opts, JobsSink& sink);
 
 }  // namespace cosmicac::host

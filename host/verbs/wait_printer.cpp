@@ -59,6 +59,7 @@ std::string agent_event_text(readiness::Event const& e) {
 void WaitPrinter::line(std::string const& text) {
   std::FILE* f = mode_ == WaitOutput::NdJson ? err_ : out_;
   if (mode_ == WaitOutput::Tty && status_shown_) std::fputs("\r\x1b[2K", f);  // clear the updating line
+  if (!job_.empty()) std::fputs((terminal_safe(job_) + ": ").c_str(), f);
   std::fputs(text.c_str(), f);
   std::fputc('\n', f);
   status_shown_ = false;
@@ -83,7 +84,9 @@ void WaitPrinter::source(std::string const& text) { line(text); }
 void WaitPrinter::agent(readiness::Event const& e) {
   if (mode_ == WaitOutput::NdJson) {
     // ASCII-only JSON: a C1 control or bidi override in a string becomes \uXXXX.
-    std::string l = nlohmann::json::parse(readiness::to_json_line(e)).dump(-1, ' ', true) + "\n";
+    auto j = nlohmann::json::parse(readiness::to_json_line(e));
+    if (!job_.empty()) j["job"] = job_;
+    std::string l = j.dump(-1, ' ', true) + "\n";
     std::fputs(l.c_str(), out_);
     std::fflush(out_);
     return;
@@ -119,6 +122,58 @@ void WaitPrinter::final_line(std::string const& text, bool to_stderr) {
   std::fputs(text.c_str(), f);
   std::fputc('\n', f);
   std::fflush(f);
+}
+
+FollowSink& JobsPrinter::job(std::string const& name) {
+  auto& p = printers_[name];
+  if (!p) p = std::make_unique<WaitPrinter>(mode_, out_, err_, name);
+  return *p;
+}
+
+void JobsPrinter::notice(std::string const& text) {
+  std::fputs((text + "\n").c_str(), mode_ == WaitOutput::NdJson ? err_ : out_);
+  std::fflush(mode_ == WaitOutput::NdJson ? err_ : out_);
+}
+
+void JobsPrinter::done(std::string const& name, Result<FollowResult> const& result) {
+  auto& p = static_cast<WaitPrinter&>(job(name));
+  if (result) {
+    p.line(result->summary);
+  } else {
+    p.line(std::string(result.error().kind == Errc::Timeout ? "timed out: " : "failed: ") + result.error().message);
+  }
+  if (mode_ != WaitOutput::NdJson) return;
+  nlohmann::json r{{"job", name},
+                   {"result", result                                 ? "ready"
+                              : result.error().kind == Errc::Timeout ? "timeout"
+                                                                     : "failed"},
+                   {"message", result ? result->summary : result.error().message}};
+  std::fputs((r.dump(-1, ' ', true) + "\n").c_str(), out_);
+  std::fflush(out_);
+}
+
+int JobsPrinter::summary(std::vector<std::string> const& jobs, std::vector<JobOutcome> const& outcomes) {
+  std::size_t ready = 0, failed = 0, timed_out = 0;
+  int code = 0;  // the first failure's exit code
+  std::string reasons;
+  for (auto const& o : outcomes) {
+    if (o.result) {
+      ++ready;
+      continue;
+    }
+    (o.result.error().kind == Errc::Timeout ? timed_out : failed) += 1;
+    if (code == 0) code = exit_code(o.result.error().kind);
+    reasons += "  " + terminal_safe(o.name) + ": " + o.result.error().message + "\n";
+  }
+  std::size_t const unfinished = jobs.size() - outcomes.size();
+  if (unfinished > 0 && code == 0) code = exit_code(Errc::Failed);
+  std::string text = "summary: " + std::to_string(jobs.size()) + " jobs: " + std::to_string(ready) + " ready, " +
+                     std::to_string(failed) + " failed, " + std::to_string(timed_out) + " timed out";
+  if (unfinished > 0) text += ", " + std::to_string(unfinished) + " not followed to the end (--fail-fast)";
+  std::FILE* f = mode_ == WaitOutput::NdJson || code != 0 ? err_ : out_;
+  std::fputs((text + "\n" + reasons).c_str(), f);
+  std::fflush(f);
+  return code;
 }
 
 }  // namespace cosmicac::host

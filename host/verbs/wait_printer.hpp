@@ -9,7 +9,10 @@
 
 #include <array>
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace cosmicac::host {
 
@@ -22,7 +25,13 @@ std::string agent_event_text(readiness::Event const& e);
 
 class WaitPrinter : public FollowSink {
  public:
-  WaitPrinter(WaitOutput mode, std::FILE* out, std::FILE* err) : mode_(mode), out_(out), err_(err) {}
+  // job: several jobs in one command: each line starts with "JOB: ", each
+  // NDJSON event carries "job" (and a terminal gets lines, not one updating line).
+  WaitPrinter(WaitOutput mode, std::FILE* out, std::FILE* err, std::string job = {})
+      : mode_(!job.empty() && mode == WaitOutput::Tty ? WaitOutput::Lines : mode),
+        out_(out),
+        err_(err),
+        job_(std::move(job)) {}
   void object(Source source, std::string const& what, std::string const& text) override;
   void source(std::string const& text) override;
   void agent(readiness::Event const& e) override;
@@ -30,17 +39,36 @@ class WaitPrinter : public FollowSink {
   void final_line(std::string const& text, bool to_stderr);
   // Ends the updating line (leaving it on screen) before an error is printed.
   void end_progress();
+  void line(std::string const& text);  // a permanent line (stderr in JSON mode)
 
  private:
-  void line(std::string const& text);  // a permanent line (stderr in JSON mode)
   void redraw();
 
   WaitOutput mode_;
   std::FILE* out_;
   std::FILE* err_;
+  std::string job_;
   std::string status_;  // the updating line's text (TTY)
   bool status_shown_ = false;
   std::array<std::string, readiness::kStepCount> last_agent_;  // per step, the last line printed (Lines)
+};
+
+// Several jobs: each one's lines prefixed by its name, a line as each ends,
+// and the summary (ready / failed / timed out, each failure's reason).
+class JobsPrinter : public JobsSink {
+ public:
+  JobsPrinter(WaitOutput mode, std::FILE* out, std::FILE* err) : mode_(mode), out_(out), err_(err) {}
+  FollowSink& job(std::string const& name) override;
+  void notice(std::string const& text) override;
+  void done(std::string const& name, Result<FollowResult> const& result) override;
+  // The summary of all `jobs`; the exit code: 0 only when every one is ready.
+  int summary(std::vector<std::string> const& jobs, std::vector<JobOutcome> const& outcomes);
+
+ private:
+  WaitOutput mode_;
+  std::FILE* out_;
+  std::FILE* err_;
+  std::map<std::string, std::unique_ptr<WaitPrinter>> printers_;
 };
 
 }  // namespace cosmicac::host

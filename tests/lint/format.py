@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 # Product and test code; not the generated trees, the build directories or test data.
-FOLDERS = ["agent", "common", "config", "container", "disk", "engine", "host", "readiness", "registry",
+FOLDERS = ["agent", "common", "config", "container", "disk", "engine", "gpu", "host", "readiness", "registry",
            "tests", "bench"]
 SKIP_PARTS = {"data", "work", "corpus"}
 SUFFIXES = {".cpp", ".hpp", ".h", ".cc"}

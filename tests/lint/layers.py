@@ -30,7 +30,8 @@ ALLOWED: dict[str, set[str]] = {
     "disk": {"common"},
     "registry": {"common", "engine"},
     "container": {"common", "engine"},
-    "agent": {"common", "config", "readiness", "engine", "disk", "registry", "container"},
+    "gpu": {"common"},
+    "agent": {"common", "config", "readiness", "engine", "disk", "registry", "container", "gpu"},
     # The host tool, one library per concern: rendering (spec, render) never
     # reaches the cluster, cluster access knows no job spec, and only the
     # verbs bring the two together.

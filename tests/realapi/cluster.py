@@ -404,7 +404,7 @@ class ControlPlane:
                              "--log-level", "warn", "--logger", "zap"])
         self.kubelet = Kubelet(*self.kubelet_serving, self.ca)
         self.port = free_port()
-        self._spawn("kube-apiserver", [
+        self._apiserver_argv = [
             self.bins["kube-apiserver"], "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
             f"--secure-port={self.port}", f"--etcd-servers=http://127.0.0.1:{etcd_port}",
             f"--tls-cert-file={self.serving[0]}", f"--tls-private-key-file={self.serving[1]}",
@@ -417,7 +417,8 @@ class ControlPlane:
             f"--kubelet-client-certificate={self.kubelet_client[0]}",
             f"--kubelet-client-key={self.kubelet_client[1]}",
             f"--kubelet-certificate-authority={self.ca}",
-            "--kubelet-preferred-address-types=InternalIP", "--profiling=false", *self.apiserver_args])
+            "--kubelet-preferred-address-types=InternalIP", "--profiling=false", *self.apiserver_args]
+        self._spawn("kube-apiserver", self._apiserver_argv)
         self.admin = Api(self.port, self.ca, token=self.admin_token)
         self.tester = Api(self.port, self.ca, cert=self.tester_client)
         self._until("kube-apiserver /readyz", lambda: self.admin.request("GET", "/readyz", ok=None)[0] == 200, 90)
@@ -439,6 +440,41 @@ class ControlPlane:
                     lambda: self.admin.exists(path_of("ServiceAccount", "default", "default")), 60)
         threading.Thread(target=self._reap_pods, daemon=True).start()
         self.log(f"realapi: control plane up in {time.monotonic() - t0:.1f} s (dir {self.dir})")
+
+    def restart_apiserver(self):
+        """Stops kube-apiserver (its clients' streams drop) and starts it again on the
+        same port over the same etcd; returns once it is ready and serves the CRDs again."""
+        t0 = time.monotonic()
+        for i, (name, p) in enumerate(self.procs):
+            if name == "kube-apiserver" and p.poll() is None:
+                # SIGTERM starts a graceful shutdown that waits for open watches and log
+                # streams (a minute); after 2 s it is a crash: SIGKILL, connections reset.
+                os.killpg(p.pid, signal.SIGTERM)
+                try:
+                    p.wait(2)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait(10)
+                del self.procs[i]
+                break
+        self._spawn("kube-apiserver", self._apiserver_argv)
+        self._until("kube-apiserver /readyz after a restart",
+                    lambda: self.admin.request("GET", "/readyz", ok=None)[0] == 200, 90)
+        self._until("kubevirt.io served after a restart",
+                    lambda: self.admin.request("GET", "/apis/kubevirt.io/v1", ok=None)[0] == 200, 30)
+        self.log(f"realapi: kube-apiserver restarted in {time.monotonic() - t0:.1f} s")
+
+    def metric(self, name, **labels):
+        """The sum of a counter of kube-apiserver's /metrics over the series with these labels."""
+        status, body = self.admin.request("GET", "/metrics", ok=None)
+        total = 0.0
+        for line in body.splitlines():
+            if not line.startswith(name + "{"):
+                continue
+            series, _, value = line.rpartition(" ")
+            if all(f'{k}="{v}"' in series for k, v in labels.items()):
+                total += float(value)
+        return total
 
     def _install_crds(self):
         names = []

@@ -12,6 +12,7 @@ import argparse
 import copy
 import json
 import os
+import random
 import subprocess
 import sys
 import threading
@@ -534,6 +535,96 @@ class Suite:
         check(f"log of pod {ns}/virt-launcher-vm-" in said[0] and "connection refused" in said[0],
               f"the line does not name the pod and the cause:\n{r.show()}")
         check("(Ready condition only)" in r.text(), f"no Ready-only summary:\n{r.show()}")
+
+    def _bare_vmis(self, ns, names):
+        """VMIs with the tool's labels, POSTed directly (no DataVolume, no pod: cheap), each
+        Running and not Ready."""
+        for n in names:
+            self.cp.admin.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+                                  "metadata": {"name": n, "namespace": ns,
+                                               "labels": {"app.kubernetes.io/managed-by": "cosmicac-vmi",
+                                                          "cosmicac.io/job": n}},
+                                  "spec": {"domain": {"devices": {}}}})
+            simulate.vmi_status(self.cp, ns, n, "Running", False, "ContainersNotReady",
+                                "containers with unready status: [compute]")
+
+    def case_wait_many(self, ns):
+        """50 jobs in one command, made Ready in a random order by status writes, one of them
+        Failed: exit 1, the summary names the failure, each job's lines carry its name."""
+        kc = self.tester_kubeconfig(ns)
+        names = [f"vm-{i:02d}" for i in range(50)]
+        self._bare_vmis(ns, names)
+        failed = random.choice(names)
+        p = self.start("wait", *names, "-n", ns, "--timeout", "90s", kubeconfig=kc)
+        time.sleep(1)
+        for n in random.sample(names, len(names)):
+            if n == failed:
+                simulate.vmi_status(self.cp, ns, n, "Failed", False, "GuestCrashed", "the guest kernel panicked")
+            else:
+                simulate.vmi_status(self.cp, ns, n, "Running", True)
+        r = self.finish(p, 120)
+        check(r.rc == 1, f"one job failed: exit 1 expected:\n{r.show()}")
+        check("summary: 50 jobs: 49 ready, 1 failed, 0 timed out" in r.err, f"no summary:\n{r.show()}")
+        check(f"  {failed}: VirtualMachineInstance {ns}/{failed} reached phase Failed" in r.err
+              and "GuestCrashed: the guest kernel panicked" in r.err, f"the failure's reason is not in the summary:\n{r.show()}")
+        lines = r.text().splitlines()
+        for n in names:
+            mine = [l for l in lines if l.startswith(n + ": ")]
+            want = "Ready=False (GuestCrashed" if n == failed else "phase=Running Ready=True"
+            check(any(want in l for l in mine), f"{n}: no line with {want}:\n{r.show()}")
+            check(len(mine) == len(set(mine)), f"{n}: a line repeated:\n{r.show()}")
+            end = f"{n}: failed: " if n == failed else f"{n}: ready: VirtualMachineInstance {ns}/{n} is Ready"
+            check(sum(1 for l in mine if l.startswith(end)) == 1, f"{n}: no single end line {end!r}:\n{r.show()}")
+
+    def case_wait_apiserver_restart(self, ns):
+        """kube-apiserver restarts while `wait` watches: the watch resumes from the
+        resourceVersion it held, gets 410 Gone (the new watch cache starts later) and re-lists;
+        once it follows again (a probe state written until `wait` shows it), every change is
+        shown once and in order, none is missed or repeated."""
+        kc = self.tester_kubeconfig(ns)
+        self._bare_vmis(ns, ["vm", "vm-b"])
+        p = self.start("wait", "vm", "vm-b", "-n", ns, "--timeout", "90s", kubeconfig=kc)
+        lines = []
+        reader = threading.Thread(target=lambda: lines.extend(iter(p.stdout.readline, "")), daemon=True)
+        reader.start()
+
+        def shown(word):
+            return any(word in l for l in list(lines))
+        simulate.vmi_status(self.cp, ns, "vm", "Running", False, "Step1", "before the restart")
+        self.until("Step1 shown", lambda: shown("Step1"), 20)
+        # A write elsewhere moves the store's resourceVersion past the one `wait` holds.
+        self.cp.admin.apply({"apiVersion": "v1", "kind": "ConfigMap",
+                             "metadata": {"name": "bump", "namespace": ns}, "data": {"x": "1"}})
+        self.cp.restart_apiserver()
+        # Its metrics start at zero: a VMI LIST now is `wait`'s re-list after 410 Gone.
+        self.until("the VMIs re-listed after the restart", lambda: self.cp.metric(
+            "apiserver_request_total", verb="LIST", resource="virtualmachineinstances", code="200") >= 1, 40)
+        probes = []
+
+        def probe():
+            probes.append(f"Probe{len(probes)}")
+            simulate.vmi_status(self.cp, ns, "vm-b", "Running", False, probes[-1], "is it watched again?")
+            time.sleep(0.5)
+            return shown(probes[-1])
+        self.until("wait following again", probe, 40)
+        for step in ("Step2", "Step3"):
+            simulate.vmi_status(self.cp, ns, "vm", "Running", False, step, "after the restart")
+            time.sleep(0.3)
+        simulate.vmi_status(self.cp, ns, "vm", "Running", True)
+        simulate.vmi_status(self.cp, ns, "vm-b", "Running", True)
+        try:
+            rc = p.wait(60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = "killed"
+        reader.join(5)
+        r = Run(p.argv, rc, "".join(lines), p.stderr.read())
+        self.transcript.append(r.show())
+        check(r.rc == 0, f"wait did not succeed:\n{r.show()}")
+        mine = [l for l in r.out.splitlines() if l.startswith(f"vm: VirtualMachineInstance {ns}/vm: ")]
+        steps = [s for l in mine for s in ("Step1", "Step2", "Step3", "Ready=True") if s in l]
+        check(steps == ["Step1", "Step2", "Step3", "Ready=True"],
+              f"changes missed, repeated or out of order ({steps}):\n{r.show()}")
 
     def case_list_get(self, ns):
         kc = self.tester_kubeconfig(ns)

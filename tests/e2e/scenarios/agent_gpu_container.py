@@ -2,12 +2,24 @@
 its effective capabilities) and the NVIDIA hook runs for it. Then a changed
 config on the next boot recreates the container: the image (v1 -> v2, the
 journal names Image), then one ENVS variable (the journal names the variable,
-never its value). Three boots."""
+never its value). The GPU health check (a stand-in nvidia-smi and IB sysfs,
+bed/gpu_standin.py): boot 1 has no counts and no nvidia-smi, so the check is
+skipped and says so; from boot 2 the config carries GPU_COUNT/IB_COUNT: the
+fabric In Progress then Completed gives progress events, then ready; within
+boot 2 the by-hand re-run (`run --step=gpu-check`) walks gpu-count,
+gpu-fabric, ib-link and gpu-xid into the state file without touching the
+container. Boot 4 fails with gpu-count, seen by the state file and by
+`cosmicac-vmi wait`. Four boots."""
 
+import json
+import threading
 import time
+from pathlib import Path
 
 from bed import checks
+from bed import gpu_standin
 from bed.catalog import scenario
+from bed.kube_standin import KubeWait
 
 CAP_NET_ADMIN = 12
 SECRET_OLD = "s3cr3t-old-7f1e2d"   # values that must never reach the journal
@@ -26,6 +38,58 @@ def cap_eff(t, vm, name: str) -> int:
     return int(line[0].split()[1], 16)
 
 
+def status_json(t, vm) -> tuple[int, dict]:
+    r = vm.qga.exec(["/usr/local/bin/cosmicac-bootstrap", "status", "--json"])
+    try:
+        return r.exitcode, json.loads(r.out)
+    except ValueError:
+        t.expect(False, f"status --json printed no JSON: {r.out[:400]!r} {r.err[:400]!r}")
+        return r.exitcode, {}
+
+
+def gpu_check_by_hand(t, vm, expect_reason: str | None) -> str:
+    """`run --step=gpu-check`: its exit and verdict, and the state file's summary after it."""
+    r = vm.qga.exec(["/usr/local/bin/cosmicac-bootstrap", "run", "--step=gpu-check"], timeout=120)
+    first = r.out.splitlines()[0] if r.out else ""
+    if expect_reason is None:
+        t.expect(r.exitcode == 0 and first == "GPU health: healthy",
+                 f"gpu-check exited {r.exitcode}, printed {r.out[:600]!r}, expected healthy")
+    else:
+        t.expect(r.exitcode == 1 and first.startswith(f"GPU health: failed reason={expect_reason} "),
+                 f"gpu-check exited {r.exitcode}, printed {r.out[:600]!r}, expected {expect_reason}")
+    code, st = status_json(t, vm)
+    health = st.get("gpu_health") or {}
+    t.expect(code == 0 and st.get("phase") == "ready", f"the re-run changed the bootstrap's state: {st}")
+    t.expect(health.get("verdict") == ("healthy" if expect_reason is None else "failed")
+             and health.get("reason") == expect_reason,
+             f"state file's gpu_health after the re-run: {health}, expected {expect_reason}")
+    return first
+
+
+class ConsoleFrom:
+    """This boot's part of the console file, copied as it grows into its own
+    file: what `cosmicac-vmi wait` reads (earlier boots' ready lines stay out)."""
+
+    def __init__(self, vm, work: Path):
+        self.src = Path(vm.console_log)
+        self.offset = self.src.stat().st_size if self.src.exists() else 0
+        self.console_log = work / "boot4-console.log"
+        self.console_log.write_bytes(b"")
+        self.stop = False
+        threading.Thread(target=self._copy, daemon=True).start()
+
+    def _copy(self) -> None:
+        while not self.stop:
+            with open(self.src, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+            if data:
+                self.offset += len(data)
+                with open(self.console_log, "ab") as out:
+                    out.write(data)
+            time.sleep(0.2)
+
+
 def recreated_on_boot(t, vm, config: str, old_id: str) -> tuple[dict, str]:
     """Reboots with `config` injected; returns (inspect, this boot's unit journal)."""
     vm.files["etc/default/docker-bootstrap"] = (0o644, config.encode())
@@ -41,7 +105,7 @@ def recreated_on_boot(t, vm, config: str, old_id: str) -> tuple[dict, str]:
     return info, journal
 
 
-@scenario("agent-gpu-container", timeout=2400)
+@scenario("agent-gpu-container", timeout=3000)
 def agent_gpu_container(t):
     agent = t.agent
     reg = t.registry()
@@ -61,10 +125,19 @@ def agent_gpu_container(t):
     eff = cap_eff(t, vm, "inference")
     t.expect(eff >> CAP_NET_ADMIN & 1, f"NET_ADMIN (bit {CAP_NET_ADMIN}) not in CapEff {eff:#x}")
     t.step(f"boot 1: tun + NET_ADMIN (CapEff {eff:#x}) + hook for {info1['Id'][:12]}")
+    code, st = status_json(t, vm)
+    health = st.get("gpu_health") or {}
+    t.expect(code == 0 and st.get("ready") is True, f"status --json on a ready VM: exit {code}, {st}")
+    t.expect(health.get("verdict") == "skipped" and "GPU_COUNT is not set" in health.get("message", ""),
+             f"no counts, no nvidia-smi: the check should be skipped and say why: {health}")
+    t.step("boot 1: GPU health " + health.get("verdict", "?") + ": " + health.get("message", ""))
 
-    # ---- boot 2: IMG v1 -> v2 --------------------------------------------------
+    # ---- boot 2: IMG v1 -> v2, and the counts with a stand-in nvidia-smi ------
     cfg["IMG"] = t.image_ref("v2")
+    cfg.update(gpu_standin.config_keys())
+    vm.files.update(gpu_standin.files("fabric-wait"))
     t0 = time.monotonic()
+    since2 = len(vm.serial_lines)
     info2, journal2 = recreated_on_boot(t, vm, t.config(**cfg), info1["Id"])
     t.metric("boot2_to_ready_s", round(time.monotonic() - t0, 1))
     checks.inference_container(t, vm, "inference", "v2", [f"API_KEY={SECRET_OLD}"], mnt=None, gpu=True, tun=True)
@@ -72,6 +145,35 @@ def agent_gpu_container(t):
     t.expect(changed and "Image" in changed[0].split("differs in", 1)[1],
              "journal does not name the changed field Image: " + (changed[0] if changed else journal2[-2000:]))
     t.step("boot 2: " + changed[0].strip())
+    events2 = [json.loads(l) for l in vm.serial_lines[since2:] if l.startswith("{")]
+    waits = [i for i, e in enumerate(events2) if e.get("step") == "container"
+             and e.get("message", "").startswith("GPU health waiting: GPU 2 (00000000:0C:00.0) In Progress")]
+    ready_at = [i for i, e in enumerate(events2) if e.get("phase") == "ready"]
+    t.expect(waits and ready_at and waits[0] < ready_at[0],
+             f"no GPU health waiting event before ready: {[e.get('message') for e in events2][-20:]}")
+    code, st = status_json(t, vm)
+    health = st.get("gpu_health") or {}
+    t.expect(health.get("verdict") == "healthy" and len(health.get("gpus", [])) == 8
+             and all(g.get("fabric") == "Completed Success" and g.get("ecc") == "ok" for g in health["gpus"])
+             and health.get("ib_ports") == [{"device": "mlx5_0", "port": 1, "state": "4: ACTIVE"}],
+             f"status --json gpu_health after a healthy check: {health}")
+    t.step(f"boot 2: fabric In Progress -> {len(waits)} waiting event(s) -> ready; status --json healthy, 8 GPUs")
+
+    # By hand, in the same boot: each failure into the state file, the container untouched.
+    gpu_standin.set_mode(vm, "one-missing")
+    said = [gpu_check_by_hand(t, vm, "gpu-count")]
+    gpu_standin.set_mode(vm, "fabric-failed")
+    said.append(gpu_check_by_hand(t, vm, "gpu-fabric"))
+    gpu_standin.set_mode(vm, "healthy")
+    gpu_standin.set_ib_state(vm, "1: DOWN")
+    said.append(gpu_check_by_hand(t, vm, "ib-link"))
+    gpu_standin.set_ib_state(vm, "4: ACTIVE")
+    said.append(gpu_check_by_hand(t, vm, None))
+    gpu_standin.inject_xid(vm)
+    said.append(gpu_check_by_hand(t, vm, "gpu-xid"))
+    t.expect(t.docker_inspect(vm, "inference")["Id"] == info2["Id"], "the by-hand check touched the container")
+    for line in said:
+        t.step("by hand: " + line[:140])
 
     # ---- boot 3: one ENVS value changes ----------------------------------------
     cfg["ENVS"] = envs(SECRET_NEW)
@@ -83,8 +185,39 @@ def agent_gpu_container(t):
              + (changed[0] if changed else journal3[-2000:]))
     t.expect("MODEL_NAME" not in changed[0], f"an unchanged variable is named as changed: {changed[0]}")
     t.step("boot 3: " + changed[0].strip())
+    t.expect((status_json(t, vm)[1].get("gpu_health") or {}).get("verdict") == "healthy",
+             "boot 3 (the Xid was boot 2's): GPU health is not healthy")
     # The whole journal, every boot and every field (not only MESSAGE).
     everything = vm.qga.exec(["journalctl", "--no-pager", "-o", "export"], timeout=120).out
     t.expect(len(everything) > 10000, "journal export suspiciously short")
     for secret in (SECRET_OLD, SECRET_NEW):
         t.expect(secret not in everything, f"an ENVS value ({secret[:9]}…) appears in the guest's journal")
+
+    # ---- boot 4: a GPU missing: failed with gpu-count, as the host sees it -----
+    vm.files.update(gpu_standin.files("one-missing"))
+    vm.shutdown()
+    console = ConsoleFrom(vm, t.work)
+    since4 = len(vm.serial_lines)
+    vm.boot(inject=True)
+    kube = KubeWait(t, console)  # `cosmicac-vmi wait inference` on this boot's console through the stand-in
+    line = vm.wait_serial(lambda l: '"phase":"failed"' in l or '"phase":"ready"' in l, 900, since=since4)
+    ev = json.loads(line)
+    t.expect(ev.get("phase") == "failed" and ev.get("reason") == "gpu-count",
+             f"expected failed with gpu-count, got {line}")
+    t.expect("expected 8 GPUs, nvidia-smi lists 7" in ev.get("message", ""), f"the failure does not say so: {line}")
+    # Restart=on-failure may start a new run 20 s later; while it is before its
+    # own failure, status says running: ask again.
+    deadline = time.monotonic() + 90
+    code, st = status_json(t, vm)
+    while st.get("phase") != "failed" and time.monotonic() < deadline:
+        time.sleep(1)
+        code, st = status_json(t, vm)
+    t.expect(code == 1 and st.get("phase") == "failed" and st.get("reason") == "gpu-count"
+             and (st.get("gpu_health") or {}).get("reason") == "gpu-count",
+             f"status --json after gpu-count: exit {code}, {st}")
+    rc = kube.finish(180)
+    console.stop = True
+    t.expect(rc == 1, f"cosmicac-vmi wait exited {rc}, expected 1:\n{kube.transcript()}")
+    t.expect("bootstrap failed: reason=gpu-count step=container message=" in kube.stderr,
+             f"cosmicac-vmi wait did not name reason gpu-count:\n{kube.transcript()}")
+    t.step("boot 4: failed gpu-count; status --json and cosmicac-vmi wait say so")

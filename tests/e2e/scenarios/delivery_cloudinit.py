@@ -12,7 +12,9 @@ The NoCloud seed is a virtio disk, as in KubeVirt."""
 import hashlib
 import json
 
-from bed import checks
+import yaml
+
+from bed import checks, gpu_standin
 from bed.delivery import SerialWaiter, configmap_iso, delivery_vm, nocloud_seed, vmi_run
 from bed.iso import make_cred_iso
 from bed.registry import GUEST_ADDR
@@ -99,9 +101,16 @@ def delivery_cloudinit(t):
     cds = sorted([(order[secret_vol[0]["name"]], cred), (order[cm_vol[0]["name"]], boot)])
     seed_disk = by_name(disks, seed_vol[0]["name"], "disk", t)
     t.expect(seed_disk.get("disk", {}).get("bus") == "virtio", f"cloud-init disk: {seed_disk}")
+    # The rendered config asks for the spec's one GPU (GPU_COUNT=1), so the
+    # guest gets what a GPU image has: nvidia-smi (the stand-in, 8 healthy H100s).
+    cfg = [f["content"] for f in yaml.safe_load(user_data)["write_files"]
+           if f["path"] == "/etc/default/docker-bootstrap"]
+    t.expect(len(cfg) == 1 and "GPU_COUNT=1" in cfg[0].splitlines(),
+             f"the rendered config does not carry GPU_COUNT=1 for the spec's one GPU: {cfg}")
     # No agent_binary, no units, no config: cloud-init brings them.
     vm = delivery_vm(t, extra_disks=[(seed, "cloudinit")], data_disk=t.data_disk(120), data_serial=serial,
-                     extra_cdroms=[p for _, p in cds], serial_reader=False)
+                     extra_cdroms=[p for _, p in cds], serial_reader=False,
+                     files=gpu_standin.files_as_installed("healthy"))
     vm.boot()
     waiter = SerialWaiter(vm.boot_sock, "20m", log=t.work / "vmi-wait.log")
     try:
@@ -144,6 +153,14 @@ def delivery_cloudinit(t):
     cfg_mode = q.exec(["stat", "-c", "%a", "/etc/default/docker-bootstrap"]).out.strip()
     t.expect(cfg_mode == "600", f"/etc/default/docker-bootstrap mode {cfg_mode}, expected 600")
     t.expect(q.exec(["findmnt", "/run/cosmicac-cd"]).exitcode != 0, "the bootstrap ISO is still mounted")
+    # The GPU health check ran, with nvidia-smi found where the driver installs it.
+    st = q.exec(["/usr/local/bin/cosmicac-bootstrap", "status", "--json"])
+    try:
+        health = json.loads(st.out).get("gpu_health") or {}
+    except ValueError:
+        health = {"unparsed": st.out[:400]}
+    t.expect(health.get("verdict") == "healthy" and len(health.get("gpus", [])) == 8,
+             f"status --json gpu_health: {health}")
     checks.data_disk_mounted(t, vm, "/data", serial)
     info = checks.inference_container(t, vm, "inference", "v1", ["MODEL_ID=tiny-llm"], mnt="/data", gpu=True, tun=True)
     limits = [e.split("=", 1)[1] for e in info["Config"]["Env"] if e.startswith("LIMITS=")]

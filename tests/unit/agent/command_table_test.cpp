@@ -60,9 +60,10 @@ TEST_CASE("--help prints the usage built from the table, listing every command w
     INFO("command " << c.name);
     CHECK(r.out.find("\n  " + std::string(c.name)) != std::string::npos);
     CHECK(r.out.find(std::string(c.help) + "\n") != std::string::npos);
-    if (!c.variant.arguments.empty()) {
-      CHECK(r.out.find("  " + std::string(c.name) + " " + std::string(c.variant.arguments) + "  " +
-                       std::string(c.variant.help) + "\n") != std::string::npos);
+    for (auto const& v : c.variants) {
+      if (v.arguments.empty()) continue;
+      CHECK(r.out.find("  " + std::string(c.name) + " " + std::string(v.arguments) + "  " + std::string(v.help) +
+                       "\n") != std::string::npos);
     }
   }
 }

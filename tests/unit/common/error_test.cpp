@@ -8,8 +8,9 @@
 using namespace cosmicac;
 
 TEST_CASE("every reason has a distinct name that maps back to it") {
+  // IbLink is the last reason: the vocabulary is append only.
   std::vector<std::string_view> seen;
-  for (int i = 0; i <= static_cast<int>(Reason::Internal); ++i) {
+  for (int i = 0; i <= static_cast<int>(Reason::IbLink); ++i) {
     auto r = static_cast<Reason>(i);
     auto name = reason_name(r);
     CHECK(std::find(seen.begin(), seen.end(), name) == seen.end());
@@ -27,6 +28,13 @@ TEST_CASE("the readiness vocabulary names are the documented ones") {
   CHECK(reason_name(Reason::DiskHasForeignContent) == "disk-has-foreign-content");
   CHECK(reason_name(Reason::Auth) == "auth");
   CHECK(reason_name(Reason::GpuUnavailable) == "gpu-unavailable");
+  CHECK(reason_name(Reason::GpuCount) == "gpu-count");
+  CHECK(reason_name(Reason::GpuDriver) == "gpu-driver");
+  CHECK(reason_name(Reason::GpuFabric) == "gpu-fabric");
+  CHECK(reason_name(Reason::GpuEcc) == "gpu-ecc");
+  CHECK(reason_name(Reason::GpuXid) == "gpu-xid");
+  CHECK(reason_name(Reason::IbCount) == "ib-count");
+  CHECK(reason_name(Reason::IbLink) == "ib-link");
 }
 
 TEST_CASE("Result::value() on an error throws the Error") {

@@ -275,7 +275,8 @@ void ApiServerStandIn::serve() {
         while (!content_type.empty() && content_type.front() == ' ') content_type.erase(0, 1);
       }
       std::string path = target.substr(0, target.find('?'));
-      if (method == "GET" && path.ends_with("/log")) {
+      bool const watch = method == "GET" && query_param(target, "watch") == "true";
+      if (method == "GET" && (path.ends_with("/log") || watch)) {
         std::string refusal;
         {
           std::lock_guard l(mu_);
@@ -284,7 +285,8 @@ void ApiServerStandIn::serve() {
           refusal = precheck(method, path, auth);
         }
         if (refusal.empty()) {
-          streams_.emplace_back([this, fd, target] { stream_log(fd, target); });
+          if (watch) streams_.emplace_back([this, fd, target] { stream_watch(fd, target); });
+          else streams_.emplace_back([this, fd, target] { stream_log(fd, target); });
           continue;  // the stream thread owns fd
         }
         data = refusal;
@@ -923,9 +925,10 @@ std::string ApiServerStandIn::remove(std::string const& target, std::string cons
   return http_response(200, after.dump());
 }
 
-std::string ApiServerStandIn::list(std::string const& target) {
+// The objects directly under the collection, filtered (mu_ held). Each
+// look at a scripted VMI is one observation: its status advances.
+json ApiServerStandIn::list_items(std::string const& target) {
   std::string path = target.substr(0, target.find('?'));
-  // A list: the objects directly under the collection, filtered.
   std::string selector = query_param(target, "labelSelector");
   std::string field = query_param(target, "fieldSelector");
   json items = json::array();
@@ -935,16 +938,76 @@ std::string ApiServerStandIn::list(std::string const& target) {
     if (field.rfind("involvedObject.name=", 0) == 0 &&
         o.value("involvedObject", json::object()).value("name", "") != field.substr(20))
       continue;
+    if (field.rfind("metadata.name=", 0) == 0 && p.substr(p.rfind('/') + 1) != field.substr(14)) continue;
     json item = o;
-    if (auto sc = scripts_.find(p); sc != scripts_.end() && !sc->second.empty())
-      item["status"] = sc->second[std::min(script_pos_[p], sc->second.size() - 1)];
+    if (auto sc = scripts_.find(p); sc != scripts_.end() && !sc->second.empty()) {
+      std::size_t& pos = script_pos_[p];
+      item["status"] = sc->second[std::min(pos, sc->second.size() - 1)];
+      ++pos;
+    }
     items.push_back(item);
   }
+  return items;
+}
+
+std::string ApiServerStandIn::list(std::string const& target) {
+  std::string path = target.substr(0, target.find('?'));
   return http_response(200, json{{"kind", kind_of_list(parse_target(path).plural)},
                                  {"apiVersion", "v1"},
-                                 {"metadata", {{"resourceVersion", "1"}}},
-                                 {"items", items}}
+                                 {"metadata", {{"resourceVersion", std::to_string(++resource_version_)}}},
+                                 {"items", list_items(target)}}
                                 .dump());
+}
+
+// GET …/COLLECTION?watch=true: every 50 ms, an ADDED/MODIFIED event for each
+// object that differs from what this stream sent last (a new
+// resourceVersion each), DELETED for each gone; until dropped.
+void ApiServerStandIn::stream_watch(int fd, std::string target) {
+  auto send = [fd](std::string const& s) {
+    for (std::size_t off = 0; off < s.size();) {
+      ssize_t n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      off += static_cast<std::size_t>(n);
+    }
+    return true;
+  };
+  bool alive = send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n");
+  std::map<std::string, std::string> sent;  // name -> the object as last sent
+  std::unique_lock l(mu_);
+  std::uint64_t const generation = log_generation_;
+  while (alive && !stop_ && generation == log_generation_) {
+    std::string out;
+    std::set<std::string> present;
+    for (auto item : list_items(target)) {
+      std::string name = item["metadata"].value("name", "");
+      present.insert(name);
+      std::string const text = item.dump();
+      if (sent.count(name) && sent[name] == text) continue;
+      char const* type = sent.count(name) ? "MODIFIED" : "ADDED";
+      sent[name] = text;
+      item["metadata"]["resourceVersion"] = std::to_string(++resource_version_);
+      out += json{{"type", type}, {"object", item}}.dump() + "\n";
+    }
+    for (auto it = sent.begin(); it != sent.end();)
+      if (present.count(it->first)) {
+        ++it;
+      } else {
+        out += json{{"type", "DELETED"},
+                    {"object",
+                     {{"metadata", {{"name", it->first}, {"resourceVersion", std::to_string(++resource_version_)}}}}}}
+                   .dump() +
+               "\n";
+        it = sent.erase(it);
+      }
+    if (!out.empty()) {
+      l.unlock();
+      alive = send(out);
+      l.lock();
+    }
+    log_cv_.wait_for(l, std::chrono::milliseconds(50));
+  }
+  l.unlock();
+  ::close(fd);
 }
 
 void ApiServerStandIn::replace_after(std::string request, std::string object_path, nlohmann::json replacement) {

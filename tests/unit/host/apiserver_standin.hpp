@@ -28,8 +28,11 @@
 // the terminating state; a DELETE whose DeleteOptions.preconditions.uid is not
 // the object's is 409 Conflict with kube-apiserver's message (rest.BeforeDelete)
 // and deletes nothing. tests/realapi/contract.py holds it to kube-apiserver's
-// answers. It is not a Kubernetes implementation: no watch, no
-// resourceVersion semantics, lists hold fields as stored.
+// answers. It is not a Kubernetes implementation: a watch
+// (watch=true) sends every object it has not sent as it is now, then each
+// change, every 50 ms, with a fresh resourceVersion; it resumes nothing from
+// a resourceVersion (never 410); lists hold fields as stored. A scripted VMI
+// status advances on each GET, list, and watch tick.
 #pragma once
 
 #include "swagger_validator.hpp"
@@ -118,6 +121,8 @@ class ApiServerStandIn {
   std::string apply_patch(std::string const& target, std::string const& body);
   std::string remove(std::string const& target, std::string const& body);
   std::string list(std::string const& target);
+  nlohmann::json list_items(std::string const& target);
+  void stream_watch(int fd, std::string target);
   std::string strict_check(std::string const& target, nlohmann::json const& obj, bool apply = false) const;
   void collect_garbage();
   void release_unused_claim(std::string const& path, nlohmann::json& claim) const;
@@ -162,6 +167,7 @@ class ApiServerStandIn {
   std::map<std::string, std::pair<int, std::string>> log_refusals_;  // pod -> status, message
   std::uint64_t log_generation_ = 0;                                 // bumped by drop_log_streams
   std::condition_variable log_cv_;
+  std::uint64_t resource_version_ = 1;
   std::vector<std::thread> streams_;
   std::map<std::string, std::function<nlohmann::json(nlohmann::json const&)>> post_answers_;  // doctor
   struct Replacement {

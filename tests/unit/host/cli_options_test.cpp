@@ -98,11 +98,14 @@ TEST_CASE("cli options: get needs exactly one NAME; wait one NAME or -f SPEC or 
   CHECK(problem_of("get", {}) == "get needs one VMI NAME");
   CHECK(problem_of("get", {"a", "b"}) == "get needs one VMI NAME");
   CHECK(problem_of("get", {"a", "-n", "ns"}).empty());
-  CHECK(problem_of("wait", {}) == "wait needs a VMI NAME or -f SPEC");
-  CHECK(problem_of("wait", {"a", "b"}) == "wait needs a VMI NAME or -f SPEC");
-  CHECK(problem_of("wait", {"a", "-f", "s"}) == "give either NAME or -f SPEC, not both");
-  CHECK(problem_of("wait", {"x", "--serial", "/tmp/sock"}) == "wait --serial takes no NAME or -f SPEC");
-  CHECK(problem_of("wait", {"-f", "s", "--serial", "/tmp/sock"}) == "wait --serial takes no NAME or -f SPEC");
+  CHECK(problem_of("wait", {}) == "wait needs a VMI NAME, -f SPEC or -l SELECTOR");
+  CHECK(problem_of("wait", {"a", "b"}).empty());  // several jobs in one command
+  CHECK(problem_of("wait", {"a", "-f", "s"}) == "give NAMEs, -f SPECs or -l SELECTOR, one of them");
+  CHECK(problem_of("wait", {"a", "-l", "x=y"}) == "give NAMEs, -f SPECs or -l SELECTOR, one of them");
+  CHECK(problem_of("wait", {"x", "--serial", "/tmp/sock"}) == "wait --serial takes no NAME, -f SPEC or -l SELECTOR");
+  CHECK(problem_of("wait", {"-f", "s", "--serial", "/tmp/sock"}) ==
+        "wait --serial takes no NAME, -f SPEC or -l SELECTOR");
+  CHECK(problem_of("wait", {"a", "--max-log-streams", "-1"}) == "--max-log-streams must be 0 or more");
   CHECK(problem_of("wait", {"--serial", "/tmp/sock", "--json"}).empty());
   ListCommand g(true);
   REQUIRE_FALSE(parse_command(g, {"-n", "ns", "vm"}));

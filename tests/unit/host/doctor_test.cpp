@@ -213,7 +213,7 @@ TEST_CASE("doctor: a healthy cluster passes every check, exit 0; never a secret 
                  "\u2713 secret ghcr-pull-cred: has accessKeyId, secretKey, DOCKER_REGISTRY, DOCKER_USERNAME, "
                  "DOCKER_TOKEN"));
   CHECK(has_line(r.out, "\u2713 configmap bootstrap-cm: has docker-bootstrap.sh, agent " COSMICAC_VERSION));
-  CHECK(has_line(r.out, "\u2713 rbac virtualmachineinstances.kubevirt.io: create, get, list, delete"));
+  CHECK(has_line(r.out, "\u2713 rbac virtualmachineinstances.kubevirt.io: create, get, list, watch, delete"));
   CHECK(has_line(r.out, "\u2713 rbac pods/log: get"));
   CHECK(r.out.find(kMarker) == std::string::npos);
   CHECK(r.out.find(kMarkerBase64) == std::string::npos);

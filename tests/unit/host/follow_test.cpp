@@ -8,6 +8,7 @@
 #include "apiserver_standin.hpp"
 #include "common/process.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/cluster/watch.hpp"
 #include "host/verbs/wait_printer.hpp"
 #include "readiness/console_line.hpp"
 #include "readiness/event.hpp"
@@ -16,6 +17,8 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -240,9 +243,9 @@ TEST_CASE("follow: a VMI that does not exist ends the wait at once (NotFound)") 
   auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
   REQUIRE_FALSE(r);
   CHECK(r.error().message ==
-        "VirtualMachineInstance cosmic-ac/job does not exist (HTTP 404 NotFound: virtualmachineinstances \"job\" "
-        "not found)");
-  CHECK(s.requests().size() == 1);
+        "VirtualMachineInstance cosmic-ac/job does not exist (HTTP 404 NotFound: virtualmachineinstances.kubevirt.io "
+        "\"job\" not found)");      // kube-apiserver's words for a custom resource
+  CHECK(s.requests().size() <= 2);  // the list, and perhaps the watch begun after it
 }
 
 TEST_CASE("follow: a Failed VMI ends the wait at once, with its conditions' messages") {
@@ -505,7 +508,8 @@ TEST_CASE("follow: a name from an API answer with ../ or ? is refused, naming it
         std::string path = q.substr(q.find(' ') + 1);
         path = path.substr(0, path.find('?'));
         INFO(q);
-        CHECK((path == kVmi || path == kDv || path == pods));
+        // The collections watched (by field or label selector) are not "elsewhere".
+        CHECK((path == kVmi || path == kDv || path == pods || kVmi == path + "/job" || kDv == path + "/job-root"));
       }
     }
     DYNAMIC_SECTION("a DataVolume's name in the VMI's spec: " << bad) {
@@ -521,7 +525,14 @@ TEST_CASE("follow: a name from an API answer with ../ or ? is refused, naming it
       auto r = follow_vmi(client, "cosmic-ac", "job", o, sink);
       REQUIRE_FALSE(r);
       CHECK(r.error().message.find("spec.volumes[].dataVolume.name of VirtualMachineInstance cosmic-ac/job") == 0);
-      for (auto const& q : s.requests()) CHECK(q.rfind("GET " + std::string(kVmi), 0) == 0);
+      std::string const vmis(kVmi, std::string_view(kVmi).rfind('/'));
+      std::string const dvs(kDv, std::string_view(kDv).rfind('/'));
+      for (auto const& q : s.requests()) {
+        std::string path = q.substr(q.find(' ') + 1);
+        path = path.substr(0, path.find('?'));
+        INFO(q);
+        CHECK((path == vmis || path == dvs || path == "/api/v1/namespaces/cosmic-ac/pods"));  // no path made of it
+      }
     }
   }
 }
@@ -645,6 +656,7 @@ TEST_CASE("follow: host/rbac/role.yaml grants exactly the requests wait makes") 
   auto needed = [](std::string const& request) {
     std::string method = request.substr(0, request.find(' '));
     std::string path = request.substr(method.size() + 1);
+    bool const watch = path.find("watch=true") != std::string::npos;
     path = path.substr(0, path.find('?'));
     std::vector<std::string> seg;
     for (std::size_t p = 1, q; p <= path.size(); p = q + 1) {
@@ -657,7 +669,7 @@ TEST_CASE("follow: host/rbac/role.yaml grants exactly the requests wait makes") 
     std::string resource = seg.at(ns + 2);
     bool named = seg.size() > ns + 3;
     if (seg.size() > ns + 4) resource += "/" + seg[ns + 4];
-    return group + "|" + resource + "|" + (method == "GET" ? (named ? "get" : "list") : "?");
+    return group + "|" + resource + "|" + (method == "GET" ? (named ? "get" : watch ? "watch" : "list") : "?");
   };
   std::set<std::string> used;
   for (bool console : {true, false}) {
@@ -672,8 +684,10 @@ TEST_CASE("follow: host/rbac/role.yaml grants exactly the requests wait makes") 
       CHECK(granted.count(needed(q)) == 1);
     }
   }
-  CHECK(used == std::set<std::string>{"kubevirt.io|virtualmachineinstances|get", "cdi.kubevirt.io|datavolumes|get",
-                                      "|pods|list", "|pods/log|get", "|events|list"});
+  CHECK(used == std::set<std::string>{"kubevirt.io|virtualmachineinstances|list",
+                                      "kubevirt.io|virtualmachineinstances|watch", "cdi.kubevirt.io|datavolumes|list",
+                                      "cdi.kubevirt.io|datavolumes|watch", "|pods|list", "|pods|watch", "|pods/log|get",
+                                      "|events|list"});
 }
 
 namespace {
@@ -791,4 +805,132 @@ TEST_CASE("cli wait: --schedule-timeout and NotFound exit 1; a bad duration exit
           "could not be scheduled for 1s: 0/4 nodes are available: 4 Insufficient nvidia.com/GH100_H100_SXM5_80GB.") !=
       std::string::npos);
   CHECK(run_wait(s, {"--schedule-timeout", "soon"}).exit_code == 2);
+}
+
+// ---- Watching: the stream's parser, one watch per kind for many jobs ----------
+
+TEST_CASE("watch: events are parsed line by line; an overlong line is dropped whole, never read as a line") {
+  auto e = parse_watch_event(
+      R"({"type":"MODIFIED","object":{"kind":"VirtualMachineInstance","metadata":{"name":"a","resourceVersion":"7"}}})");
+  REQUIRE(e);
+  CHECK(e->type == WatchEvent::Type::Modified);
+  CHECK(e->resource_version == "7");
+  auto gone = parse_watch_event(R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})");
+  REQUIRE(gone);
+  CHECK(gone->type == WatchEvent::Type::Error);
+  CHECK_FALSE(parse_watch_event(R"({"type":"SURPRISE","object":{}})"));
+  CHECK_FALSE(parse_watch_event(R"({"type":"ADDED","object":[]})"));
+  CHECK_FALSE(parse_watch_event("not json"));
+
+  LineSplitter lines(16);
+  std::vector<std::string> got;
+  auto keep = [&](std::string_view l) {
+    got.emplace_back(l);
+    return true;
+  };
+  lines.feed("one\ntw", keep);
+  lines.feed("o\n" + std::string(40, 'x'), keep);
+  lines.feed("{\"type\":\"ADDED\"}\nthree\n", keep);  // the rest of the overlong line, then a line
+  CHECK(got == std::vector<std::string>{"one", "two", "three"});
+  CHECK(lines.dropped() == 1);
+}
+
+namespace {
+
+json labelled_vmi(std::string const& name) {
+  return {{"apiVersion", "kubevirt.io/v1"},
+          {"kind", "VirtualMachineInstance"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", "cosmic-ac"},
+            {"uid", "uid-" + name},
+            {"labels", {{"app.kubernetes.io/managed-by", "cosmicac-vmi"}, {"cosmicac.io/job", name}}}}},
+          {"spec", json::object()}};
+}
+
+std::string vmi_path(std::string const& name) {
+  return "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/" + name;
+}
+
+struct JobsCollected : JobsSink {
+  std::map<std::string, std::unique_ptr<Collected>> jobs;
+  std::vector<std::string> notices;
+  FollowSink& job(std::string const& name) override {
+    auto& c = jobs[name];
+    if (!c) c = std::make_unique<Collected>();
+    return *c;
+  }
+  void notice(std::string const& text) override { notices.push_back(text); }
+  void done(std::string const&, host::Result<FollowResult> const&) override {}
+};
+
+// Requests of a wait for n jobs that become Ready after a few looks.
+std::size_t requests_for(int n) {
+  test::ApiServerStandIn s("Bearer good-token");
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) {
+    names.push_back("job-" + std::to_string(i));
+    s.put(vmi_path(names.back()), labelled_vmi(names.back()));
+    s.script_status(vmi_path(names.back()), {not_ready(), not_ready(), not_ready(), not_ready(), ready()});
+  }
+  KubeClient client(access_to(s));
+  JobsCollected sink;
+  FollowTargets targets{.names = names, .selector = {}};
+  auto outcomes = follow_jobs(client, "cosmic-ac", targets, fast(), sink);
+  REQUIRE(outcomes);
+  CHECK(outcomes->size() == static_cast<std::size_t>(n));
+  for (auto const& o : *outcomes) CHECK(o.result);
+  return s.requests().size();
+}
+
+}  // namespace
+
+TEST_CASE("follow: several jobs share one watch per kind: requests for 20 jobs are no more than twice those for 1") {
+  auto const one = requests_for(1);
+  auto const twenty = requests_for(20);
+  INFO("1 job: " << one << " requests, 20 jobs: " << twenty);
+  CHECK(one <= 6);  // a list and a watch of VMIs, DataVolumes, pods
+  CHECK(twenty <= 2 * one);
+}
+
+TEST_CASE("follow: a dropped watch is resumed and repeats no change") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {not_ready()});
+  KubeClient client(access_to(s));
+  Collected sink;
+  std::thread dropper([&] {
+    for (int i = 0; i < 4; ++i) {
+      std::this_thread::sleep_for(150ms);
+      s.drop_log_streams();  // ends the watches too
+    }
+    s.append_log(kPodName, "guest-console-log", agent_line(agent_ready()));
+    s.script_status(kVmi, {ready()});
+  });
+  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  dropper.join();
+  REQUIRE(r);
+  std::set<std::string> unique(sink.objects.begin(), sink.objects.end());
+  CHECK(unique.size() == sink.objects.size());
+  std::size_t watches = 0;
+  for (auto const& q : s.requests()) watches += q.find("watch=true") != std::string::npos;
+  CHECK(watches > 3);  // reconnected
+}
+
+TEST_CASE("cli wait: several names: lines by job, a summary naming the failure, exit 1; all ready: exit 0") {
+  test::ApiServerStandIn s("Bearer good-token");
+  for (std::string name : {"job-a", "job-b"}) s.put(vmi_path(name), labelled_vmi(name));
+  s.script_status(vmi_path("job-a"), {not_ready(), ready()});
+  s.script_status(vmi_path("job-b"),
+                  {not_ready(),
+                   vmi_status("Failed", json::array({condition("Ready", "False", "GuestCrashed", "oops")}))});
+  auto r = run_wait(s, {"job-a", "job-b"});  // and "job", which is not there
+  INFO(r.out + r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("job-a: VirtualMachineInstance cosmic-ac/job-a: phase=Running Ready=True") != std::string::npos);
+  CHECK(r.out.find("job-a: ready: VirtualMachineInstance cosmic-ac/job-a is Ready") != std::string::npos);
+  CHECK(r.out.find("job-b: failed: VirtualMachineInstance cosmic-ac/job-b reached phase Failed") != std::string::npos);
+  CHECK(r.err.find("summary: 3 jobs: 1 ready, 2 failed, 0 timed out") != std::string::npos);
+  CHECK(r.err.find("  job-b: VirtualMachineInstance cosmic-ac/job-b reached phase Failed") != std::string::npos);
+  auto ok = run_wait(s, {"job-a", "-l", "x"});
+  CHECK(ok.exit_code == 2);  // names or a selector, not both
 }

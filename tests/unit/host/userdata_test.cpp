@@ -53,12 +53,17 @@ TEST_CASE("userdata: the guest config reads back, through the agent's own parser
   CHECK(kv["JOB_TYPE"] == "GPU_CONTAINER");
   CHECK(kv["DATA_DISK_SERIAL"] == "cosmicac-data");
   CHECK(kv["CRED_ISO_LABEL"] == kCredVolumeLabel);
+  CHECK(kv["GPU_COUNT"] == "8");
+  CHECK(kv["IB_COUNT"] == "8");
   auto env = config::parse_envs(kv["ENVS"]).value();
   CHECK(env == std::vector<std::string>{"MODEL_ID=meta-llama/Llama-3.1-70B-Instruct", "TENSOR_PARALLEL=8",
                                         "SERVE_ARGS=--max-model-len=8192 --gpu-memory-utilization=0.92",
                                         R"(ROUTING={"region":"eu-1","sticky":true,"weights":[1,2,3]})"});
-  // The whole file also passes the agent's settings validation.
-  CHECK(config::parse_settings(text, "docker-bootstrap"));
+  // The whole file also passes the agent's settings validation, counts included.
+  auto settings = config::parse_settings(text, "docker-bootstrap");
+  REQUIRE(settings);
+  CHECK(settings->settings.gpu_count == 8U);
+  CHECK(settings->settings.ib_count == 8U);
 }
 
 TEST_CASE("userdata: no data disk → no MNT, no DATA_DISK_SERIAL") {
@@ -68,6 +73,8 @@ TEST_CASE("userdata: no data disk → no MNT, no DATA_DISK_SERIAL") {
     CHECK(k != "MNT");
     CHECK(k != "DATA_DISK_SERIAL");
     CHECK(k != "ENVS");
+    CHECK(k != "GPU_COUNT");  // no GPU asked for: the agent checks no count
+    CHECK(k != "IB_COUNT");
   }
 }
 

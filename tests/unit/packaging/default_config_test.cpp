@@ -40,8 +40,8 @@ std::string uncomment_keys(std::string const& text, std::set<std::string>& keys)
   return out;
 }
 
-// The keys settings.hpp documents: member comments starting "// KEY" (an
-// all-caps word of 3+ characters).
+// The keys settings.hpp documents: member comments starting "// KEY:" (an
+// all-caps word of 3+ characters, then a colon).
 std::set<std::string> documented_keys(std::string const& header) {
   std::set<std::string> keys;
   std::istringstream in(header);
@@ -50,8 +50,8 @@ std::set<std::string> documented_keys(std::string const& header) {
     if (c == std::string::npos) continue;
     std::size_t b = c + 3, e = b;
     while (e < line.size() && is_key_char(line[e])) ++e;
-    bool word_ends = e == line.size() || !(line[e] >= 'a' && line[e] <= 'z');
-    if (e >= b + 3 && word_ends && line[b] >= 'A' && line[b] <= 'Z') keys.insert(line.substr(b, e - b));
+    bool key_colon = e < line.size() && line[e] == ':';  // "// KEY: …", not a heading like "// GPU health"
+    if (e >= b + 3 && key_colon && line[b] >= 'A' && line[b] <= 'Z') keys.insert(line.substr(b, e - b));
   }
   return keys;
 }
@@ -82,6 +82,12 @@ void require_defaults(cosmicac::config::Settings const& s) {
   CHECK(s.readiness_port == d.readiness_port);
   CHECK(s.heartbeat == d.heartbeat);
   CHECK(s.console_device == d.console_device);
+  CHECK(s.gpu_count == d.gpu_count);
+  CHECK(s.ib_count == d.ib_count);
+  CHECK(s.gpu_check == d.gpu_check);
+  CHECK(s.fabric_wait == d.fabric_wait);
+  CHECK(s.gpu_check_nvidia_smi == d.gpu_check_nvidia_smi);
+  CHECK(s.gpu_check_sysfs == d.gpu_check_sysfs);
 }
 
 const std::string kDefaultFile = COSMICAC_SOURCE_DIR "/packaging/docker-bootstrap.default";

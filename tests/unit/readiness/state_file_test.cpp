@@ -5,6 +5,7 @@
 #include "tests/unit/support/temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
+#include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -153,4 +154,37 @@ TEST_CASE("the real boot id is readable and looks like a UUID") {
   REQUIRE(id);
   CHECK(id->size() == 36);
   CHECK(id->back() != '\n');
+}
+
+TEST_CASE("state file: the GPU health summary survives the file and a later step event, and reads back bounded") {
+  TempDir dir("gpu-health-state");
+  auto const path = (dir.path / "state.json").string();
+  GpuHealth h{.verdict = "failed",
+              .reason = Reason::GpuXid,
+              .message = "GPU 3 (00000000:1B:00.0): Xid 79 (fallen off the bus)",
+              .gpus = {{.index = 3, .bus_id = "00000000:1B:00.0", .fabric = "Completed Success", .ecc = "ok"}},
+              .ib_ports = {{.device = "mlx5_0", .port = 1, .state = "1: DOWN"}}};
+  Event e = progress(Step::Container, "GPU health failed");
+  e.gpu_health = h;
+  State s;
+  s.apply(e);
+  s.apply(progress(Step::Container, "creating the container"));  // a later event without one keeps it
+  REQUIRE(write_state(path, s));
+  auto back = read_state(path);
+  REQUIRE(back);
+  REQUIRE(back->gpu_health);
+  CHECK(*back->gpu_health == h);
+
+  auto doc = nlohmann::json::parse(to_json_line(to_snapshot(s)));
+  auto& gpus = doc["gpu_health"]["gpus"];
+  for (int i = 0; i < 64; ++i) gpus.push_back(gpus[0]);  // 65 entries: over the bound
+  CHECK_FALSE(parse_event(doc.dump()));
+  doc["gpu_health"]["gpus"] = nlohmann::json::array();
+  doc["gpu_health"]["verdict"] = "fine";
+  CHECK_FALSE(parse_event(doc.dump()));
+  doc["gpu_health"]["verdict"] = "healthy";
+  doc["gpu_health"]["reason"] = "a-reason-from-the-future";
+  CHECK(parse_event(doc.dump()).value().gpu_health->reason == Reason::Internal);
+  doc["gpu_health"]["message"] = std::string(300, 'x');
+  CHECK_FALSE(parse_event(doc.dump()));
 }

@@ -1,0 +1,53 @@
+// The GPU health check as the container step's first part: after the driver
+// is available, before the container starts. It measures (gpu/measure.hpp),
+// evaluates (gpu/evaluate.hpp), waits while the NVLink fabric or an
+// InfiniBand port is still coming up (bounded, saying so), and fails at once
+// on anything a wait cannot fix, with the gpu-* / ib-* reason.
+#pragma once
+
+#include "common/error.hpp"
+#include "gpu/evaluate.hpp"
+#include "gpu/measure.hpp"
+#include "readiness/gpu_health.hpp"
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+namespace cosmicac::agent {
+
+struct GpuHealthOptions {
+  bool enabled = false;  // the container gets GPUs and GPU_CHECK is not off
+  gpu::Expected expected;
+  gpu::MeasureOptions measure;
+  std::chrono::milliseconds wait{std::chrono::minutes(5)};  // FABRIC_WAIT
+  std::chrono::milliseconds poll_interval{std::chrono::seconds(5)};
+};
+
+// One look at the GPUs: the summary kept in the state file and, unless the
+// look is healthy or skipped, why not (Wait: the verdict's waiting_for).
+struct GpuLook {
+  readiness::GpuHealth summary;
+  gpu::Verdict verdict;
+  bool skipped = false;
+};
+
+// Measures once. nvidia-smi missing is a skip (with why) when GPU_COUNT is
+// unset (VMs made before the host wrote counts, driver bits without the
+// tools); with GPU_COUNT set the host asked for GPUs, so it is gpu-driver.
+GpuLook look_at_gpus(GpuHealthOptions const& o);
+
+// Healthy or skipped → ok; a wait that outlives `wait` → GpuFabric (or
+// IbLink) naming what is still coming up. `progress` hears each wait's and a
+// skip's message; `record` gets the summary of the last look.
+Status check_gpu_health(GpuHealthOptions const& o, std::function<void(std::string const&)> const& progress,
+                        std::function<void(readiness::GpuHealth const&)> const& record = {});
+
+// The summary of one look for the state file: per GPU its fabric and ECC
+// verdict, per InfiniBand port its state.
+readiness::GpuHealth summarize(gpu::Measurements const& m, gpu::Verdict const& v);
+
+// One line per GPU and InfiniBand port, for `plan` and the journal.
+std::string describe(gpu::Measurements const& m);
+
+}  // namespace cosmicac::agent

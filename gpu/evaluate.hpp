@@ -1,0 +1,56 @@
+// What the measurements of the GPU health check mean: a pure function from
+// what the VM was given and what the tools report to a verdict. Healthy, wait
+// (the NVLink fabric or an InfiniBand port is still coming up: looking again
+// can help), or failed with problems in order of precedence, each naming the
+// GPU (index and bus id) or the port, what was expected and what was seen.
+#pragma once
+
+#include "common/error.hpp"
+#include "gpu/fabric.hpp"
+#include "gpu/infiniband.hpp"
+#include "gpu/pci_address.hpp"
+#include "gpu/smi_query.hpp"
+#include "gpu/xid.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cosmicac::gpu {
+
+// What the VM was given. Absent: no count check (VMs made without the keys).
+struct Expected {
+  std::optional<unsigned> gpus;
+  std::optional<unsigned> ib_devices;  // set: the devices are counted and their ports must be Active
+};
+
+struct Measurements {
+  std::optional<Error> driver;  // nvidia-smi could not run, failed, or its answer did not read (GpuDriver)
+  std::vector<GpuRow> gpus;     // nvidia-smi --query-gpu
+  std::vector<FabricInfo> fabric;
+  std::vector<XidEvent> xids;  // every Xid in the kernel log since boot
+  std::vector<IbDevice> infiniband;
+  std::vector<PciAddress> nvidia_pci;  // NVIDIA display/3D controllers on the PCI bus (sysfs)
+};
+
+enum class Outcome { Healthy, Wait, Failed };
+
+struct Problem {
+  Reason reason = Reason::Internal;
+  std::string message;
+};
+
+struct Verdict {
+  Outcome outcome = Outcome::Healthy;
+  std::vector<Problem> problems;  // Failed: the first decides the reason
+  std::string waiting_for;        // Wait: what is still coming up
+  // Failed: the first problem's reason, its message and the next two's.
+  Error error() const;
+};
+
+Verdict evaluate(Expected const& expected, Measurements const& seen);
+
+// "GPU 3 (00000000:1B:00.0)", or "GPU at 0000:1b:00" when nvidia-smi does not list it.
+std::string gpu_label(std::vector<GpuRow> const& gpus, PciAddress const& at);
+
+}  // namespace cosmicac::gpu

@@ -1,0 +1,100 @@
+#include "gpu/measure.hpp"
+
+#include "common/process.hpp"
+#include "gpu/text.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+namespace cosmicac::gpu {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_small(fs::path const& p) {
+  int const fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  char buf[32];
+  ssize_t const n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
+// nvidia-smi's stdout, or the GpuDriver error saying why there is none.
+Result<std::string> run_smi(MeasureOptions const& o, std::vector<std::string> args, std::string const& what) {
+  auto const smi = nvidia_smi_path(o.nvidia_smi);
+  if (smi.empty())
+    return make_error(Reason::GpuDriver, "nvidia-smi is not installed (looked at " +
+                                             nvidia_smi_looked_at(o.nvidia_smi) + "; the NVIDIA driver's utilities)");
+  auto r = run_command(
+      {.program = smi, .args = std::move(args), .description = "reading the GPUs' " + what, .timeout = o.smi_timeout});
+  if (!r) return make_error(Reason::GpuDriver, r.error().message);
+  if (r->timed_out)
+    return make_error(Reason::GpuDriver, "nvidia-smi did not answer within " +
+                                             std::to_string(o.smi_timeout.count() / 1000) + " s (" + what + ")");
+  if (r->exit_code != 0) {
+    auto const& said = r->out.empty() ? r->err : r->out;  // nvidia-smi prints its failure on stdout
+    return make_error(Reason::GpuDriver, "nvidia-smi exited with status " + std::to_string(r->exit_code) + " (" + what +
+                                             "): " + text::plain(text::trim(said.substr(0, said.find('\n'))), 200));
+  }
+  return std::move(r->out);
+}
+
+}  // namespace
+
+std::string nvidia_smi_path(std::string const& configured) {
+  auto const p = tool_path(configured);
+  return !p.empty() && ::access(p.c_str(), X_OK) == 0 ? p : std::string();
+}
+
+std::string nvidia_smi_looked_at(std::string const& configured) {
+  if (configured.starts_with('/')) return configured;
+  std::string out;
+  for (auto const* dir : {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"})
+    out += (out.empty() ? "" : ", ") + std::string(dir) + "/" + configured;
+  return out;
+}
+
+std::vector<PciAddress> read_nvidia_pci(std::string const& sysfs_root) {
+  std::vector<PciAddress> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(fs::path(sysfs_root) / "bus/pci/devices", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (out.size() == 64) break;
+    auto const addr = parse_pci_address(it->path().filename().string());
+    if (!addr || !addr->function) continue;
+    if (!read_small(it->path() / "vendor").starts_with("0x10de")) continue;
+    if (!read_small(it->path() / "class").starts_with("0x03")) continue;  // not an NVSwitch or audio function
+    out.push_back(*addr);
+  }
+  std::sort(out.begin(), out.end(), [](PciAddress const& a, PciAddress const& b) { return a.str() < b.str(); });
+  return out;
+}
+
+Measurements measure(MeasureOptions const& o) {
+  Measurements m;
+  m.nvidia_pci = read_nvidia_pci(o.sysfs_root);
+  m.infiniband = read_infiniband(o.sysfs_root);
+  m.xids = read_kmsg_xids(o.kmsg_path);
+  auto csv = run_smi(o, query_gpu_args(), "ECC and row-remapping state");
+  auto rows = csv ? parse_query_gpu(*csv) : Result<std::vector<GpuRow>>(csv.error());
+  if (!rows) {
+    m.driver = rows.error();
+    return m;
+  }
+  m.gpus = std::move(*rows);
+  auto q = run_smi(o, {"-q"}, "NVLink fabric state");
+  auto fabric = q ? parse_fabric(*q) : Result<std::vector<FabricInfo>>(q.error());
+  if (!fabric) {
+    m.driver = fabric.error();
+    return m;
+  }
+  m.fabric = std::move(*fabric);
+  return m;
+}
+
+}  // namespace cosmicac::gpu
