@@ -64,9 +64,6 @@ Result<PullProgress> pull_image(Client& client, ImagePull pull,
   return progress;
 }
 
-}  // namespace cosmicac::engine
-
-namespace cosmicac::engine {
 
 Result<std::string> parse_distribution_digest(std::string_view body) {
   if (body.size() > kMaxDistributionBody)

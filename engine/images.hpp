@@ -39,9 +39,6 @@ Result<PullProgress> pull_image(Client& client, ImagePull pull,
                                 std::function<void(PullProgress const&)> const& on_progress,
                                 std::chrono::milliseconds interval);
 
-}  // namespace cosmicac::engine
-
-namespace cosmicac::engine {
 
 // The longest /distribution answer read: a descriptor and a platform list
 // (a few KiB); anything bigger is not an answer to trust.
