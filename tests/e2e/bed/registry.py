@@ -108,15 +108,19 @@ http:
     def log(self) -> Path:
         return self.dir / "registry.log"
 
-    def blob_gets(self, since: int = 0, repo: str = REPO) -> list[int]:
-        """The byte counts of the blob GETs this registry answered 200 (its
+    def blobs_served(self, since: int = 0, repo: str = REPO) -> list[tuple[str, int]]:
+        """(digest, bytes) of each blob GET this registry answered 200 (its
         access log, from byte offset `since`): what it served of image content."""
         try:
             text = self.log.read_bytes()[since:].decode(errors="replace")
         except FileNotFoundError:
             return []
-        pat = re.compile(r'"GET /v2/' + re.escape(repo) + r'/blobs/sha256:[0-9a-f]{64} HTTP/[0-9.]+" 200 (\d+)')
-        return [int(m.group(1)) for m in pat.finditer(text)]
+        pat = re.compile(r'"GET /v2/' + re.escape(repo) + r'/blobs/(sha256:[0-9a-f]{64}) HTTP/[0-9.]+" 200 (\d+)')
+        return [(m.group(1), int(m.group(2))) for m in pat.finditer(text)]
+
+    def blob_gets(self, since: int = 0, repo: str = REPO) -> list[int]:
+        """The byte counts of blobs_served."""
+        return [n for _, n in self.blobs_served(since, repo)]
 
     def requests(self, since: int = 0) -> list[str]:
         """The request lines ("GET /v2/… HTTP/1.1") of its access log from byte offset `since`."""

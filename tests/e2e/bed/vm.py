@@ -193,8 +193,11 @@ class VM:
             ip, port = GUEST_ADDR.split(":")
             netdev += f",guestfwd=tcp:{ip}:{port}-cmd:socat STDIO TCP:127.0.0.1:{self.registry_port}"
         if self.mirror_port is not None:
+            # socat's log to /dev/null: QEMU hands the command the guest's connection as
+            # stderr too, so a refused connect (the mirror stopped) would reach the guest as
+            # socat's error text rather than as a closed connection.
             ip, port = MIRROR_GUEST_ADDR.split(":")
-            netdev += f",guestfwd=tcp:{ip}:{port}-cmd:socat STDIO TCP:127.0.0.1:{self.mirror_port}"
+            netdev += f",guestfwd=tcp:{ip}:{port}-cmd:socat -lf /dev/null STDIO TCP:127.0.0.1:{self.mirror_port}"
         a += ["-netdev", netdev, "-device", "virtio-net-pci,netdev=n0"]
         a += ["-device", "virtio-serial-pci,id=vser0",
               "-chardev", f"socket,id=boot,path={self.boot_sock},server=on,wait=off",
