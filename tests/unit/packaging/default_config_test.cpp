@@ -40,8 +40,10 @@ std::string uncomment_keys(std::string const& text, std::set<std::string>& keys)
   return out;
 }
 
-// The keys settings.hpp documents: member comments starting "// KEY:" (an
-// all-caps word of 3+ characters, then a colon).
+// The keys settings.hpp documents: member comments starting "// KEY" (an
+// all-caps word of 3+ characters, at the end of the line or followed by ':',
+// ',' or " ("). "// GPU health (gpu/), …" is a heading: the word is followed
+// by a lower-case one.
 std::set<std::string> documented_keys(std::string const& header) {
   std::set<std::string> keys;
   std::istringstream in(header);
@@ -50,8 +52,9 @@ std::set<std::string> documented_keys(std::string const& header) {
     if (c == std::string::npos) continue;
     std::size_t b = c + 3, e = b;
     while (e < line.size() && is_key_char(line[e])) ++e;
-    bool key_colon = e < line.size() && line[e] == ':';  // "// KEY: …", not a heading like "// GPU health"
-    if (e >= b + 3 && key_colon && line[b] >= 'A' && line[b] <= 'Z') keys.insert(line.substr(b, e - b));
+    bool const word_ends = e == line.size() || !(line[e] >= 'a' && line[e] <= 'z');
+    bool const heading = e + 1 < line.size() && line[e] == ' ' && line[e + 1] >= 'a' && line[e + 1] <= 'z';
+    if (e >= b + 3 && word_ends && !heading && line[b] >= 'A' && line[b] <= 'Z') keys.insert(line.substr(b, e - b));
   }
   return keys;
 }
