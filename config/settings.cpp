@@ -72,7 +72,6 @@ Status set_registry_mirror(Settings& s, std::string_view v) {
   return ok();
 }
 
-
 // A device count: 0 to 64 (a VM's GPUs and InfiniBand devices are a handful).
 Status set_count(std::optional<unsigned>& out, std::string_view v) {
   unsigned n = 0;

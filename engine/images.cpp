@@ -64,7 +64,6 @@ Result<PullProgress> pull_image(Client& client, ImagePull pull,
   return progress;
 }
 
-
 Result<std::string> parse_distribution_digest(std::string_view body) {
   if (body.size() > kMaxDistributionBody)
     return make_error(Reason::RegistryUnreachable, "the registry's descriptor is larger than 256 KiB");

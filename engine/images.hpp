@@ -39,7 +39,6 @@ Result<PullProgress> pull_image(Client& client, ImagePull pull,
                                 std::function<void(PullProgress const&)> const& on_progress,
                                 std::chrono::milliseconds interval);
 
-
 // The longest /distribution answer read: a descriptor and a platform list
 // (a few KiB); anything bigger is not an answer to trust.
 inline constexpr std::size_t kMaxDistributionBody = 256 * 1024;
