@@ -28,6 +28,7 @@
 #include "readiness/state_file.hpp"
 #include "readiness/terminal_text.hpp"
 #include "registry/cred_iso.hpp"
+#include "registry/mirror.hpp"
 #include "registry/pull.hpp"
 
 #include <spdlog/spdlog.h>
@@ -91,6 +92,29 @@ Status disk_step(config::Settings const& s, ModuleOptions const& o, engine::Clie
   return step(reporter, Step::Disk, [&] { return prepare_disk(o, docker, reporter); });
 }
 
+// The pull: through the mirror when one is set and it delivers, otherwise
+// from the origin.
+Result<registry::PullResult> pull_step(ModuleOptions const& opts, engine::Client& docker, readiness::Reporter& reporter,
+                                       registry::Credentials const& creds, bool send_creds) {
+  registry::PullOptions o;
+  o.retry = opts.retry;
+  o.on_progress = [&](engine::PullProgress const& p) {
+    reporter.publish(readiness::pull_progress(p.bytes_done, p.bytes_total,
+                                              p.activity == engine::PullActivity::Extracting
+                                                  ? readiness::PullActivity::Extracting
+                                                  : readiness::PullActivity::Downloading));
+  };
+  if (opts.mirror) {
+    auto notice = [&](std::string const& text) {
+      spdlog::warn("{}", text);
+      reporter.publish(readiness::progress(Step::Pull, text));
+    };
+    if (auto through = registry::pull_through_mirror(docker, opts.image, *opts.mirror, creds, o, notice))
+      return *through;
+  }
+  return registry::pull_image(docker, opts.image, send_creds ? &creds : nullptr, o);
+}
+
 // dockerd, then the image: from the local store when the policy allows,
 // otherwise credentials → login → pull.
 Result<registry::PullResult> prepare_image(ModuleOptions const& opts, engine::Client& docker,
@@ -113,7 +137,12 @@ Result<registry::PullResult> prepare_image(ModuleOptions const& opts, engine::Cl
 
   auto const& retry = opts.retry;
   bool const send_creds = registry::credentials_apply(creds->registry, image.domain);
-  if (send_creds) {
+  if (opts.mirror) {
+    // The digest query checks the credentials at the origin, and an origin
+    // that does not answer must not cost the retry budget before the mirror is tried.
+    reporter.publish(readiness::skipped(Step::Login, "pulling through the mirror " + opts.mirror->url +
+                                                         ": the origin checks the credentials with the digest query"));
+  } else if (send_creds) {
     auto login = step(reporter, Step::Login, [&] { return registry::check_credentials(docker, *creds, retry); });
     if (!login) return login.error();
   } else {
@@ -121,18 +150,9 @@ Result<registry::PullResult> prepare_image(ModuleOptions const& opts, engine::Cl
                                                          image.domain + ": pulling anonymously"));
   }
 
-  auto pulled = step(reporter, Step::Pull, [&] {
-    registry::PullOptions o;
-    o.retry = retry;
-    o.on_progress = [&](engine::PullProgress const& p) {
-      reporter.publish(readiness::pull_progress(p.bytes_done, p.bytes_total,
-                                                p.activity == engine::PullActivity::Extracting
-                                                    ? readiness::PullActivity::Extracting
-                                                    : readiness::PullActivity::Downloading));
-    };
-    return registry::pull_image(docker, image, send_creds ? &*creds : nullptr, o);
-  });
-  creds->token.clear();  // the token is not needed past the pull
+  auto pulled = step(reporter, Step::Pull, [&] { return pull_step(opts, docker, reporter, *creds, send_creds); });
+  creds->token.clear();  // the tokens are not needed past the pull
+  creds->mirror_token.clear();
   return pulled;
 }
 

@@ -45,6 +45,7 @@ ModuleOptions module_options(config::Settings const& s, Environment const& env) 
   o.cred_iso.wait = ms(s.cred_iso_wait);
   o.cred_iso.sysfs_root = env.sysfs_root;
   o.retry.budget = ms(s.retry_budget);
+  if (!s.registry_mirror.empty()) o.mirror = registry::parse_mirror_url(s.registry_mirror);
 
   o.container.name = s.container_name;
   o.container.image = s.image.str();

@@ -14,8 +14,10 @@
 #include "engine/client.hpp"
 #include "engine/daemon.hpp"
 #include "registry/cred_iso.hpp"
+#include "registry/mirror.hpp"
 #include "registry/pull.hpp"
 
+#include <optional>
 #include <string>
 
 namespace cosmicac::agent {
@@ -30,7 +32,8 @@ struct ModuleOptions {
   registry::PullPolicy pull_policy = registry::PullPolicy::Missing;
   registry::CredIsoOptions cred_iso;
   registry::RetryPolicy retry;
-  container::ContainerSpec container;  // image_id and image_digest are filled in once the image is there
+  std::optional<registry::Mirror> mirror;  // REGISTRY_MIRROR
+  container::ContainerSpec container;      // image_id and image_digest are filled in once the image is there
   container::ConvergeOptions converge;
   GpuHealthOptions gpu_health;
 };

@@ -1,6 +1,7 @@
 #include "config/settings.hpp"
 
 #include "common/file_io.hpp"
+#include "common/registry_host.hpp"
 #include "config/config_file.hpp"
 #include "config/envs.hpp"
 #include "config/scalars.hpp"
@@ -54,6 +55,23 @@ struct Key {
 
 Status set_duration(std::chrono::seconds& out, std::string_view v) { return assign(parse_duration(v), out); }
 
+// REGISTRY_MIRROR: http[s]://host[:port] and nothing else (no path, no user,
+// no query). The host must read as a registry in an image reference
+// (host/x keeps it as the domain): a bare word would make dockerd pull
+// "word/path" from Docker Hub.
+Status set_registry_mirror(Settings& s, std::string_view v) {
+  std::string_view host = v;
+  if (host.starts_with("https://")) host.remove_prefix(8);
+  else if (host.starts_with("http://")) host.remove_prefix(7);
+  else return problem("must be https://host[:port] or http://host[:port]");
+  auto ref = valid_registry_host(host) ? parse_image_ref(std::string(host) + "/x")
+                                       : Result<ImageRef>(make_error(Reason::ConfigInvalid, ""));
+  if (!ref || ref->domain != host)
+    return problem("must be https://host[:port] or http://host[:port] (a registry host with a dot or a port, no path)");
+  s.registry_mirror = v;
+  return ok();
+}
+
 // A device count: 0 to 64 (a VM's GPUs and InfiniBand devices are a handful).
 Status set_count(std::optional<unsigned>& out, std::string_view v) {
   unsigned n = 0;
@@ -79,7 +97,7 @@ Status set_absolute_path(std::string& out, std::string_view v) {
   return ok();
 }
 
-constexpr std::array<Key, 29> kKeys{{
+constexpr std::array<Key, 30> kKeys{{
     {"MNT", [](Settings& s, std::string_view v) { return assign(normalise_mount_point(v), s.mount_point); }},
     {"IMG", [](Settings& s, std::string_view v) { return assign(parse_image_ref(v), s.image); }},
     {"NAME",
@@ -202,6 +220,8 @@ constexpr std::array<Key, 29> kKeys{{
        return ok();
      },
      true},
+    // Registry mirror (operator).
+    {"REGISTRY_MIRROR", set_registry_mirror},
 }};
 
 Key const* find_key(std::string_view name) {

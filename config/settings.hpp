@@ -47,6 +47,7 @@ struct Settings {
   bool install_docker = true;                          // INSTALL_DOCKER: apt-get install docker.io if absent
   PullPolicy pull_policy = PullPolicy::Missing;        // PULL_POLICY: missing|always
   std::chrono::seconds retry_budget{600};              // RETRY_BUDGET: total time for transient registry faults
+  std::string registry_mirror;  // REGISTRY_MIRROR: "" or http[s]://host[:port]: pull through it, pinned by digest
 
   // Container.
   GpuMode gpu_mode = GpuMode::All;           // GPU_MODE: all|none|auto

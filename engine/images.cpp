@@ -64,4 +64,54 @@ Result<PullProgress> pull_image(Client& client, ImagePull pull,
   return progress;
 }
 
+Result<std::string> parse_distribution_digest(std::string_view body) {
+  if (body.size() > kMaxDistributionBody)
+    return make_error(Reason::RegistryUnreachable, "the registry's descriptor is larger than 256 KiB");
+  auto const j = nlohmann::json::parse(body, nullptr, false);
+  if (!j.is_object() || !j.contains("Descriptor") || !j["Descriptor"].is_object())
+    return make_error(Reason::RegistryUnreachable, "the registry's answer has no descriptor");
+  auto const& d = j["Descriptor"];
+  if (!d.contains("digest") || !d["digest"].is_string())
+    return make_error(Reason::RegistryUnreachable, "the registry's descriptor has no digest");
+  auto const digest = d["digest"].get<std::string>();
+  constexpr std::string_view kPrefix = "sha256:";
+  bool ok_digest = digest.size() == kPrefix.size() + 64 && digest.starts_with(kPrefix);
+  for (std::size_t k = kPrefix.size(); ok_digest && k < digest.size(); ++k)
+    ok_digest = (digest[k] >= '0' && digest[k] <= '9') || (digest[k] >= 'a' && digest[k] <= 'f');
+  if (!ok_digest) return make_error(Reason::RegistryUnreachable, "the registry's descriptor has no sha256 digest");
+  return digest;
+}
+
+Result<std::string> resolve_manifest_digest(Client& client, std::string const& reference, std::string auth_header) {
+  Request req{.path = "/distribution/" + reference + "/json"};
+  if (!auth_header.empty()) req.headers.push_back(std::move(auth_header));
+  auto r = client.request(req);
+  for (auto& h : req.headers) wipe(h);
+  std::string const what = "resolving " + reference;
+  if (!r) {
+    Error e = r.error();
+    e.reason = Reason::RegistryUnreachable;
+    e.message = what + ": " + e.message;
+    return e;
+  }
+  if (r->status != 200) {
+    Error e = classify_pull_error(error_message(r->body), r->status);
+    e.message = what + ": HTTP " + std::to_string(r->status) + ": " + e.message;
+    return e;
+  }
+  auto digest = parse_distribution_digest(r->body);
+  if (!digest) return make_error(digest.error().reason, what + ": " + digest.error().message);
+  return digest;
+}
+
+Status tag_image(Client& client, std::string const& source, std::string const& repo, std::string const& tag) {
+  auto r = client.request(
+      Request{.method = "POST", .path = "/images/" + source + "/tag", .query = {{"repo", repo}, {"tag", tag}}});
+  if (!r) return r.error();
+  if (r->status == 404) return make_error(Reason::ImageNotFound, "tagging " + source + ": not present locally");
+  if (r->status != 201 && r->status != 200)
+    return http_error(Reason::DockerUnavailable, "tagging " + source + " as " + repo + ":" + tag, *r);
+  return ok();
+}
+
 }  // namespace cosmicac::engine

@@ -7,8 +7,10 @@
 #include "engine/pull_progress.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cosmicac::engine {
@@ -36,5 +38,23 @@ struct ImagePull {
 Result<PullProgress> pull_image(Client& client, ImagePull pull,
                                 std::function<void(PullProgress const&)> const& on_progress,
                                 std::chrono::milliseconds interval);
+
+// The longest /distribution answer read: a descriptor and a platform list
+// (a few KiB); anything bigger is not an answer to trust.
+inline constexpr std::size_t kMaxDistributionBody = 256 * 1024;
+
+// Pure: Descriptor.digest of a GET /distribution/<reference>/json answer,
+// checked to be "sha256:" and 64 lower-case hex digits. Rejects (never
+// crashes on) anything else, including a body over kMaxDistributionBody.
+Result<std::string> parse_distribution_digest(std::string_view body);
+
+// GET /distribution/<reference>/json: dockerd asks the registry (a manifest
+// request with the registry's token flow, over its TLS) which manifest the
+// tag names, without pulling. `auth_header` ("X-Registry-Auth: …" or empty)
+// is wiped after the call. Errors are classified as classify_pull_error does.
+Result<std::string> resolve_manifest_digest(Client& client, std::string const& reference, std::string auth_header);
+
+// POST /images/<source>/tag?repo=<repo>&tag=<tag>: `source` also answers to repo:tag.
+Status tag_image(Client& client, std::string const& source, std::string const& repo, std::string const& tag);
 
 }  // namespace cosmicac::engine

@@ -56,26 +56,34 @@ void append_json_string(std::string_view v, std::string& out) {
 }
 }  // namespace
 
-std::string auth_config_json(Credentials const& creds) {
+std::string auth_config_json(std::string_view registry, std::string_view username, Secret const& token) {
   std::string out;
-  out.reserve(64 + 6 * (creds.username.size() + creds.token.size() + creds.registry.size()));
+  out.reserve(64 + 6 * (username.size() + token.size() + registry.size()));
   out += "{\"username\":";
-  append_json_string(creds.username, out);
+  append_json_string(username, out);
   out += ",\"password\":";
-  append_json_string(creds.token.reveal(), out);
+  append_json_string(token.reveal(), out);
   out += ",\"serveraddress\":";
-  append_json_string(creds.registry, out);
+  append_json_string(registry, out);
   out += '}';
   return out;
 }
 
-std::string registry_auth_header(Credentials const& creds) {
-  std::string json = auth_config_json(creds);
+std::string auth_config_json(Credentials const& creds) {
+  return auth_config_json(creds.registry, creds.username, creds.token);
+}
+
+std::string registry_auth_header(std::string_view registry, std::string_view username, Secret const& token) {
+  std::string json = auth_config_json(registry, username, token);
   std::string header = "X-Registry-Auth: ";
   header.reserve(header.size() + (json.size() + 2) / 3 * 4);
   base64url_append(json, header);  // straight into the header: no intermediate copy
   wipe(json);
   return header;
+}
+
+std::string registry_auth_header(Credentials const& creds) {
+  return registry_auth_header(creds.registry, creds.username, creds.token);
 }
 
 }  // namespace cosmicac::registry

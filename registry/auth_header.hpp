@@ -13,6 +13,10 @@ namespace cosmicac::registry {
 std::string base64url_encode(std::string_view bytes);
 void base64url_append(std::string_view bytes, std::string& out);
 
+// The same for any login (the mirror's): registry host, user, token.
+std::string auth_config_json(std::string_view registry, std::string_view username, Secret const& token);
+std::string registry_auth_header(std::string_view registry, std::string_view username, Secret const& token);
+
 // The JSON dockerd expects: {"username","password","serveraddress"}. The caller wipes it.
 std::string auth_config_json(Credentials const& creds);
 

@@ -27,11 +27,16 @@ int open_beneath(int dirfd, const char* name) {
 }
 
 // Reads one key file into `out` (at most kMaxKeyFileBytes), strips ONE trailing
-// newline and checks it is a non-empty single line.
-Status read_key(int dirfd, const char* key, std::string& out) {
+// newline and checks it is a non-empty single line. With `absent` given, a
+// missing file is not an error: *absent says so.
+Status read_key(int dirfd, const char* key, std::string& out, bool* absent = nullptr) {
   UniqueFd const fd(open_beneath(dirfd, key));
   if (!fd.valid()) {
     int const e = errno;
+    if (e == ENOENT && absent != nullptr) {
+      *absent = true;
+      return ok();
+    }
     return make_error(Reason::CredInvalid,
                       std::string("credential key ") + key + ": " + (e == ENOENT ? "missing" : std::strerror(e)));
   }
@@ -60,56 +65,26 @@ Status read_key(int dirfd, const char* key, std::string& out) {
   return ok();
 }
 
-bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+// The mirror's own credentials: both keys or neither.
+Status read_mirror_keys(int dirfd, Credentials& c) {
+  bool no_user = false, no_token = false;
+  std::string token;
+  Status st = read_key(dirfd, kKeyMirrorUsername, c.mirror_username, &no_user);
+  if (st) st = read_key(dirfd, kKeyMirrorToken, token, &no_token);
+  if (st && no_user != no_token)
+    st = make_error(Reason::CredInvalid, std::string("credential keys ") + kKeyMirrorUsername + " and " +
+                                             kKeyMirrorToken + ": one is set without the other");
+  if (!st) {
+    wipe(token);
+    c.mirror_username.clear();
+    return st;
+  }
+  c.mirror_token = Secret(std::move(token));
+  wipe(token);
+  return ok();
+}
 
 }  // namespace
-
-bool valid_registry_host(std::string_view host) {
-  if (host.empty() || host.size() > 255) return false;
-  std::string_view name = host;
-  if (auto colon = host.rfind(':'); colon != std::string_view::npos) {
-    std::string_view port = host.substr(colon + 1);
-    name = host.substr(0, colon);
-    if (port.empty() || port.size() > 5) return false;
-    unsigned long p = 0;
-    for (char c : port) {
-      if (c < '0' || c > '9') return false;
-      p = p * 10 + static_cast<unsigned long>(c - '0');
-    }
-    if (p == 0 || p > 65535) return false;
-  }
-  if (name.empty()) return false;
-  // Hostname labels (which also covers dotted IPv4 syntax): [A-Za-z0-9-], no
-  // leading/trailing '-', 1..63 characters each.
-  std::size_t start = 0;
-  while (start <= name.size()) {
-    std::size_t dot = name.find('.', start);
-    if (dot == std::string_view::npos) dot = name.size();
-    std::string_view label = name.substr(start, dot - start);
-    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') return false;
-    for (char c : label)
-      if (!is_alnum(c) && c != '-') return false;
-    start = dot + 1;
-  }
-  // All-numeric names must be a real IPv4 address.
-  bool numeric = true;
-  for (char c : name)
-    if (!(c == '.' || (c >= '0' && c <= '9'))) numeric = false;
-  if (numeric) {
-    int parts = 0;
-    std::size_t s = 0;
-    while (s <= name.size()) {
-      std::size_t dot = name.find('.', s);
-      if (dot == std::string_view::npos) dot = name.size();
-      std::string_view octet = name.substr(s, dot - s);
-      if (octet.size() > 3 || std::stoi(std::string(octet)) > 255) return false;
-      ++parts;
-      s = dot + 1;
-    }
-    if (parts != 4) return false;
-  }
-  return true;
-}
 
 bool has_key_files(std::string const& dir) {
   for (const char* key : {kKeyRegistry, kKeyUsername, kKeyToken}) {
@@ -134,6 +109,7 @@ Result<Credentials> read_credentials(std::string const& dir) {
   }
   c.token = Secret(std::move(token));
   wipe(token);  // a short token lived in the string's inline buffer: the move copied it
+  if (auto mirror = read_mirror_keys(dirfd.get(), c); !mirror) return mirror.error();
   if (!valid_registry_host(c.registry))
     return make_error(Reason::CredInvalid, std::string("credential key ") + kKeyRegistry +
                                                ": not a registry host[:port] (no scheme, path or spaces)");

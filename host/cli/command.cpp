@@ -60,7 +60,8 @@ void append_help(std::string& out, std::string_view synopsis, std::string_view s
 std::vector<CommandEntry> const& command_table() {
   static std::vector<CommandEntry> const table = {
       {"render",
-       {{"render -f SPEC [-o yaml|json]", "print the manifests (YAML stream, or a v1 List)"}},
+       {{"render -f SPEC [-o yaml|json]", "print the manifests (YAML stream, or a v1 List)"},
+        {"render --mirror -n NS [-o yaml|json]", "print a cluster-local registry mirror's objects (operator)"}},
        make<RenderCommand, false>},
       {"render-userdata",
        {{"render-userdata -f SPEC", "print only the cloud-init user-data (a cloud-config: no -o/--output)"}},

@@ -20,6 +20,8 @@ struct RenderCommand : CommandOptions {
   ClusterFlags cluster;  // -n only: checked against the spec's namespace
   PrintFlags print;
   std::optional<JobSpec> spec;
+  bool mirror = false;  // --mirror -n NS: the registry mirror's objects instead of a job's
+  std::optional<OperatorProfile> profile;
 
   void bind(CLI::App& app) override;
   Outcome validate() const override;

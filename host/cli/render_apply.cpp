@@ -4,7 +4,9 @@
 
 #include "host/cluster/kube_client.hpp"
 #include "host/render/manifests.hpp"
+#include "host/render/mirror_manifests.hpp"
 #include "host/render/userdata.hpp"
+#include "host/spec/spec_fields.hpp"
 #include "host/verbs/kube_ops.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,9 +19,17 @@ void RenderCommand::bind(CLI::App& app) {
   file.bind(app);
   cluster.bind(app, false);
   print.bind(app);
+  if (!userdata_only) app.add_flag("--mirror", mirror);
 }
 
 Outcome RenderCommand::validate() const {
+  if (mirror) {
+    if (!file.filename.empty()) return usage_problem("render --mirror takes no -f (the mirror is the operator's)");
+    if (!spec_detail::is_dns_label(cluster.ns))
+      return usage_problem("render --mirror needs -n NAMESPACE (the VMs' namespace, a DNS label)");
+    if (auto p = no_positional()) return p;
+    return print.validate();
+  }
   if (file.filename.empty()) return usage_problem("-f SPEC is required");
   if (auto p = no_positional()) return p;
   // The user-data is a cloud-config, not a Kubernetes object: -o and --output alike are refused.
@@ -27,9 +37,19 @@ Outcome RenderCommand::validate() const {
   return print.validate();
 }
 
-Outcome RenderCommand::complete() { return file.load_spec(cluster.ns, spec); }
+Outcome RenderCommand::complete() {
+  if (!mirror) return file.load_spec(cluster.ns, spec);
+  auto loaded = file.load_profile();
+  if (!loaded) return failure(loaded.error());
+  profile = std::move(*loaded);
+  return std::nullopt;
+}
 
 int RenderCommand::run() {
+  if (mirror) {
+    std::fputs(print.format_objects(render_mirror_manifests(mirror_objects(cluster.ns, *profile))).c_str(), stdout);
+    return kExitOk;
+  }
   if (userdata_only) {
     std::fputs(render_userdata(*spec).c_str(), stdout);
     return kExitOk;

@@ -24,6 +24,7 @@ std::vector<std::pair<std::string, std::string>> guest_config_entries(JobSpec co
   if (spec.infiniband) e.emplace_back("IB_COUNT", std::to_string(spec.infiniband->count));
   if (!spec.env.empty()) e.emplace_back("ENVS", config::encode_envs(spec.env).value());  // validated by parse_job_spec
   e.emplace_back("CRED_ISO_LABEL", kCredVolumeLabel);
+  if (!spec.registry_mirror.empty()) e.emplace_back("REGISTRY_MIRROR", spec.registry_mirror);  // operator's
   return e;
 }
 

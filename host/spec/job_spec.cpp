@@ -173,6 +173,7 @@ void take_operator_fields(OperatorProfile const& profile, JobSpec& spec) {
   spec.bootstrap_configmap = profile.bootstrap_configmap;
   spec.storage_class = profile.storage_class;
   spec.overlay_network = profile.overlay_network;
+  spec.registry_mirror = profile.registry_mirror;
   if (auto slash = spec.overlay_network.find('/'); slash != std::string::npos) {
     std::string const nad_ns = spec.overlay_network.substr(0, slash);
     if (nad_ns != spec.ns)

@@ -83,6 +83,7 @@ inline constexpr SpecField kSpecFields[] = {
     {"bootstrapConfigMap", FieldOwner::Operator, "bootstrapConfigMap"},
     {"storageClass", FieldOwner::Operator, "storageClass"},
     {"overlayNetwork", FieldOwner::Operator, "overlayNetwork"},
+    {"registryMirror", FieldOwner::Operator, "registryMirror"},
 };
 
 // The job: the tenant's fields, and the operator's ("operator:") copied from
@@ -110,6 +111,7 @@ struct JobSpec {
   std::string job_type;                                          // JOB_TYPE (optional)
   std::vector<std::pair<std::string, config::EnvValue>> env;     // in the order written
   std::string overlay_network;  // operator: Multus NetworkAttachmentDefinition in the VMI's namespace, optional
+  std::string registry_mirror;  // operator: REGISTRY_MIRROR, optional
 };
 
 // Errors (Errc::Spec) read "<origin>: <field>: <what is wrong>"; the

@@ -1,6 +1,7 @@
 #include "host/spec/operator_profile.hpp"
 
 #include "common/file_io.hpp"
+#include "config/settings.hpp"
 #include "host/base/yaml_json.hpp"
 #include "host/spec/spec_fields.hpp"
 #include "readiness/terminal_text.hpp"
@@ -68,6 +69,11 @@ OperatorProfile build(Json const& doc, std::string origin) {
       check_subdomain("overlayNetwork", v->substr(slash + 1));
     }
     p.overlay_network = *v;
+  }
+  if (auto v = top.str("registryMirror")) {
+    // The agent's own rule (config/settings.cpp), so what is rendered is what it reads.
+    if (auto st = config::check_setting("REGISTRY_MIRROR", *v); !st) fail("registryMirror", st.error().message);
+    p.registry_mirror = *v;
   }
   p.gpu_types = resource_names(top, "gpuTypes");
   p.infiniband_names = resource_names(top, "infinibandNames");

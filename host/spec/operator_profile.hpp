@@ -30,6 +30,7 @@ struct OperatorProfile {
   std::string overlay_network;                // NAD "name" or "namespace/name" (the VMI's namespace only); optional
   std::vector<std::string> gpu_types;         // gpu.type values tenants may request; empty: any
   std::vector<std::string> infiniband_names;  // infiniband.name values tenants may request; empty: any
+  std::string registry_mirror;                // REGISTRY_MIRROR for the guest: http[s]://host[:port]; optional
 };
 
 // A profile file: YAML or JSON, one mapping of the keys documented in

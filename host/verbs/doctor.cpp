@@ -5,6 +5,7 @@
 #include "host/cluster/api_paths.hpp"
 #include "host/render/vmi_resources.hpp"
 #include "host/spec/guest_layout.hpp"
+#include "host/spec/spec_fields.hpp"
 #include "host/verbs/rbac_role.hpp"
 #include "readiness/terminal_text.hpp"
 
@@ -448,6 +449,60 @@ void check_rbac(KubeClient& client, DoctorRequest const& req, std::vector<Check>
   }
 }
 
+// ---- the registry mirror
+
+// A mirror inside the cluster is a Service, <name>.<namespace>.svc[.cluster.local][:port]:
+// this host reaches it through the API server's service proxy.
+struct MirrorService {
+  std::string scheme, name, ns, port;
+};
+
+std::optional<MirrorService> mirror_service(std::string const& url) {
+  MirrorService m;
+  std::string_view rest = url;
+  m.scheme = rest.starts_with("https://") ? "https" : "http";
+  rest.remove_prefix(rest.find("://") + 3);
+  m.port = m.scheme == "https" ? "443" : "80";
+  if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
+    m.port = std::string(rest.substr(colon + 1));
+    rest = rest.substr(0, colon);
+  }
+  for (std::string_view suffix : {".svc.cluster.local", ".svc"})
+    if (rest.ends_with(suffix)) {
+      rest.remove_suffix(suffix.size());
+      auto const dot = rest.find('.');
+      if (dot == std::string_view::npos || rest.find('.', dot + 1) != std::string_view::npos) return std::nullopt;
+      m.name = std::string(rest.substr(0, dot));
+      m.ns = std::string(rest.substr(dot + 1));
+      if (!spec_detail::is_dns_label(m.name) || !spec_detail::is_dns_label(m.ns)) return std::nullopt;
+      return m;
+    }
+  return std::nullopt;
+}
+
+// Answering GET /v2/ (200, or 401 asking for its login) is what dockerd
+// first asks of a registry.
+Check check_registry_mirror(KubeClient& client, std::string const& url) {
+  const char* const kName = "registry mirror";
+  auto const svc = mirror_service(url);
+  if (!svc)
+    return unknown(kName, "not checked: " + url +
+                              " is not a cluster Service (<name>.<namespace>.svc[:port]); from a VM: curl " + url +
+                              "/v2/");
+  std::string const path =
+      "/api/v1/namespaces/" + svc->ns + "/services/" + svc->scheme + ":" + svc->name + ":" + svc->port + "/proxy/v2/";
+  auto r = client.request("GET", path);
+  if (!r) return unknown(kName, "not checked: " + r.error().message);
+  if (r->status == 200 || r->status == 401)
+    return pass(kName, url + " answers /v2/ (HTTP " + std::to_string(r->status) + ", through the service proxy)");
+  if (r->status == 403)
+    return unknown(kName, "not checked: the service proxy of " + svc->ns + "/" + svc->name +
+                              " is forbidden to this identity (services/proxy get)");
+  return failed(kName, url + " does not answer /v2/ (HTTP " + std::to_string(r->status) + " through the service proxy)",
+                "kubectl -n " + svc->ns + " get endpoints " + svc->name +
+                    "; VMs fall back to the origin while it is down");
+}
+
 }  // namespace
 
 DoctorRequest doctor_request(std::string ns, std::optional<JobSpec> spec, std::vector<DeviceRequest> devices,
@@ -460,6 +515,7 @@ DoctorRequest doctor_request(std::string ns, std::optional<JobSpec> spec, std::v
   r.pull_secret = profile.pull_secret;
   r.credential_secret = profile.credential_secret;
   r.bootstrap_configmap = profile.bootstrap_configmap;
+  r.registry_mirror = profile.registry_mirror;
   if (spec) {
     r.storage_class = spec->storage_class;
     r.pull_secret = spec->pull_secret;
@@ -511,6 +567,7 @@ Result<std::vector<Check>> run_doctor(KubeClient& client, DoctorRequest const& r
   }
   check_bootstrap_cm(client, req, out);
   check_rbac(client, req, out);
+  if (!req.registry_mirror.empty()) out.push_back(check_registry_mirror(client, req.registry_mirror));
   return out;
 }
 

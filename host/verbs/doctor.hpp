@@ -35,7 +35,8 @@ struct DoctorRequest {
   std::string pull_secret = kDefaultPullSecret;
   std::string credential_secret = kDefaultPullSecret;
   std::string bootstrap_configmap = kDefaultBootstrapConfigMap;
-  std::string agent_version;  // what bootstrap-cm's `agent-version` must say
+  std::string agent_version;    // what bootstrap-cm's `agent-version` must say
+  std::string registry_mirror;  // the profile's registryMirror: "" → not checked
 };
 
 // The request for a spec (its names and devices) or, without one, for the

@@ -116,7 +116,7 @@ class Suite:
         return path
 
     def run(self, *args, kubeconfig, timeout=180, expect=None):
-        argv = list(args) + ["--kubeconfig", kubeconfig]
+        argv = list(args) + (["--kubeconfig", kubeconfig] if kubeconfig else [])  # None: a command without the cluster
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LANG", "LC_ALL")}
         env["HOME"] = self.work
         p = subprocess.run([self.vmi] + argv, capture_output=True, text=True, errors="replace",
@@ -699,6 +699,38 @@ class Suite:
               f"doctor without the doctor grants: {states}\n{r.show()}")
         check(all(s == "pass" for n, s in states.items() if n.startswith("rbac ")),
               f"the role's own grants are not all confirmed: {states}")
+
+    def case_mirror_objects(self, ns):
+        """render --mirror: each object passes the real API server's validation (a server-side
+        dry run that refuses unknown fields); the registry reads its upstream login from the
+        operator's credential Secret and its htpasswd from its own; the NetworkPolicy admits
+        only the VMs' launcher pods; the dry run created nothing."""
+        r = self.run("render", "--mirror", "-n", ns, "-o", "json", kubeconfig=None, expect=0)
+        items = json.loads(r.out)["items"]
+        kinds = [o["kind"] for o in items]
+        check(kinds == ["PersistentVolumeClaim", "Deployment", "Service", "NetworkPolicy"],
+              f"render --mirror gave {kinds}")
+        for o in items:
+            status, body = self.cp.admin.request("POST", path_of(o["kind"], None, ns), body=o,
+                                                 query={"dryRun": "All", "fieldValidation": "Strict"}, ok=None)
+            check(status == 201, f"the API server refused the mirror's {o['kind']}: HTTP {status}: "
+                                 f"{json.dumps(body)[:800]}")
+            check(body.get("metadata", {}).get("namespace") == ns, f"{o['kind']} not in {ns}: {body.get('metadata')}")
+            check(self.obj(o["kind"], o["metadata"]["name"], ns) is None, f"the dry run created the {o['kind']}")
+        pod = items[1]["spec"]["template"]["spec"]
+        env = {e["name"]: e for e in pod["containers"][0]["env"]}
+        for var, key in (("UPSTREAM_REGISTRY", "DOCKER_REGISTRY"), ("REGISTRY_PROXY_USERNAME", "DOCKER_USERNAME"),
+                         ("REGISTRY_PROXY_PASSWORD", "DOCKER_TOKEN")):
+            ref = env.get(var, {}).get("valueFrom", {}).get("secretKeyRef", {})
+            check(ref == {"name": "ghcr-pull-cred", "key": key}, f"{var} is not the credential Secret's {key}: {ref}")
+        check(env.get("REGISTRY_AUTH", {}).get("value") == "htpasswd", f"the mirror has no login of its own: {env}")
+        vols = {v["name"]: v for v in pod["volumes"]}
+        check(vols.get("htpasswd", {}).get("secret", {}).get("secretName") == "cosmicac-registry-mirror-htpasswd",
+              f"htpasswd volume: {vols.get('htpasswd')}")
+        policy = items[3]["spec"]
+        check(policy["policyTypes"] == ["Ingress"] and len(policy["ingress"]) == 1
+              and policy["ingress"][0]["from"] == [{"podSelector": {"matchLabels": {"kubevirt.io": "virt-launcher"}}}],
+              f"the NetworkPolicy admits more than this namespace's launcher pods: {policy}")
 
     def case_namespace_deletion(self, ns):
         """Deleting the namespace of a running VM: the namespace controller takes the VMI (and

@@ -5,6 +5,8 @@ storage in the scenario's work dir. Started and stopped by PID."""
 from __future__ import annotations
 
 import base64
+import json
+import re
 import secrets
 import shutil
 import socket
@@ -18,6 +20,7 @@ from . import oci, proc
 
 REPO = "cosmicac/inference"
 GUEST_ADDR = "10.0.2.100:5000"  # what the guest sees (QEMU guestfwd)
+MIRROR_GUEST_ADDR = "10.0.2.101:5000"  # a registry mirror, when a VM is given one (VM(mirror_port=...))
 
 
 def free_port() -> int:
@@ -27,15 +30,39 @@ def free_port() -> int:
 
 
 class Registry:
-    def __init__(self, workdir: Path, username: str = "cosmicac-e2e", token: str | None = None):
+    """`proxy_of`: Distribution's pull-through cache (proxy mode) of that
+    registry, logging in to it with its credentials; a proxy is read-only.
+    `storage_of`: an anonymous second front (no auth) on that registry's
+    storage: Distribution's proxy logs in upstream only by the token flow (its
+    credential store is keyed by the token realm, so a Basic challenge such as
+    the bed's htpasswd one never gets the password), and the bed's registries
+    use Basic; a mirror's upstream is this front, on loopback only.
+    `name`: its directory under workdir (several registries in one scenario).
+    `port`: a fixed port (another registry taking over a stopped one's address)."""
+
+    def __init__(self, workdir: Path, username: str = "cosmicac-e2e", token: str | None = None, *,
+                 name: str = "registry", proxy_of: "Registry | None" = None,
+                 storage_of: "Registry | None" = None, port: int | None = None):
         for tool in ("docker-registry", "htpasswd", "skopeo"):
             if shutil.which(tool) is None:
                 raise SystemExit(f"e2e: {tool} missing; run packaging/install-deps as root")
-        self.dir = workdir / "registry"
+        self.dir = workdir / name
         self.dir.mkdir(parents=True, exist_ok=True)
         self.username = username
         self.token = token or "tok-" + secrets.token_urlsafe(18)
-        self.port = free_port()
+        self.port = port or free_port()
+        self.anonymous = storage_of is not None
+        self.storage = storage_of.storage if storage_of is not None else self.dir / "storage"
+        proxy = "" if proxy_of is None else f"""proxy:
+  remoteurl: http://{proxy_of.addr}
+""" + ("" if proxy_of.anonymous else f"""  username: {proxy_of.username}
+  password: {proxy_of.token}
+""")
+        auth = "" if self.anonymous else f"""auth:
+  htpasswd:
+    realm: cosmicac-e2e
+    path: {self.dir / "htpasswd"}
+"""
         self.proc: subprocess.Popen | None = None
         htpasswd = self.dir / "htpasswd"
         subprocess.run(["htpasswd", "-iBc", str(htpasswd), username], input=self.token.encode(),
@@ -48,17 +75,13 @@ log:
     disabled: false
 storage:
   filesystem:
-    rootdirectory: {self.dir / 'storage'}
+    rootdirectory: {self.storage}
   delete:
     enabled: true
 http:
   addr: 127.0.0.1:{self.port}
   secret: {secrets.token_hex(16)}
-auth:
-  htpasswd:
-    realm: cosmicac-e2e
-    path: {htpasswd}
-""")
+{auth}{proxy}""")
 
     @property
     def addr(self) -> str:
@@ -80,6 +103,45 @@ auth:
         if self.proc is not None:
             proc.stop(self.proc)
             self.proc = None
+
+    @property
+    def log(self) -> Path:
+        return self.dir / "registry.log"
+
+    def blobs_served(self, since: int = 0, repo: str = REPO) -> list[tuple[str, int]]:
+        """(digest, bytes) of each blob GET this registry answered 200 (its
+        access log, from byte offset `since`): what it served of image content."""
+        try:
+            text = self.log.read_bytes()[since:].decode(errors="replace")
+        except FileNotFoundError:
+            return []
+        pat = re.compile(r'"GET /v2/' + re.escape(repo) + r'/blobs/(sha256:[0-9a-f]{64}) HTTP/[0-9.]+" 200 (\d+)')
+        return [(m.group(1), int(m.group(2))) for m in pat.finditer(text)]
+
+    def blob_gets(self, since: int = 0, repo: str = REPO) -> list[int]:
+        """The byte counts of blobs_served."""
+        return [n for _, n in self.blobs_served(since, repo)]
+
+    def requests(self, since: int = 0) -> list[str]:
+        """The request lines ("GET /v2/… HTTP/1.1") of its access log from byte offset `since`."""
+        try:
+            text = self.log.read_bytes()[since:].decode(errors="replace")
+        except FileNotFoundError:
+            return []
+        return re.findall(r'"((?:GET|HEAD|POST|PUT|PATCH|DELETE) /v2/[^"]*)"', text)
+
+    def log_size(self) -> int:
+        return self.log.stat().st_size if self.log.exists() else 0
+
+    def manifest(self, tag: str, repo: str = REPO) -> tuple[str, dict]:
+        """(manifest digest, manifest) of repo:tag, asked with this registry's credentials."""
+        req = urllib.request.Request(f"http://{self.addr}/v2/{repo}/manifests/{tag}")
+        cred = base64.b64encode(f"{self.username}:{self.token}".encode()).decode()
+        req.add_header("Authorization", "Basic " + cred)
+        req.add_header("Accept", "application/vnd.docker.distribution.manifest.v2+json, "
+                       "application/vnd.oci.image.manifest.v1+json")
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.headers["Docker-Content-Digest"], json.loads(r.read())
 
     def status(self, path: str, auth: bool = False) -> int | None:
         req = urllib.request.Request(f"http://{self.addr}{path}")

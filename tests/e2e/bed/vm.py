@@ -19,7 +19,7 @@ from . import cpio, proc
 from .image import Image
 from .qga import Qga, Qmp
 from .disks import make_data_disk, make_data_disk_with_fs  # noqa: F401 (their old home)
-from .registry import GUEST_ADDR
+from .registry import GUEST_ADDR, MIRROR_GUEST_ADDR
 
 READINESS_PORT = "org.cosmicac.bootstrap.0"
 QGA_PORT = "org.qemu.guest_agent.0"
@@ -73,6 +73,7 @@ class VM:
                  baseline_script: Path | None = None,
                  files: dict[str, tuple[int, bytes]] | None = None,
                  registry_port: int | None = None,
+                 mirror_port: int | None = None,
                  serial_reader: bool = True,
                  vcpus: int = 2, mem_mib: int = 2048,
                  time_limit: float = 1200):
@@ -90,6 +91,7 @@ class VM:
         self.extra_disks = list(extra_disks)
         self.cdroms = list(extra_cdroms) + ([cred_iso] if cred_iso else [])
         self.registry_port = registry_port
+        self.mirror_port = mirror_port  # a second registry (the mirror) at MIRROR_GUEST_ADDR
         # False leaves the readiness socket (one client at a time) to an external
         # reader, e.g. `cosmicac-vmi wait --serial <vm.boot_sock>`.
         self.serial_reader = serial_reader
@@ -190,6 +192,12 @@ class VM:
             # One socat per guest connection (a tcp: chardev would carry only one).
             ip, port = GUEST_ADDR.split(":")
             netdev += f",guestfwd=tcp:{ip}:{port}-cmd:socat STDIO TCP:127.0.0.1:{self.registry_port}"
+        if self.mirror_port is not None:
+            # socat's log to /dev/null: QEMU hands the command the guest's connection as
+            # stderr too, so a refused connect (the mirror stopped) would reach the guest as
+            # socat's error text rather than as a closed connection.
+            ip, port = MIRROR_GUEST_ADDR.split(":")
+            netdev += f",guestfwd=tcp:{ip}:{port}-cmd:socat -lf /dev/null STDIO TCP:127.0.0.1:{self.mirror_port}"
         a += ["-netdev", netdev, "-device", "virtio-net-pci,netdev=n0"]
         a += ["-device", "virtio-serial-pci,id=vser0",
               "-chardev", f"socket,id=boot,path={self.boot_sock},server=on,wait=off",

@@ -241,3 +241,21 @@ TEST_CASE("settings: load_settings reads a real file; a missing file means defau
   CHECK(dir_error.error().message.starts_with(dir.string() + ": cannot read"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("settings: REGISTRY_MIRROR is http[s]://host[:port] and nothing else") {
+  CHECK(load("").settings.registry_mirror.empty());
+  for (const char* good :
+       {"https://mirror.example:5000", "http://10.0.2.100:5001", "https://mirror.ns.svc", "http://localhost:5000"})
+    CHECK(load(std::string("REGISTRY_MIRROR=") + good + "\n").settings.registry_mirror == good);
+  // A bare word would make dockerd pull word/<path> from Docker Hub; a path,
+  // a user or a query is not a registry's address.
+  for (const char* bad :
+       {"mirror.example:5000", "ftp://m.example", "https://", "https://mirror", "https://m.example/v2",
+        "https://user:pw@m.example", "https://m.example:5000/", "https://m.example?x=1", "https://[::1]:5000",
+        "https://m.example:99999", "https://-m.example"}) {
+    CAPTURE(bad);
+    auto const e = error_of(std::string("REGISTRY_MIRROR=") + bad);
+    CHECK(e.starts_with("cfg line 1: REGISTRY_MIRROR: must be https://host[:port] or http://host[:port]"));
+    CHECK(e.find("pw@") == std::string::npos);
+  }
+}

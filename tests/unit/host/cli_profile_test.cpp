@@ -42,7 +42,8 @@ std::string const kProfileText =
     "credentialSecret: op-cred\n"
     "bootstrapConfigMap: op-bootstrap\n"
     "storageClass: op-storage\n"
-    "overlayNetwork: op-net\n";
+    "overlayNetwork: op-net\n"
+    "registryMirror: https://op-mirror.example:5000\n";
 
 // Sets a dotted path in a JSON document.
 void set_path(json& doc, std::string const& path, json value) {
@@ -64,6 +65,7 @@ std::map<std::string, json> const kAttack = {
     {"bootstrapConfigMap", "attacker-binary"},
     {"storageClass", "fast-unmetered"},
     {"overlayNetwork", "other-ns/private-net"},
+    {"registryMirror", "http://attacker.example:5000"},
 };
 
 // Where the render (-o json, a v1 List) carries each operator field, and the profile's value.
@@ -71,6 +73,7 @@ struct Carried {
   std::string kind;
   json::json_pointer at;
   std::string value;
+  bool within = false;  // the value is inside the text at `at` (the guest config in the user-data)
 };
 std::map<std::string, Carried> const kCarried = {
     {"rootDisk.image",
@@ -83,6 +86,8 @@ std::map<std::string, Carried> const kCarried = {
      {"VirtualMachineInstance", json::json_pointer("/spec/volumes/3/configMap/name"), "op-bootstrap"}},
     {"storageClass", {"PersistentVolumeClaim", json::json_pointer("/spec/storageClassName"), "op-storage"}},
     {"overlayNetwork", {"VirtualMachineInstance", json::json_pointer("/spec/networks/1/multus/networkName"), "op-net"}},
+    {"registryMirror",
+     {"Secret", json::json_pointer("/stringData/userdata"), "REGISTRY_MIRROR=https://op-mirror.example:5000", true}},
 };
 
 json item(json const& list, std::string const& kind) {
@@ -102,7 +107,8 @@ TEST_CASE("cli profile: every field of the job spec is classified, tenant or ope
   }
   // The issue's list of operator fields, all of them.
   CHECK(operator_fields == std::set<std::string>{"rootDisk.image", "pullSecret", "credentialSecret",
-                                                 "bootstrapConfigMap", "storageClass", "overlayNetwork"});
+                                                 "bootstrapConfigMap", "storageClass", "overlayNetwork",
+                                                 "registryMirror"});
   std::set<std::string> attacked;
   for (auto const& [path, value] : kAttack) attacked.insert(path);
   CHECK(attacked == operator_fields);  // the attack below covers each operator field
@@ -179,7 +185,9 @@ TEST_CASE(
     INFO(ok.err);
     REQUIRE(ok.exit_code == 0);
     auto const& carried = kCarried.at(f.path);
-    CHECK(item(json::parse(ok.out), carried.kind).at(carried.at) == carried.value);
+    auto const at = item(json::parse(ok.out), carried.kind).at(carried.at).get<std::string>();
+    if (carried.within) CHECK(at.find(carried.value) != std::string::npos);
+    else CHECK(at == carried.value);
     CHECK(ok.out.find(kAttack.at(f.path).get<std::string>()) == std::string::npos);
   }
 }

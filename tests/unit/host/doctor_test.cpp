@@ -399,3 +399,29 @@ TEST_CASE("doctor: usage errors exit 2; terminal and JSON output encode what the
                       check["detail"].get<std::string>().find("evil\x1b[2J\"x") != std::string::npos);
   CHECK(found);  // JSON carries the exact text, escaped by the encoder
 }
+
+TEST_CASE("doctor: a profile's registry mirror is asked for /v2/ through the service proxy") {
+  Cluster c;
+  auto profile = [&](std::string const& mirror) {
+    std::string const path = c.dir.path + "/profile.yaml";
+    test::write_text(path, "registryMirror: " + mirror + "\n");
+    return std::vector<std::string>{"--profile", path, "-f", kSpec};
+  };
+  auto const service = profile("http://mirror.cosmic-ac.svc:5000");
+  auto down = c.doctor(service);
+  check_failed(down, "registry mirror", "http://mirror.cosmic-ac.svc:5000 does not answer /v2/ (HTTP 404");
+
+  c.server.put("/api/v1/namespaces/cosmic-ac/services/http:mirror:5000/proxy/v2/", json::object());
+  auto up = c.doctor(service);
+  INFO(up.out << up.err);
+  CHECK(up.exit_code == 0);
+  CHECK(has_line(up.out, "\u2713 registry mirror: http://mirror.cosmic-ac.svc:5000 answers /v2/ (HTTP 200"));
+
+  auto outside = c.doctor(profile("https://mirror.example.com"));
+  INFO(outside.out << outside.err);
+  CHECK(outside.exit_code == 0);  // not checkable from here: a warning, not a failure
+  CHECK(has_line(outside.out, "! registry mirror: not checked: https://mirror.example.com is not a cluster Service"));
+
+  auto none = c.doctor();
+  CHECK(none.out.find("registry mirror") == std::string::npos);  // no mirror, no line
+}

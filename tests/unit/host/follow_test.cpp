@@ -618,6 +618,11 @@ TEST_CASE("wait printer: a terminal gets one updating line; a pipe one line per 
         "\r\x1b[2Kagent [6/8] pull: extracting (20.0 GB downloaded)"
         "\nready\n");
   CHECK(agent_event_text(readiness::pull_progress(12'300'000, 0)) == "[6/8] pull: downloading (12.3 MB so far)");
+  // A pull's progress with words (the mirror's fallback notices, docs/events.md) is printed as said.
+  CHECK(agent_event_text(readiness::progress(Step::Pull,
+                                             "mirror-unavailable: mirror http://m.ns.svc:5000: EOF: "
+                                             "pulling from the origin ghcr.io")) ==
+        "[6/8] pull progress: mirror-unavailable: mirror http://m.ns.svc:5000: EOF: pulling from the origin ghcr.io");
   // Steps run side by side: a disk line between two equal pull lines does not repeat the pull.
   auto [side, serr] = capture(WaitOutput::Lines, [](WaitPrinter& p) {
     p.agent(in_phase(readiness::pull_progress(512'000, 512'000), Phase::Running));

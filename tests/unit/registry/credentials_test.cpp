@@ -120,3 +120,40 @@ TEST_CASE("each bad key is CredInvalid naming the key, never the value") {
     CHECK(c->token.size() == 4096);
   }
 }
+
+TEST_CASE("the mirror's login: optional, both keys or neither, named never shown") {
+  TempDir t{"cred-test"};
+  write(t.path / "DOCKER_REGISTRY", "ghcr.io\n");
+  write(t.path / "DOCKER_USERNAME", "user\n");
+  write(t.path / "DOCKER_TOKEN", "tok\n");
+  SECTION("absent: anonymous at the mirror") {
+    auto c = read_credentials(t.path.string());
+    REQUIRE(c);
+    CHECK(c->mirror_username.empty());
+    CHECK(c->mirror_token.empty());
+  }
+  SECTION("both") {
+    write(t.path / "MIRROR_USERNAME", "fleet\n");
+    write(t.path / "MIRROR_TOKEN", "m1rr0r\n");
+    auto c = read_credentials(t.path.string());
+    REQUIRE(c);
+    CHECK(c->mirror_username == "fleet");
+    CHECK(c->mirror_token.reveal() == "m1rr0r");
+  }
+  SECTION("one without the other") {
+    write(t.path / "MIRROR_TOKEN", "m1rr0r\n");
+    auto c = read_credentials(t.path.string());
+    REQUIRE_FALSE(c);
+    CHECK(c.error().reason == Reason::CredInvalid);
+    CHECK(c.error().message.find("MIRROR_USERNAME") != std::string::npos);
+    CHECK(c.error().message.find("m1rr0r") == std::string::npos);
+  }
+  SECTION("a two-line mirror token") {
+    write(t.path / "MIRROR_USERNAME", "fleet\n");
+    write(t.path / "MIRROR_TOKEN", "m1rr0r\nsecond\n");
+    auto c = read_credentials(t.path.string());
+    REQUIRE_FALSE(c);
+    CHECK(c.error().message.find("MIRROR_TOKEN") != std::string::npos);
+    CHECK(c.error().message.find("m1rr0r") == std::string::npos);
+  }
+}
