@@ -23,6 +23,15 @@ GUEST_ADDR = "10.0.2.100:5000"  # what the guest sees (QEMU guestfwd)
 MIRROR_GUEST_ADDR = "10.0.2.101:5000"  # a registry mirror, when a VM is given one (VM(mirror_port=...))
 
 
+def daemon_json_with_mirror() -> bytes:
+    """The guest image's /etc/docker/daemon.json with the mirror's guest address as an
+    insecure (http) registry too, as an operator's root image would list its mirror."""
+    path = Path(__file__).parent / "guest" / "root" / "etc" / "docker" / "daemon.json"
+    conf = json.loads(path.read_text())
+    conf["insecure-registries"] = sorted(set(conf.get("insecure-registries", [])) | {MIRROR_GUEST_ADDR})
+    return json.dumps(conf, indent=2).encode() + b"\n"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -30,20 +30,11 @@ import json
 from bed import events
 from bed.catalog import scenario
 from bed.iso import make_cred_iso
-from bed.registry import GUEST_ADDR, MIRROR_GUEST_ADDR, REPO, Registry
-from bed.scenario import REPO_DIR
+from bed.registry import GUEST_ADDR, MIRROR_GUEST_ADDR, REPO, Registry, daemon_json_with_mirror
 
 UNIT = "cosmicac-bootstrap.service"
 MIRROR_URL = f"http://{MIRROR_GUEST_ADDR}"
-DAEMON_JSON = REPO_DIR / "tests" / "e2e" / "bed" / "guest" / "root" / "etc" / "docker" / "daemon.json"
 IMPOSTOR_CMD = ["/bin/busybox", "sh", "-c", "echo impostor; exec /bin/busybox sleep 2147483647"]
-
-
-def daemon_json() -> bytes:
-    """The guest image's daemon.json with the mirror as an insecure (http) registry too."""
-    conf = json.loads(DAEMON_JSON.read_text())
-    conf["insecure-registries"] = sorted(set(conf.get("insecure-registries", [])) | {MIRROR_GUEST_ADDR})
-    return json.dumps(conf, indent=2).encode() + b"\n"
 
 
 def mirror_notices(evs: list[dict]) -> list[str]:
@@ -103,7 +94,7 @@ def agent_mirror(t):
     config = dict(IMG=t.image_ref("v1"), NAME="inference", REGISTRY_MIRROR=MIRROR_URL)
     vm = t.vm(registry=origin, mirror_port=mirror.port, cred_iso=cred, config=t.config(**config),
               agent_binary=agent, units=[t.agent_unit()],
-              files={"etc/docker/daemon.json": (0o644, daemon_json())})
+              files={"etc/docker/daemon.json": (0o644, daemon_json_with_mirror())})
 
     # 1. Through the mirror, pinned.
     final = events.boot_to_final(t, vm)
