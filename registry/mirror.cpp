@@ -17,13 +17,13 @@ std::string mirror_auth(Credentials const& creds, Mirror const& mirror) {
   return registry_auth_header(mirror.host, creds.mirror_username, creds.mirror_token);
 }
 
-// One pull of `pull` from the mirror, tagged as the original reference.
+// One pull of `pull` (by its digest) from the mirror, tagged as the original reference.
 Result<PullResult> pull_and_tag(engine::Client& client, ImageToPull const& image, ImageToPull const& pull,
                                 Mirror const& mirror, Credentials const& creds, PullOptions const& options) {
   auto got = engine::pull_image(client,
                                 {.reference = pull.reference(),
                                  .from_image = pull.repository,
-                                 .tag = pull.digest.empty() ? pull.tag : pull.digest,
+                                 .tag = pull.digest,  // never a tag: the mirror serves only a digest
                                  .auth_header = mirror_auth(creds, mirror)},
                                 options.on_progress, options.progress_interval);
   if (!got) return got.error();
@@ -57,34 +57,45 @@ std::string mirror_repository(ImageToPull const& image, std::string_view mirror_
   return std::string(mirror_host) + "/" + std::string(path);
 }
 
+bool mirror_serves(ImageToPull const& image, std::string_view mirrored_registry) {
+  return !mirrored_registry.empty() && credentials_apply(mirrored_registry, image.domain);
+}
+
 std::optional<PullResult> pull_through_mirror(engine::Client& client, ImageToPull const& image, Mirror const& mirror,
                                               Credentials const& creds, PullOptions const& options,
                                               MirrorNotice const& notice) {
+  std::string const not_used = "mirror-unavailable: mirror " + mirror.url + " not used: ";
+  if (!mirror_serves(image, creds.registry)) {
+    // Its paths drop the registry: another registry's repository of the same
+    // path would be whatever the mirrored one has there.
+    notice(not_used + "it mirrors " + creds.registry + ", the image is on " + image.domain +
+           ": pulling from the origin");
+    return std::nullopt;
+  }
   std::string digest = image.digest;
-  ImageToPull at_mirror{.domain = mirror.host, .repository = mirror_repository(image, mirror.host), .tag = image.tag};
   if (digest.empty()) {
+    // Only the origin's digest makes the mirror's answer checkable: whatever
+    // keeps it from us (a refusal, a rate limit, a 5xx, no answer at all), no mirror.
     auto resolved = engine::resolve_manifest_digest(client, image.reference(), origin_auth(creds, image));
-    if (resolved) {
-      digest = *resolved;
-      spdlog::info("{} is {} at the origin", image.reference(), digest);
-    } else if (resolved.error().reason == Reason::RegistryUnreachable) {
-      notice("mirror-fallback: the origin " + image.domain + " did not answer (" + resolved.error().message +
-             "): pulling the tag " + image.tag + " from the mirror " + mirror.url + " unpinned");
-    } else {
-      // The origin answered with a refusal: the origin's own pull says why, as without a mirror.
-      notice("mirror-unavailable: mirror " + mirror.url + " not used: the origin refused to resolve the tag (" +
-             resolved.error().message + ")");
+    if (!resolved) {
+      notice(not_used + "no digest from the origin " + image.domain + " (" + resolved.error().message +
+             "): pulling from the origin");
       return std::nullopt;
     }
+    digest = *resolved;
+    spdlog::info("{} is {} at the origin", image.reference(), digest);
   }
-  at_mirror.digest = digest;
+  ImageToPull const at_mirror{.domain = mirror.host,
+                              .repository = mirror_repository(image, mirror.host),
+                              .tag = image.tag,
+                              .digest = digest};
   auto pulled = pull_and_tag(client, image, at_mirror, mirror, creds, options);
   if (!pulled) {
     notice("mirror-unavailable: mirror " + mirror.url + ": " + pulled.error().message + ": pulling from the origin " +
            image.domain);
     return std::nullopt;
   }
-  if (!digest.empty()) pulled->repo_digest = image.repository + "@" + digest;
+  pulled->repo_digest = image.repository + "@" + digest;
   return *pulled;
 }
 

@@ -1,13 +1,17 @@
-// Pulling through a registry mirror (REGISTRY_MIRROR): the tag is resolved to
-// a manifest digest at the origin, the image is pulled from the mirror BY THAT
-// DIGEST (dockerd checks every byte against it, so the mirror can neither
-// serve a stale tag nor alter the image) and tagged as the original reference,
-// so the container and `docker ps` see the same image as without a mirror.
+// Pulling through a registry mirror (REGISTRY_MIRROR): the image is pulled from
+// the mirror only BY A DIGEST that the origin gave (the digest query) or that
+// IMG pins; dockerd checks every byte against it, so the mirror can neither
+// serve a stale or foreign tag nor alter the image. It is then tagged as the
+// original reference, so the container and `docker ps` see the same image as
+// without a mirror.
 //
-// A mirror never makes a run fail: every mirror fault ends in nullopt and a
-// `mirror-unavailable` notice, and the caller pulls from the origin as it
-// would without one. Only when the origin cannot be asked at all is the tag
-// taken from the mirror unpinned (a `mirror-fallback` notice says so).
+// The mirror never chooses what runs. It serves only the registry it mirrors
+// (the credential CD-ROM's DOCKER_REGISTRY, which is also the rendered mirror's
+// upstream); a mutable reference (a tag) is never taken from it; and when no
+// digest can be had (the origin refuses, rate-limits, fails or is unreachable)
+// the mirror is not used at all. Every such case ends in nullopt and one
+// `mirror-unavailable` notice, and the caller pulls from the origin as it would
+// without a mirror (which then succeeds or fails with its own reason).
 #pragma once
 
 #include "common/error.hpp"
@@ -36,15 +40,21 @@ std::optional<Mirror> parse_mirror_url(std::string_view url);
 // Docker Hub's "docker.io/library/x" → "m:5000/library/x").
 std::string mirror_repository(ImageToPull const& image, std::string_view mirror_host);
 
-// Notices for the host: one line each, starting with "mirror-unavailable: "
-// or "mirror-fallback: ", naming the mirror and the cause, never a secret.
+// Notices for the host: one line each, starting with "mirror-unavailable: ",
+// naming the mirror and the cause, never a secret.
 using MirrorNotice = std::function<void(std::string const&)>;
+
+// Pure: whether the mirror may serve `image`: only an image of the registry it
+// mirrors (`mirrored_registry`, DOCKER_REGISTRY; docker.io's aliases are one).
+bool mirror_serves(ImageToPull const& image, std::string_view mirrored_registry);
 
 // The image through the mirror, or nullopt (after a notice) when the caller
 // must pull from the origin. `creds` are the CD-ROM's: the origin's token goes
 // to the origin only (the digest query), the mirror's login (MIRROR_USERNAME/
 // MIRROR_TOKEN) to the mirror only. One attempt each: a slow or broken mirror
-// costs one failed request, not the retry budget.
+// costs one failed request, not the retry budget. An IMG pinned by digest asks
+// the origin nothing: pinning is how a fleet uses the mirror without one origin
+// request per VM.
 std::optional<PullResult> pull_through_mirror(engine::Client& client, ImageToPull const& image, Mirror const& mirror,
                                               Credentials const& creds, PullOptions const& options,
                                               MirrorNotice const& notice);

@@ -3,7 +3,8 @@
 // (untrusted); REGISTRY_MIRROR is the operator's text.
 // Properties: no crash, no exception; an accepted digest is sha256 and 64
 // lower-case hex digits; an accepted mirror URL is scheme + its host, and the
-// agent's config rule accepts nothing the mirror parser refuses.
+// agent's config rule accepts nothing the mirror parser refuses; the mirror
+// of ghcr.io serves no image of another registry, whatever its domain says.
 #include "config/settings.hpp"
 #include "engine/images.hpp"
 #include "registry/mirror.hpp"
@@ -31,5 +32,12 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
     registry::ImageToPull image{.domain = "ghcr.io", .repository = "ghcr.io/acme/x", .tag = "v1"};
     if (registry::mirror_repository(image, mirror->host) != mirror->host + "/acme/x") std::abort();
   }
+  registry::ImageToPull const other{.domain = std::string(in), .repository = std::string(in) + "/x", .tag = "v1"};
+  if (registry::mirror_serves(other, "ghcr.io")) {
+    std::string lower(in);
+    for (auto& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    if (lower != "ghcr.io") std::abort();
+  }
+  if (registry::mirror_serves(other, "")) std::abort();
   return 0;
 }

@@ -39,7 +39,7 @@ IMPOSTOR_CMD = ["/bin/busybox", "sh", "-c", "echo impostor; exec /bin/busybox sl
 
 def mirror_notices(evs: list[dict]) -> list[str]:
     return [e.get("message", "") for e in evs if e.get("step") == "pull"
-            and e.get("message", "").startswith(("mirror-unavailable:", "mirror-fallback:"))]
+            and e.get("message", "").startswith("mirror-")]
 
 
 def rerun(t, vm, config: dict, what: str) -> tuple[dict, list[dict]]:

@@ -168,33 +168,56 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("the origin unreachable: the tag from the mirror, unpinned, with a mirror-fallback notice") {
-  FakeDockerd d;
-  d.script("GET", "/distribution/ghcr.io/acme/infer:v1/json",
-           {FakeResponse{.status = 500, .body = R"({"message":"dial tcp: lookup ghcr.io: no such host"})"}});
-  d.script("POST", "/images/create", {pull_ok()});
-  d.script("POST", "/images/mirror.local:5001/acme/infer:v1/tag", {FakeResponse{.status = 201}});
-  d.script("GET", "/images/mirror.local:5001/acme/infer:v1/json", {FakeResponse{.body = R"({"Id":"sha256:3333"})"}});
-  auto r = run(d, creds(false));
-  REQUIRE(r.result);
-  CHECK(r.result->image_id == "sha256:3333");
-  CHECK(r.result->repo_digest.empty());  // the mirror's word is not the origin's digest
-  REQUIRE(r.notices.size() == 1);
-  CHECK(r.notices[0].starts_with("mirror-fallback: the origin ghcr.io did not answer"));
-  CHECK(d.requests("POST", "/images/create").at(0).query.at("tag") == "v1");
-  CHECK(d.count("POST", "/images/mirror.local:5001/acme/infer:v1/tag") == 1);
+// The attack of issue 38 (1): any failure of the digest query made the agent take the
+// tag unpinned from the plain-HTTP mirror. Now no digest means no mirror, whatever the cause:
+// a rate limit, a 5xx, a refused certificate, a digest it does not know, no answer at all.
+TEST_CASE("no digest from the origin, for any reason: the mirror is not asked, never for a tag") {
+  for (auto const& failing : {
+           FakeResponse{.status = 429, .body = R"({"message":"toomanyrequests: retry-after: 60"})"},
+           FakeResponse{.status = 500, .body = R"({"message":"dial tcp: lookup ghcr.io: no such host"})"},
+           FakeResponse{.status = 500, .body = R"({"message":"received unexpected HTTP status: 503"})"},
+           FakeResponse{.status = 500, .body = R"({"message":"x509: certificate signed by unknown authority"})"},
+           FakeResponse{.body = descriptor("sha512:" + std::string(128, 'a'))},
+           FakeResponse{.body = "not json"},
+           FakeResponse{.status = 401, .body = R"({"message":"unauthorized"})"},
+           FakeResponse{.status = 404, .body = R"({"message":"manifest unknown"})"},
+       }) {
+    FakeDockerd d;
+    d.script("GET", "/distribution/ghcr.io/acme/infer:v1/json", {failing});
+    d.script("POST", "/images/create", {pull_ok()});  // would be the unpinned tag from the mirror
+    d.script("POST", "/images/mirror.local:5001/acme/infer:v1/tag", {FakeResponse{.status = 201}});
+    d.script("GET", "/images/mirror.local:5001/acme/infer:v1/json", {FakeResponse{.body = R"({"Id":"sha256:3333"})"}});
+    auto r = run(d, creds(true));
+    CHECK_FALSE(r.result);  // the caller pulls from the origin, as without a mirror
+    REQUIRE(r.notices.size() == 1);
+    CHECK(
+        r.notices[0].starts_with("mirror-unavailable: mirror http://mirror.local:5001 not used: no digest from "
+                                 "the origin ghcr.io ("));
+    CHECK(r.notices[0].find(kOriginToken) == std::string::npos);
+    CHECK(r.notices[0].find(kMirrorToken) == std::string::npos);
+    CHECK(d.count("POST", "/images/create") == 0);
+    CHECK(d.count("POST", "/images/mirror.local:5001/acme/infer:v1/tag") == 0);
+  }
 }
 
-TEST_CASE("the origin refuses the tag (auth, not found): the mirror is not asked") {
-  for (auto const& refusal : {FakeResponse{.status = 401, .body = R"({"message":"unauthorized"})"},
-                              FakeResponse{.status = 404, .body = R"({"message":"manifest unknown"})"}}) {
+// The mirror's paths drop the registry: docker.io/acme/infer through a mirror of ghcr.io would be
+// whatever ghcr.io has as acme/infer. It serves only the registry it mirrors (DOCKER_REGISTRY).
+TEST_CASE("an image of another registry than the mirrored one: neither the origin nor the mirror is asked") {
+  CHECK(mirror_serves(image(), "ghcr.io"));
+  CHECK(mirror_serves(image(), "GHCR.io"));
+  CHECK(mirror_serves({.domain = "docker.io", .repository = "docker.io/acme/infer", .tag = "v1"}, "index.docker.io"));
+  CHECK_FALSE(mirror_serves(image(), ""));
+  CHECK_FALSE(mirror_serves(image(), "ghcr.io.evil.example"));
+  for (std::string const& digest : {std::string(), kDigest}) {
     FakeDockerd d;
-    d.script("GET", "/distribution/ghcr.io/acme/infer:v1/json", {refusal});
-    auto r = run(d, creds(false));
+    ImageToPull const img{.domain = "docker.io", .repository = "docker.io/acme/infer", .tag = "v1", .digest = digest};
+    auto r = run(d, creds(true), img);
     CHECK_FALSE(r.result);
     REQUIRE(r.notices.size() == 1);
-    CHECK(r.notices[0].starts_with("mirror-unavailable: mirror http://mirror.local:5001 not used"));
-    CHECK(d.count("POST", "/images/create") == 0);
+    CHECK(r.notices[0] ==
+          "mirror-unavailable: mirror http://mirror.local:5001 not used: it mirrors ghcr.io, the image is on "
+          "docker.io: pulling from the origin");
+    CHECK(d.requests().empty());
   }
 }
 
