@@ -47,9 +47,13 @@ if(COSMICAC_TIDY)
     "${PROJECT_SOURCE_DIR}/.clang-tidy" "${PROJECT_SOURCE_DIR}/*/.clang-tidy")
   list(FILTER COSMICAC_TIDY_CONFIGS EXCLUDE REGEX "/(build|_deps)[^/]*/")
 endif()
+# cmake/tidy-cache runs it only where the preprocessed unit, the flags or a config
+# changed since a clean result (COSMICAC_TIDY_CACHE=off: every time).
 function(cosmicac_tidy target)
   if(COSMICAC_TIDY)
-    set_target_properties(${target} PROPERTIES CXX_CLANG_TIDY "${CLANG_TIDY_EXE};--quiet")
+    string(REPLACE ";" ":" configs "${COSMICAC_TIDY_CONFIGS}")
+    set_target_properties(${target} PROPERTIES CXX_CLANG_TIDY
+      "${PROJECT_SOURCE_DIR}/cmake/tidy-cache;--root=${PROJECT_SOURCE_DIR};--configs=${configs};${CLANG_TIDY_EXE};--quiet")
     get_target_property(sources ${target} SOURCES)
     set_property(SOURCE ${sources} TARGET_DIRECTORY ${target} APPEND PROPERTY OBJECT_DEPENDS ${COSMICAC_TIDY_CONFIGS})
   endif()
