@@ -3,7 +3,7 @@
 
   python3 tests/e2e/run.py <scenario> [--agent PATH] [--keep]
   python3 tests/e2e/run.py --prepare        build/reuse the guest image, probe KVM
-  python3 tests/e2e/run.py --list           one line per scenario: name timeout needs-agent
+  python3 tests/e2e/run.py --list           one line per scenario: name timeout needs-agent lane cost
 
 Scenarios live in tests/e2e/scenarios/*.py, registered with @scenario. Exit 0
 pass, 1 fail (work dir kept under tests/e2e/work/<scenario>, console tail
@@ -32,6 +32,32 @@ def _load_scenarios() -> None:
             importlib.import_module(f"scenarios.{f.stem}")
 
 
+DURATIONS = HERE / "durations.tsv"
+# Left out of tests/run (ctest label `bed`): they take no lane time there.
+BED_ONLY = {"bed-selftest", "baseline-script"}
+
+
+def lanes(names: list[str], timeouts: dict[str, int]) -> dict[str, tuple[int, float]]:
+    """Each scenario's (lane, cost): the two VM lanes of ctest (RESOURCE_LOCK) filled
+    longest first, each scenario to the lane that is free first (LPT scheduling), so
+    the lanes end together; cost is the measured seconds (durations.tsv), which ctest
+    uses (COST) to start the longest first. A scenario not yet measured counts a third
+    of its timeout."""
+    measured = {}
+    for line in DURATIONS.read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, seconds = line.split("\t")[:2]
+            measured[name] = float(seconds)
+    cost = {n: measured.get(n, timeouts[n] / 3) for n in names}
+    load, out = [0.0, 0.0], {}
+    for n in sorted(names, key=lambda n: (-cost[n], n)):
+        lane = 0 if n in BED_ONLY else min((0, 1), key=lambda k: load[k])
+        if n not in BED_ONLY:
+            load[lane] += cost[n]
+        out[n] = (lane, cost[n])
+    return out
+
+
 def main() -> int:
     _load_scenarios()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -44,8 +70,10 @@ def main() -> int:
     a = ap.parse_args()
 
     if a.list:
+        plan = lanes(list(SCENARIOS), {s.name: s.timeout for s in SCENARIOS.values()})
         for s in SCENARIOS.values():
-            print(f"{s.name} {s.timeout} {int(s.needs_agent)}")
+            lane, cost = plan[s.name]
+            print(f"{s.name} {s.timeout} {int(s.needs_agent)} {lane} {cost:.0f}")
         return 0
     if os.geteuid() != 0:
         print("e2e: run as root (the image cache is /var/cache/cosmicac/e2e)", file=sys.stderr)
