@@ -56,7 +56,8 @@ auto step(readiness::Reporter& reporter, Step s, F&& body) -> decltype(body()) {
     reporter.publish(readiness::done(s, took));
   } else {
     log::set_field("REASON", std::string(reason_name(result.error().reason)));
-    spdlog::error("{} failed: {}", readiness::step_name(s), result.error().message);
+    // The message may quote a tool, dockerd or a registry: escaped for the journal's readers.
+    spdlog::error("{} failed: {}", readiness::step_name(s), terminal_safe(result.error().message));
     reporter.publish(readiness::failed(s, result.error(), took));
     log::set_field("REASON", "");
   }
