@@ -143,9 +143,10 @@ void start_io(Command const& cmd, Pipes& pipes, CommandResult& res, Waits& waits
 void on_deadline(Waits& waits, bp::process& proc, Pipes& pipes, bool own_group, CommandResult& res) {
   constexpr auto kReapGrace = std::chrono::seconds(2);
   res.timed_out = true;
+  // The group outlives a child that exited while a helper in it holds the pipes.
   if (own_group) ::kill(-proc.id(), SIGKILL);
   boost::system::error_code ignored;
-  proc.terminate(ignored);  // SIGKILL to the child itself, in case it left the group
+  if (!waits.exited) proc.terminate(ignored);  // SIGKILL to the child itself, in case it left the group
   pipes.close();
   waits.timer.expires_after(kReapGrace);
   waits.timer.async_wait([&waits](boost::system::error_code ec) {

@@ -79,14 +79,15 @@ struct Vm {
         .settings;
   }
   // `run --step=gpu-check`, its stdout kept out of the test's own.
-  int check_by_hand(std::string* out = nullptr) {
+  int check_by_hand(std::string* out = nullptr) { return check_by_hand(settings(), out); }
+  int check_by_hand(config::Settings const& s, std::string* out = nullptr) {
     auto const file = dir.path / "stdout.txt";
     std::fflush(stdout);
     int const saved = ::dup(STDOUT_FILENO);
     int const fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     ::dup2(fd, STDOUT_FILENO);
     ::close(fd);
-    int const code = run_gpu_check_only(settings(), env, state_path);
+    int const code = run_gpu_check_only(s, env, state_path);
     std::fflush(stdout);
     ::dup2(saved, STDOUT_FILENO);
     ::close(saved);
@@ -173,8 +174,7 @@ TEST_CASE("gpu hold: with GPU_CHECK=off or no GPUs for the container, a look by 
                                     "test")
                  .value()
                  .settings;
-    std::fflush(stdout);
-    CHECK(run_gpu_check_only(s, vm.env, vm.state_path) == 1);
+    CHECK(vm.check_by_hand(s) == 1);
   }
   CHECK(vm.dockerd.requests().empty());
 }
