@@ -13,6 +13,7 @@
 #include "agent/bootstrap.hpp"
 
 #include "agent/exit_codes.hpp"
+#include "agent/gpu_hold.hpp"
 #include "agent/options.hpp"
 #include "agent/store.hpp"
 #include "common/log.hpp"
@@ -34,6 +35,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <functional>
 #include <optional>
 
 namespace cosmicac::agent {
@@ -56,7 +58,8 @@ auto step(readiness::Reporter& reporter, Step s, F&& body) -> decltype(body()) {
     reporter.publish(readiness::done(s, took));
   } else {
     log::set_field("REASON", std::string(reason_name(result.error().reason)));
-    spdlog::error("{} failed: {}", readiness::step_name(s), result.error().message);
+    // The message may quote a tool, dockerd or a registry: escaped for the journal's readers.
+    spdlog::error("{} failed: {}", readiness::step_name(s), terminal_safe(result.error().message));
     reporter.publish(readiness::failed(s, result.error(), took));
     log::set_field("REASON", "");
   }
@@ -158,8 +161,8 @@ Result<registry::PullResult> prepare_image(ModuleOptions const& opts, engine::Cl
 
 // The GPUs the container gets, before it starts: the driver's device nodes
 // (and dockerd's GPU support), then the health check (agent/gpu_health.hpp).
-Status check_gpus(ModuleOptions const& o, engine::Client& docker, readiness::Reporter& reporter) {
-  if (!o.gpu_health.enabled) return ok();
+Status look_at_gpus_for(ModuleOptions const& o, engine::Client& docker, readiness::Reporter& reporter,
+                        std::function<void()> const& on_wait) {
   auto info = engine::system_info(docker);
   if (!info) return info.error();
   if (auto st = container::check_gpus_ready(*info, o.converge.gpu); !st) return st;
@@ -169,7 +172,31 @@ Status check_gpus(ModuleOptions const& o, engine::Client& docker, readiness::Rep
         auto e = readiness::progress(Step::Container, "GPU health " + summary.verdict);
         e.gpu_health = summary;
         reporter.publish(std::move(e));
-      });
+      },
+      on_wait);
+}
+
+// The check, with the container held (stopped: agent/gpu_hold.hpp) from the
+// first look that is not healthy: dockerd may have started it at boot, before
+// this check. A hold that fails is said, and the check's failure stays the reason.
+Status check_gpus(ModuleOptions const& o, engine::Client& docker, readiness::Reporter& reporter,
+                  std::string const& hold_path) {
+  if (!o.gpu_health.enabled) return ok();
+  auto say = [&](std::string const& m) {
+    spdlog::warn("{}", m);
+    reporter.publish(readiness::progress(Step::Container, m));
+  };
+  bool held = false;
+  auto hold = [&](std::string const& why) {
+    if (held) return;
+    held = true;
+    if (auto st = hold_container(docker, o.container.name, hold_path, why, say); !st)
+      say("container " + o.container.name + " could not be stopped (" + why + "): " + st.error().message);
+  };
+  auto st = look_at_gpus_for(o, docker, reporter, [&] { hold("the GPU health check is waiting"); });
+  if (st) forget_hold(hold_path);
+  else hold("the GPU health check failed (" + std::string(reason_name(st.error().reason)) + ")");
+  return st;
 }
 
 }  // namespace
@@ -191,7 +218,7 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
   }
 
   auto info = step(reporter, Step::Container, [&]() -> Result<container::ContainerInfo> {
-    if (auto gpus = check_gpus(opts, docker, reporter); !gpus) return gpus.error();
+    if (auto gpus = check_gpus(opts, docker, reporter, env.gpu_hold_path); !gpus) return gpus.error();
     container::ContainerSpec spec = opts.container;
     spec.image_id = image->image_id;
     spec.image_digest = image->repo_digest;
@@ -250,12 +277,32 @@ void store_gpu_health(std::string const& state_path, readiness::GpuHealth const&
 
 }  // namespace
 
+// By hand: the container follows the look where the bootstrap checks.
+bool follow_look(ModuleOptions const& o, Environment const& env, bool passed, std::string const& why) {
+  if (!o.gpu_health.enabled) return true;
+  engine::Client docker(o.engine);
+  auto say = [](std::string const& m) { std::printf("%s\n", terminal_safe(m).c_str()); };
+  auto st = docker.negotiate();
+  if (st)
+    st = passed ? release_hold(docker, o.container.name, env.gpu_hold_path, say)
+                : hold_container(docker, o.container.name, env.gpu_hold_path, why, say);
+  if (!st)
+    say("container " + o.container.name + (passed ? " not started again: " : " not stopped: ") + st.error().message);
+  std::fflush(stdout);
+  return static_cast<bool>(st);
+}
+
 int run_gpu_check_only(config::Settings const& s, Environment const& env, std::string const& state_path) {
   auto const opts = module_options(s, env);
   auto const look = look_at_gpus(opts.gpu_health);
   print_gpu_health(look.summary);
   store_gpu_health(state_path, look.summary);
-  return look.skipped || look.verdict.outcome == gpu::Outcome::Healthy ? kExitOk : kExitFailed;
+  bool const passed = look.skipped || look.verdict.outcome == gpu::Outcome::Healthy;
+  auto const& h = look.summary;
+  std::string const why = "the GPU health check by hand " +
+                          (h.reason ? "failed (" + std::string(reason_name(*h.reason)) + ")" : "is " + h.verdict);
+  bool const followed = follow_look(opts, env, passed, why);
+  return passed && followed ? kExitOk : kExitFailed;
 }
 
 }  // namespace cosmicac::agent

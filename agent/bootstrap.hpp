@@ -1,6 +1,7 @@
 // The bootstrap as a small graph of steps (agent/bootstrap.cpp shows it whole).
 #pragma once
 
+#include "agent/gpu_hold.hpp"
 #include "config/settings.hpp"
 #include "readiness/reporter.hpp"
 
@@ -15,6 +16,7 @@ struct Environment {
   std::string kmsg_path = "/dev/kmsg";    // the kernel log, read for Xid errors
   std::string data_root = "/var/lib/cosmicac/data";                // disk/layout.hpp; "" keeps the earlier layout
   std::string instance_id_path = "/var/lib/cosmicac/instance-id";  // agent/store.hpp: this root disk's id
+  std::string gpu_hold_path = kDefaultGpuHoldPath;                 // agent/gpu_hold.hpp
 };
 
 // Runs every step, reporting through `reporter`. Returns the process exit code
@@ -28,8 +30,10 @@ int run_disk_only(config::Settings const& settings, Environment const& env, read
 // `run --step=gpu-check`: the GPU health check alone, by hand, one look (no
 // waiting), whether or not GPU_CHECK is on. Prints the verdict and each GPU
 // and port on stdout, replaces the state file's GPU health summary (nothing
-// else in it: the container and the phase are left alone). 0 healthy or
-// skipped, 1 anything else.
+// else in it: the phase is the bootstrap's). Where the bootstrap checks (the
+// container gets GPUs, GPU_CHECK on), a look that is not healthy holds the
+// container (stops it) and one that is starts the container a check held
+// (agent/gpu_hold.hpp). 0 healthy or skipped, 1 anything else.
 int run_gpu_check_only(config::Settings const& settings, Environment const& env, std::string const& state_path);
 
 }  // namespace cosmicac::agent

@@ -80,7 +80,8 @@ GpuLook look_at_gpus(GpuHealthOptions const& o) {
 }
 
 Status check_gpu_health(GpuHealthOptions const& o, std::function<void(std::string const&)> const& progress,
-                        std::function<void(readiness::GpuHealth const&)> const& record) {
+                        std::function<void(readiness::GpuHealth const&)> const& record,
+                        std::function<void()> const& on_wait) {
   auto const deadline = std::chrono::steady_clock::now() + o.wait;
   for (;;) {
     auto look = look_at_gpus(o);
@@ -98,6 +99,7 @@ Status check_gpu_health(GpuHealthOptions const& o, std::function<void(std::strin
       return err;
     }
     progress("GPU health waiting: " + look.verdict.waiting_for);
+    if (on_wait) on_wait();
     std::this_thread::sleep_for(o.poll_interval);
   }
 }

@@ -39,9 +39,11 @@ GpuLook look_at_gpus(GpuHealthOptions const& o);
 
 // Healthy or skipped → ok; a wait that outlives `wait` → GpuFabric (or
 // IbLink) naming what is still coming up. `progress` hears each wait's and a
-// skip's message; `record` gets the summary of the last look.
+// skip's message; `record` gets the summary of the last look; `on_wait` is
+// called before each wait.
 Status check_gpu_health(GpuHealthOptions const& o, std::function<void(std::string const&)> const& progress,
-                        std::function<void(readiness::GpuHealth const&)> const& record = {});
+                        std::function<void(readiness::GpuHealth const&)> const& record = {},
+                        std::function<void()> const& on_wait = {});
 
 // The summary of one look for the state file: per GPU its fabric and ECC
 // verdict, per InfiniBand port its state.

@@ -7,6 +7,15 @@ namespace {
 std::chrono::milliseconds ms(std::chrono::seconds s) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(s);
 }
+
+gpu::FabricRule fabric_rule(config::FabricRequired r) {
+  switch (r) {
+    case config::FabricRequired::On: return gpu::FabricRule::On;
+    case config::FabricRequired::Off: return gpu::FabricRule::Off;
+    case config::FabricRequired::Auto: break;
+  }
+  return gpu::FabricRule::Auto;
+}
 }  // namespace
 
 bool want_gpus(config::GpuMode mode, std::string const& sysfs_root) {
@@ -62,7 +71,7 @@ ModuleOptions module_options(config::Settings const& s, Environment const& env) 
   o.converge.failure_log_lines = s.failure_log_lines;
 
   o.gpu_health.enabled = o.container.gpus && s.gpu_check;
-  o.gpu_health.expected = {.gpus = s.gpu_count, .ib_devices = s.ib_count};
+  o.gpu_health.expected = {.gpus = s.gpu_count, .ib_devices = s.ib_count, .fabric = fabric_rule(s.fabric_required)};
   o.gpu_health.measure = {
       .nvidia_smi = s.gpu_check_nvidia_smi.empty() ? env.nvidia_smi : s.gpu_check_nvidia_smi,
       .sysfs_root = s.gpu_check_sysfs.empty() ? env.sysfs_root : s.gpu_check_sysfs,

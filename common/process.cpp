@@ -1,5 +1,7 @@
 #include "common/process.hpp"
 
+#include "common/terminal_text.hpp"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -13,6 +15,7 @@
 #include <spdlog/spdlog.h>
 #include <boost/process/v2/impl/environment.ipp>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <array>
@@ -38,11 +41,28 @@ std::string join_argv(Command const& cmd) {
   return s;
 }
 
-// Reads a pipe to EOF into `sink`, keeping at most kMaxCapture bytes.
-void read_all(asio::readable_pipe& pipe, std::string& sink, std::shared_ptr<std::array<char, 4096>> const& buf) {
-  pipe.async_read_some(asio::buffer(*buf), [&pipe, &sink, buf](boost::system::error_code ec, std::size_t n) {
+// What the runner waits for: the child's exit and EOF on each pipe it
+// captures. The deadline ends the wait for all of them, not only for the
+// child: a helper the child started may hold the pipes open long after.
+struct Waits {
+  explicit Waits(asio::io_context& c, std::chrono::milliseconds timeout) : ctx(c), timer(c, timeout) {}
+  asio::io_context& ctx;
+  asio::steady_timer timer;
+  int pending = 0;
+  bool exited = false;
+  void done() {
+    if (--pending == 0) ctx.stop();  // stdin's writer may still be queued: nothing more to wait for
+  }
+};
+
+// Reads a pipe to EOF (or until it is closed at the deadline) into `sink`,
+// keeping at most kMaxCapture bytes.
+void read_all(asio::readable_pipe& pipe, std::string& sink, std::shared_ptr<std::array<char, 4096>> const& buf,
+              Waits& waits) {
+  pipe.async_read_some(asio::buffer(*buf), [&pipe, &sink, buf, &waits](boost::system::error_code ec, std::size_t n) {
     if (n > 0 && sink.size() < kMaxCapture) sink.append(buf->data(), std::min(n, kMaxCapture - sink.size()));
-    if (!ec) read_all(pipe, sink, buf);
+    if (ec) waits.done();
+    else read_all(pipe, sink, buf, waits);
   });
 }
 
@@ -52,6 +72,25 @@ struct Pipes {
   asio::readable_pipe out;
   asio::readable_pipe err;
   asio::writable_pipe in;
+  void close() {
+    boost::system::error_code ignored;
+    out.close(ignored);
+    err.close(ignored);
+    in.close(ignored);
+  }
+};
+
+// In the child, before exec: a process group of its own (its pid), so that the
+// timeout kills every helper it started along with it. Not for a child that
+// talks to the user on our terminal (inherit_stdin): a background group
+// reading the terminal is stopped by SIGTTIN.
+struct ProcessGroup {
+  bool own = true;
+  template <class Launcher>
+  boost::system::error_code on_exec_setup(Launcher&, bp::filesystem::path const&, const char* const*&) const {
+    if (!own || ::setpgid(0, 0) == 0) return {};
+    return {errno, boost::system::system_category()};
+  }
 };
 
 // Starts the child with its stdio wired as `cmd` asks.
@@ -64,7 +103,7 @@ Result<std::unique_ptr<bp::process>> spawn_child(asio::io_context& ctx, std::str
     // process_stdio's bindings own pipe ends: built in place, never assigned.
     auto spawn = [&](auto&& in, auto&& err) {
       proc = std::make_unique<bp::process>(ctx, exe, cmd.args, bp::process_stdio{in, pipes.out, err},
-                                           bp::process_environment{env});
+                                           bp::process_environment{env}, ProcessGroup{.own = !cmd.inherit_stdin});
     };
     auto with_stdin = [&](auto&& err) {
       if (!cmd.input.empty()) spawn(pipes.in, err);
@@ -81,32 +120,54 @@ Result<std::unique_ptr<bp::process>> spawn_child(asio::io_context& ctx, std::str
 
 // Queues the child's I/O: the input written then stdin closed, stdout and
 // (unless inherited) stderr captured into `res`.
-void start_io(Command const& cmd, Pipes& pipes, CommandResult& res) {
+void start_io(Command const& cmd, Pipes& pipes, CommandResult& res, Waits& waits) {
   if (!cmd.input.empty()) {
     asio::async_write(pipes.in, asio::buffer(cmd.input), [&in = pipes.in](boost::system::error_code, std::size_t) {
       boost::system::error_code ignored;
       in.close(ignored);
     });
   }
-  read_all(pipes.out, res.out, std::make_shared<std::array<char, 4096>>());
-  if (!cmd.inherit_stderr) read_all(pipes.err, res.err, std::make_shared<std::array<char, 4096>>());
+  ++waits.pending;
+  read_all(pipes.out, res.out, std::make_shared<std::array<char, 4096>>(), waits);
+  if (!cmd.inherit_stderr) {
+    ++waits.pending;
+    read_all(pipes.err, res.err, std::make_shared<std::array<char, 4096>>(), waits);
+  }
 }
 
-// Runs the I/O until the child exits, killing it (SIGKILL) at the timeout.
-void wait_for_exit(asio::io_context& ctx, bp::process& proc, std::chrono::milliseconds timeout, CommandResult& res) {
-  asio::steady_timer timer(ctx, timeout);
-  timer.async_wait([&](boost::system::error_code tec) {
-    if (tec) return;
-    res.timed_out = true;
-    boost::system::error_code kec;
-    proc.terminate(kec);  // SIGKILL
+// At the deadline: SIGKILL to the child's whole process group (the child alone
+// when it shares ours), our pipe ends closed (the reads end now, whoever holds
+// the other ends), then a short grace for the kernel to reap the child. A
+// child that not even SIGKILL ends (stuck in the kernel, as nvidia-smi can be
+// on a GPU that fell off the bus) is left behind, not waited for.
+void on_deadline(Waits& waits, bp::process& proc, Pipes& pipes, bool own_group, CommandResult& res) {
+  constexpr auto kReapGrace = std::chrono::seconds(2);
+  res.timed_out = true;
+  // The group outlives a child that exited while a helper in it holds the pipes.
+  if (own_group) ::kill(-proc.id(), SIGKILL);
+  boost::system::error_code ignored;
+  if (!waits.exited) proc.terminate(ignored);  // SIGKILL to the child itself, in case it left the group
+  pipes.close();
+  waits.timer.expires_after(kReapGrace);
+  waits.timer.async_wait([&waits](boost::system::error_code ec) {
+    if (!ec) waits.ctx.stop();
   });
+}
+
+// Runs the I/O until the child has exited and its pipes are closed, or the timeout.
+void wait_for_exit(Waits& waits, bp::process& proc, Pipes& pipes, bool own_group, CommandResult& res) {
+  waits.timer.async_wait([&](boost::system::error_code tec) {
+    if (!tec) on_deadline(waits, proc, pipes, own_group, res);
+  });
+  ++waits.pending;
   proc.async_wait([&](boost::system::error_code wec, int code) {
-    timer.cancel();
     res.exit_code = wec ? -1 : code;
+    waits.exited = !wec;
+    waits.done();
   });
-  ctx.run();
+  waits.ctx.run();
   if (res.timed_out) res.exit_code = -1;
+  if (!waits.exited) proc.detach();  // never reaped: its destructor would block in waitpid
 }
 
 void log_failure(Command const& cmd, CommandResult const& res) {
@@ -115,7 +176,7 @@ void log_failure(Command const& cmd, CommandResult const& res) {
   spdlog::warn("{} failed ({}){}{}", cmd.program,
                res.timed_out ? "killed after " + std::to_string(ms) + " ms" : "exit " + std::to_string(res.exit_code),
                cmd.log_output_on_failure && !res.err.empty() ? ": " : "",
-               cmd.log_output_on_failure ? res.err.substr(0, 2000) : std::string{});
+               cmd.log_output_on_failure ? terminal_safe(res.err.substr(0, 2000)) : std::string{});
 }
 }  // namespace
 
@@ -143,8 +204,9 @@ Result<CommandResult> run_command(Command const& cmd) {
   auto proc = spawn_child(ctx, exe, cmd, pipes);
   if (!proc) return proc.error();
   CommandResult res;
-  start_io(cmd, pipes, res);
-  wait_for_exit(ctx, **proc, cmd.timeout, res);
+  Waits waits(ctx, cmd.timeout);
+  start_io(cmd, pipes, res, waits);
+  wait_for_exit(waits, **proc, pipes, !cmd.inherit_stdin, res);
   log_failure(cmd, res);
   return res;
 }

@@ -97,7 +97,7 @@ Status set_absolute_path(std::string& out, std::string_view v) {
   return ok();
 }
 
-constexpr std::array<Key, 30> kKeys{{
+constexpr std::array<Key, 31> kKeys{{
     {"MNT", [](Settings& s, std::string_view v) { return assign(normalise_mount_point(v), s.mount_point); }},
     {"IMG", [](Settings& s, std::string_view v) { return assign(parse_image_ref(v), s.image); }},
     {"NAME",
@@ -187,6 +187,14 @@ constexpr std::array<Key, 30> kKeys{{
        return ok();
      }},
     {"FABRIC_WAIT", [](Settings& s, std::string_view v) { return set_duration(s.fabric_wait, v); }},
+    {"FABRIC_REQUIRED",
+     [](Settings& s, std::string_view v) {
+       if (ilower_equals(v, "auto")) s.fabric_required = FabricRequired::Auto;
+       else if (ilower_equals(v, "on")) s.fabric_required = FabricRequired::On;
+       else if (ilower_equals(v, "off")) s.fabric_required = FabricRequired::Off;
+       else return problem("must be auto, on or off");
+       return ok();
+     }},
     {"GPU_CHECK_NVIDIA_SMI",
      [](Settings& s, std::string_view v) { return set_absolute_path(s.gpu_check_nvidia_smi, v); }},
     {"GPU_CHECK_SYSFS", [](Settings& s, std::string_view v) { return set_absolute_path(s.gpu_check_sysfs, v); }},

@@ -22,6 +22,8 @@ inline constexpr const char* kJobTypeGpuContainer = "GPU_CONTAINER";
 inline constexpr unsigned kMaxFailureLogLines = 20;
 
 enum class GpuMode { All, None, Auto };
+// FABRIC_REQUIRED: whether the GPUs must be registered with an NVLink fabric.
+enum class FabricRequired { Auto, On, Off };
 enum class PullPolicy { Missing, Always };
 
 struct Settings {
@@ -61,6 +63,8 @@ struct Settings {
   std::optional<unsigned> ib_count;       // IB_COUNT: InfiniBand devices; unset → neither count nor links checked
   bool gpu_check = true;                  // GPU_CHECK: off skips the check (an operator setting)
   std::chrono::seconds fabric_wait{300};  // FABRIC_WAIT: how long NVLink fabric registration may stay in progress
+  // FABRIC_REQUIRED: auto (several GPUs of an NVSwitch product of Hopper or later), on, off.
+  FabricRequired fabric_required = FabricRequired::Auto;
   // Operator keys (cosmicac-vmi never writes them; the config file is root's):
   // where the check finds nvidia-smi and the sysfs it reads, "" → the defaults.
   std::string gpu_check_nvidia_smi;  // GPU_CHECK_NVIDIA_SMI: an absolute path

@@ -1,5 +1,7 @@
 #include "gpu/evaluate.hpp"
 
+#include <algorithm>
+
 namespace cosmicac::gpu {
 namespace {
 
@@ -11,11 +13,21 @@ std::string plural(std::size_t n, std::string const& one) {
 
 void add(std::vector<Problem>& out, Reason r, std::string m) { out.push_back({.reason = r, .message = std::move(m)}); }
 
+std::vector<FabricInfo>::const_iterator fabric_of(Measurements const& seen, GpuRow const& g) {
+  return std::find_if(seen.fabric.begin(), seen.fabric.end(),
+                      [&](FabricInfo const& f) { return f.bus_id.same_device(g.bus_id); });
+}
+
+// nvidia-smi ran and both answers read; every GPU the query lists has its
+// section in -q (an answer cut short or not understood is never healthy).
 void check_driver(Measurements const& seen, std::vector<Problem>& out) {
   if (seen.driver) {
     add(out, Reason::GpuDriver, seen.driver->message);
     return;
   }
+  for (auto const& g : seen.gpus)
+    if (fabric_of(seen, g) == seen.fabric.end())
+      add(out, Reason::GpuDriver, label(g) + ": nvidia-smi -q has no section for it, expected one per GPU listed");
   for (auto const& g : seen.gpus)
     if (g.driver_version != seen.gpus.front().driver_version)
       add(out, Reason::GpuDriver,
@@ -63,27 +75,45 @@ void check_memory(Measurements const& seen, std::vector<Problem>& out) {
   }
 }
 
-// Failures go to `out`; GPUs still registering to `waiting`.
-void check_fabric(Measurements const& seen, std::vector<Problem>& out, std::string& waiting) {
-  for (auto const& f : seen.fabric) {
-    std::string const who = gpu_label(seen.gpus, f.bus_id);
-    switch (f.state) {
-      case FabricState::NotSupported: break;
-      case FabricState::NotStarted:
-      case FabricState::InProgress:
-        waiting += (waiting.empty() ? "" : ", ") + who + " " + std::string(fabric_state_name(f.state));
-        break;
-      case FabricState::Completed:
-        if (f.status != "Success")
-          add(out, Reason::GpuFabric,
-              who + ": NVLink fabric registration Completed with status \"" + f.status +
-                  "\", expected Success (is Fabric Manager healthy on the host?)");
-        break;
-      case FabricState::Other:
+// The fabric's own verdict, whatever the rule: a failed registration or an
+// unhealthy Health row is a failure; still registering is a wait.
+void check_fabric_state(std::string const& who, FabricInfo const& f, std::vector<Problem>& out, std::string& waiting) {
+  switch (f.state) {
+    case FabricState::NotSupported: break;
+    case FabricState::NotStarted:
+    case FabricState::InProgress:
+      waiting += (waiting.empty() ? "" : ", ") + who + " " + std::string(fabric_state_name(f.state));
+      break;
+    case FabricState::Completed:
+      if (f.status != "Success")
         add(out, Reason::GpuFabric,
-            who + ": NVLink fabric state \"" + f.state_text + "\", expected Completed with status Success");
-        break;
-    }
+            who + ": NVLink fabric registration Completed with status \"" + f.status +
+                "\", expected Success (is Fabric Manager healthy on the host?)");
+      break;
+    case FabricState::Other:
+      add(out, Reason::GpuFabric,
+          who + ": NVLink fabric state \"" + f.state_text + "\", expected Completed with status Success");
+      break;
+  }
+  if (!f.health_problem.empty())
+    add(out, Reason::GpuFabric,
+        who + ": NVLink fabric health " + f.health_problem + ", expected healthy (N/A, Healthy, Full)");
+}
+
+// Where the fabric is required, each GPU must read Completed (Success is
+// checked above), else Fabric Manager is not doing its work. Failures go to `out`; GPUs still registering to `waiting`.
+void check_fabric(Expected const& expected, Measurements const& seen, std::vector<Problem>& out, std::string& waiting) {
+  bool const required = fabric_required(expected, seen.gpus);
+  for (auto const& g : seen.gpus) {
+    auto const f = fabric_of(seen, g);
+    if (f == seen.fabric.end()) continue;  // check_driver said so
+    check_fabric_state(label(g), *f, out, waiting);
+    if (required && (!f->printed || f->state == FabricState::NotSupported))
+      add(out, Reason::GpuFabric,
+          label(g) + ": NVLink fabric " + (f->printed ? "N/A" : "not printed by nvidia-smi -q") +
+              ", expected Completed with status Success: the fabric is required (FABRIC_REQUIRED=" +
+              (expected.fabric == FabricRule::On ? "on" : "auto: several NVSwitch GPUs") +
+              "); is Fabric Manager running on the host?");
   }
 }
 
@@ -112,7 +142,38 @@ void check_infiniband(Expected const& expected, Measurements const& seen, std::v
   }
 }
 
+// The words of a product name, split at spaces and dashes.
+std::vector<std::string_view> words(std::string_view name) {
+  std::vector<std::string_view> out;
+  while (!name.empty()) {
+    auto const end = name.find_first_of(" -");
+    if (end != 0) out.push_back(name.substr(0, end));
+    if (end == std::string_view::npos) break;
+    name.remove_prefix(end + 1);
+  }
+  return out;
+}
+
 }  // namespace
+
+bool nvswitch_product(std::string_view name) {
+  auto const w = words(name);
+  auto has = [&](std::string_view x) { return std::find(w.begin(), w.end(), x) != w.end(); };
+  bool const hopper = has("H100") || has("H200") || has("H800") || has("H20");
+  bool const blackwell = has("B100") || has("B200") || has("B300") || has("GB200") || has("GB300");
+  // The PCIe and NVL cards of Hopper have NVLink bridges between pairs, no NVSwitch.
+  return blackwell || (hopper && !has("PCIe") && !has("NVL"));
+}
+
+bool fabric_required(Expected const& expected, std::vector<GpuRow> const& gpus) {
+  switch (expected.fabric) {
+    case FabricRule::On: return true;
+    case FabricRule::Off: return false;
+    case FabricRule::Auto: break;
+  }
+  std::size_t const count = std::max<std::size_t>(expected.gpus.value_or(0), gpus.size());
+  return count > 1 && std::any_of(gpus.begin(), gpus.end(), [](GpuRow const& g) { return nvswitch_product(g.name); });
+}
 
 std::string gpu_label(std::vector<GpuRow> const& gpus, PciAddress const& at) {
   for (auto const& g : gpus)
@@ -136,7 +197,7 @@ Verdict evaluate(Expected const& expected, Measurements const& seen) {
     check_xids(seen, v.problems);
     check_count(expected, seen, v.problems);
     check_memory(seen, v.problems);
-    check_fabric(seen, v.problems, waiting);
+    check_fabric(expected, seen, v.problems, waiting);
   }
   check_infiniband(expected, seen, v.problems, waiting);
   if (!v.problems.empty()) {

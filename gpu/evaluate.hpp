@@ -14,15 +14,32 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cosmicac::gpu {
+
+// Whether the GPUs must be registered with an NVLink fabric (FABRIC_REQUIRED).
+// Auto: where more than one GPU of an NVSwitch product of Hopper or later is
+// expected (nvswitch_product); a lone one, or one without NVSwitch, reads N/A
+// and is usable.
+enum class FabricRule { Auto, On, Off };
 
 // What the VM was given. Absent: no count check (VMs made without the keys).
 struct Expected {
   std::optional<unsigned> gpus;
   std::optional<unsigned> ib_devices;  // set: the devices are counted and their ports must be Active
+  FabricRule fabric = FabricRule::Auto;
 };
+
+// Whether nvidia-smi's product name is a GPU of Hopper or later that sits on
+// an NVSwitch board (HGX/DGX): H100, H200, H800 and H20 other than their PCIe
+// and NVL cards (no NVSwitch), B100, B200, B300, GB200, GB300. Not A100/A800
+// (no fabric state before Hopper) and not GH200 (mostly alone).
+bool nvswitch_product(std::string_view name);
+
+// Whether `expected` and what nvidia-smi lists make the fabric required.
+bool fabric_required(Expected const& expected, std::vector<GpuRow> const& gpus);
 
 struct Measurements {
   std::optional<Error> driver;  // nvidia-smi could not run, failed, or its answer did not read (GpuDriver)

@@ -32,6 +32,14 @@ bool key_value(std::string_view line, std::string_view& key, std::string_view& v
   return true;
 }
 
+// A Health row's value that says the fabric is not healthy (NVML's Summary:
+// Healthy, Unhealthy, Limited Capacity; Bandwidth: Full, Degraded; Route
+// Unhealthy: True/False). N/A, Healthy, Full, False: nothing to say.
+bool unhealthy(std::string_view key, std::string_view value) {
+  return value == "Unhealthy" || value == "Limited Capacity" || value == "Degraded" ||
+         (key == "Route Unhealthy" && value == "True");
+}
+
 struct Parser {
   std::vector<FabricInfo> gpus;
   std::size_t fabric_indent = 0;  // 0: not inside a Fabric section
@@ -48,15 +56,20 @@ struct Parser {
       if (body == "Fabric" && indent > 0) {
         fabric_indent = indent;
         child_indent = 0;
+        gpus.back().printed = true;
       }
       return ok();
     }
     if (body.empty()) return ok();
     if (child_indent == 0) child_indent = indent;
-    if (indent != child_indent) return ok();  // a subsection's keys (Health: Bandwidth, …)
     std::string_view key, value;
     if (!key_value(body, key, value)) return ok();
     if (!text::printable(value)) return error(n, "has a value that is not printable text");
+    if (indent != child_indent) {  // a subsection's rows (Health: Summary, Bandwidth, …)
+      if (gpus.back().health_problem.empty() && unhealthy(key, value))
+        gpus.back().health_problem = text::plain(std::string(key) + " " + std::string(value), 128);
+      return ok();
+    }
     if (key == "State") {
       gpus.back().state = state_of(value);
       gpus.back().state_text = text::plain(value, 64);

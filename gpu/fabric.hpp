@@ -10,7 +10,11 @@
 // A GPU behind NVSwitches registers with the fabric (Fabric Manager, on the
 // host) at driver load: Not Started, then In Progress, then Completed with a
 // status. Until it completes CUDA fails with "system not yet initialized".
-// GPUs without a fabric print N/A.
+// GPUs without a fabric print N/A, and so do GPUs older than Hopper whatever
+// their fabric does (NVML has no fabric state for them). Drivers 550 and later
+// add a Health subsection (Bandwidth; 570: Route Recovery in progress, Route
+// Unhealthy, Access Timeout Recovery; 580: Summary, Incorrect Configuration):
+// on H100 its rows read N/A.
 #pragma once
 
 #include "common/error.hpp"
@@ -31,10 +35,15 @@ struct FabricInfo {
   FabricState state = FabricState::NotSupported;
   std::string state_text;  // as printed (for Other), printable ASCII, ≤ 64 bytes
   std::string status;      // "Success", "N/A" or the failure's text, printable ASCII, ≤ 128 bytes
+  bool printed = false;    // the GPU's section has a Fabric section (false: an older driver, or cut short)
+  // The first Health row that says the fabric is not healthy ("Summary
+  // Unhealthy", "Bandwidth Degraded", "Route Unhealthy True", …), "" when none
+  // does (N/A is not a failure). Printable ASCII, ≤ 128 bytes.
+  std::string health_problem;
 };
 
 // One entry per "GPU <bus id>" section; a section without a Fabric section
-// (an older driver) reads as NotSupported. Bounds: 4 MiB of text, 64 GPUs.
+// (an older driver) reads as NotSupported with `printed` false. Bounds: 4 MiB of text, 64 GPUs.
 // Errors (GpuDriver) name the line number, never its text.
 Result<std::vector<FabricInfo>> parse_fabric(std::string_view smi_q);
 

@@ -7,9 +7,14 @@ bed/gpu_standin.py): boot 1 has no counts and no nvidia-smi, so the check is
 skipped and says so; from boot 2 the config carries GPU_COUNT/IB_COUNT: the
 fabric In Progress then Completed gives progress events, then ready; within
 boot 2 the by-hand re-run (`run --step=gpu-check`) walks gpu-count,
-gpu-fabric, ib-link and gpu-xid into the state file without touching the
-container. Boot 4 fails with gpu-count, seen by the state file and by
-`cosmicac-vmi wait`. Four boots."""
+gpu-fabric, ib-link and gpu-xid into the state file, each failure stopping
+the container and the healthy look between them starting it again (the
+bootstrap's phase untouched). Boot 4 fails with gpu-count, seen by the state
+file and by `cosmicac-vmi wait`: the container dockerd's restart policy
+started at boot is stopped, stays stopped when dockerd restarts, and a
+by-hand check that passes starts it again. Boot 1 also shows what
+`--ipc=host` shares (docs/threat-model.md): the guest's /dev/shm and its
+System V IPC objects. Four boots."""
 
 import json
 import threading
@@ -47,10 +52,21 @@ def status_json(t, vm) -> tuple[int, dict]:
         return r.exitcode, {}
 
 
-def gpu_check_by_hand(t, vm, expect_reason: str | None) -> str:
-    """`run --step=gpu-check`: its exit and verdict, and the state file's summary after it."""
+def container_running(t, vm, name: str) -> bool:
+    info = t.docker_inspect(vm, name)
+    t.expect(info is not None, f"container {name} is gone")
+    return bool(info and info["State"]["Running"])
+
+
+def gpu_check_by_hand(t, vm, expect_reason: str | None, phase: str = "ready") -> str:
+    """`run --step=gpu-check`: its exit and verdict, the state file's summary
+    after it, and the container: stopped after a failure, running after a pass."""
     r = vm.qga.exec(["/usr/local/bin/cosmicac-bootstrap", "run", "--step=gpu-check"], timeout=120)
     first = r.out.splitlines()[0] if r.out else ""
+    running = container_running(t, vm, "inference")
+    t.expect(running == (expect_reason is None),
+             f"after a by-hand check {expect_reason or 'healthy'} the container is "
+             f"{'running' if running else 'stopped'}: {r.out[-600:]!r}")
     if expect_reason is None:
         t.expect(r.exitcode == 0 and first == "GPU health: healthy",
                  f"gpu-check exited {r.exitcode}, printed {r.out[:600]!r}, expected healthy")
@@ -59,11 +75,30 @@ def gpu_check_by_hand(t, vm, expect_reason: str | None) -> str:
                  f"gpu-check exited {r.exitcode}, printed {r.out[:600]!r}, expected {expect_reason}")
     code, st = status_json(t, vm)
     health = st.get("gpu_health") or {}
-    t.expect(code == 0 and st.get("phase") == "ready", f"the re-run changed the bootstrap's state: {st}")
+    t.expect(code == (0 if phase == "ready" else 1) and st.get("phase") == phase,
+             f"the re-run changed the bootstrap's state: {st}")
     t.expect(health.get("verdict") == ("healthy" if expect_reason is None else "failed")
              and health.get("reason") == expect_reason,
              f"state file's gpu_health after the re-run: {health}, expected {expect_reason}")
     return first
+
+
+def ipc_host_shares(t, vm) -> None:
+    """--ipc=host (docs/threat-model.md): the container sees the guest's /dev/shm
+    and root's System V IPC objects."""
+    gpu_standin.write(vm, "/dev/shm/cosmicac-e2e-ipc", "guest-shm-7d2a\n")
+    r = vm.qga.exec(["docker", "exec", "inference", "/bin/cat", "/dev/shm/cosmicac-e2e-ipc"])
+    t.expect(r.exitcode == 0 and r.out == "guest-shm-7d2a\n",
+             f"the container does not see the guest's /dev/shm: {r.exitcode} {r.out!r} {r.err[:300]!r}")
+    mk = vm.qga.exec(["ipcmk", "-M", "4096"])
+    shmid = mk.out.strip().rsplit(" ", 1)[-1]
+    t.expect(mk.exitcode == 0 and shmid.isdigit(), f"ipcmk -M in the guest: {mk.out!r} {mk.err!r}")
+    seen = vm.qga.exec(["docker", "exec", "inference", "/bin/cat", "/proc/sysvipc/shm"]).out
+    vm.qga.exec(["ipcrm", "-m", shmid])
+    vm.qga.exec(["rm", "-f", "/dev/shm/cosmicac-e2e-ipc"])
+    t.expect(any(line.split()[1:2] == [shmid] for line in seen.splitlines()[1:]),
+             f"the container does not see the guest's System V segment {shmid}: {seen[:600]!r}")
+    t.step(f"boot 1: --ipc=host: the container reads the guest's /dev/shm and its SysV segment {shmid}")
 
 
 class ConsoleFrom:
@@ -131,6 +166,7 @@ def agent_gpu_container(t):
     t.expect(health.get("verdict") == "skipped" and "GPU_COUNT is not set" in health.get("message", ""),
              f"no counts, no nvidia-smi: the check should be skipped and say why: {health}")
     t.step("boot 1: GPU health " + health.get("verdict", "?") + ": " + health.get("message", ""))
+    ipc_host_shares(t, vm)
 
     # ---- boot 2: IMG v1 -> v2, and the counts with a stand-in nvidia-smi ------
     cfg["IMG"] = t.image_ref("v2")
@@ -159,7 +195,8 @@ def agent_gpu_container(t):
              f"status --json gpu_health after a healthy check: {health}")
     t.step(f"boot 2: fabric In Progress -> {len(waits)} waiting event(s) -> ready; status --json healthy, 8 GPUs")
 
-    # By hand, in the same boot: each failure into the state file, the container untouched.
+    # By hand, in the same boot: each failure into the state file and the
+    # container stopped; the healthy look starts it again (the same container).
     gpu_standin.set_mode(vm, "one-missing")
     said = [gpu_check_by_hand(t, vm, "gpu-count")]
     gpu_standin.set_mode(vm, "fabric-failed")
@@ -171,7 +208,7 @@ def agent_gpu_container(t):
     said.append(gpu_check_by_hand(t, vm, None))
     gpu_standin.inject_xid(vm)
     said.append(gpu_check_by_hand(t, vm, "gpu-xid"))
-    t.expect(t.docker_inspect(vm, "inference")["Id"] == info2["Id"], "the by-hand check touched the container")
+    t.expect(t.docker_inspect(vm, "inference")["Id"] == info2["Id"], "the by-hand check replaced the container")
     for line in said:
         t.step("by hand: " + line[:140])
 
@@ -221,3 +258,22 @@ def agent_gpu_container(t):
     t.expect("bootstrap failed: reason=gpu-count step=container message=" in kube.stderr,
              f"cosmicac-vmi wait did not name reason gpu-count:\n{kube.transcript()}")
     t.step("boot 4: failed gpu-count; status --json and cosmicac-vmi wait say so")
+
+    # dockerd's restart policy started boot 3's container before the check: the
+    # failed check stopped it, and it stays stopped when dockerd restarts.
+    events4 = [l for l in vm.serial_lines[since4:] if l.startswith("{")]
+    t.expect(any("container inference stopped: the GPU health check failed (gpu-count)" in l for l in events4),
+             "no event says the container was stopped: " + "\n".join(events4[-15:]))
+    t.expect(not container_running(t, vm, "inference"), "the container runs on GPUs the check failed")
+    vm.qga.exec(["systemctl", "stop", "cosmicac-bootstrap.service"], timeout=120)  # no more restarts of the run
+    r = vm.qga.exec(["systemctl", "restart", "docker.service"], timeout=180)
+    t.expect(r.exitcode == 0, f"systemctl restart docker: {r.err.strip()}")
+    time.sleep(10)
+    info = t.docker_inspect(vm, "inference")
+    t.expect(info is not None and not info["State"]["Running"] and info["Id"] == info3["Id"],
+             f"after dockerd restarted, the held container: {info and info['State']}")
+    gpu_standin.set_mode(vm, "healthy")
+    said = gpu_check_by_hand(t, vm, None, phase="failed")
+    t.expect(t.docker_inspect(vm, "inference")["Id"] == info3["Id"], "the by-hand check replaced the container")
+    t.step("boot 4: the container stopped by the failed check, still stopped after dockerd restarted; "
+           "by hand: " + said[:60] + ", container running again")

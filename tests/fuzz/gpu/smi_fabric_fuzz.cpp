@@ -1,6 +1,7 @@
 // nvidia-smi -q's Fabric sections on arbitrary bytes: never crashes; at most
-// 64 GPUs, each a PCI address with a function; the state and status kept are
-// plain and bounded; an error names a line, never its text.
+// 64 GPUs, each a PCI address with a function; the state, status and Health
+// problem kept are plain and bounded; a state read means a Fabric section was
+// printed; an error names a line, never its text.
 #include "gpu/fabric.hpp"
 #include "tests/fuzz/gpu/fuzz_checks.hpp"
 
@@ -22,6 +23,9 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
     if (!g.bus_id.function) std::abort();
     cosmicac::fuzz::require_plain(g.state_text, 64);
     cosmicac::fuzz::require_plain(g.status, 128);
+    cosmicac::fuzz::require_plain(g.health_problem, 128);
+    if (!g.printed && (g.state != FabricState::NotSupported || !g.status.empty() || !g.health_problem.empty()))
+      std::abort();
     if (g.state == FabricState::Completed && g.state_text != "Completed") std::abort();
   }
   return 0;

@@ -168,3 +168,121 @@ TEST_CASE("gpu health: many problems give the first, the next two and a count") 
   CHECK(e.reason == Reason::GpuEcc);
   CHECK(e.message.ends_with("; and 5 more problems"));
 }
+
+namespace {
+
+// `text` with every occurrence of `from` replaced by `to`.
+std::string replaced(std::string text, std::string const& from, std::string const& to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// The recorded 8 x H100 VM with its -q answer rewritten by `edit`.
+Measurements eight_with_q(std::string const& q) {
+  auto m = healthy_vm();
+  m.fabric = parse_fabric(q).value();
+  return m;
+}
+
+std::string const kStateCompleted = "State                             : Completed";
+std::string const kStatusSuccess = "Status                            : Success";
+
+}  // namespace
+
+TEST_CASE("fabric: the real lone H100 SXM (fabric N/A, Health rows N/A) is healthy; required, it is gpu-fabric") {
+  Measurements m;
+  m.gpus = parse_query_gpu(recorded("query-gpu-h100-alone.csv")).value();
+  m.fabric = parse_fabric(recorded("smi-q-h100-alone.txt")).value();
+  REQUIRE(m.fabric.size() == 1);
+  CHECK(m.fabric[0].printed);
+  CHECK(m.fabric[0].state == FabricState::NotSupported);
+  CHECK(m.fabric[0].health_problem.empty());  // every Health row reads N/A: not a failure
+  CHECK(evaluate({.gpus = 1}, m).outcome == Outcome::Healthy);
+  CHECK(evaluate({}, m).outcome == Outcome::Healthy);
+  auto const on = evaluate({.gpus = 1, .fabric = FabricRule::On}, m);
+  REQUIRE(on.outcome == Outcome::Failed);
+  CHECK(on.error().reason == Reason::GpuFabric);
+  CHECK(on.error().message.find(
+            "GPU 0 (00000000:00:06.0): NVLink fabric N/A, expected Completed with status Success: "
+            "the fabric is required (FABRIC_REQUIRED=on); is Fabric Manager running on the host?") == 0);
+}
+
+TEST_CASE("fabric: an 8 x H100 SXM board whose every fabric reads N/A is gpu-fabric (Fabric Manager), not healthy") {
+  auto const q = replaced(replaced(recorded("smi-q-fabric-completed.txt"), kStateCompleted, "State : N/A"),
+                          kStatusSuccess, "Status : N/A");
+  auto const m = eight_with_q(q);
+  for (auto const& f : m.fabric) REQUIRE(f.state == FabricState::NotSupported);
+  auto const v = evaluate(kEight, m);
+  REQUIRE(v.outcome == Outcome::Failed);
+  CHECK(v.error().reason == Reason::GpuFabric);
+  CHECK(v.error().message.starts_with(
+      "GPU 0 (00000000:0A:00.0): NVLink fabric N/A, expected Completed with status Success: the fabric is required "
+      "(FABRIC_REQUIRED=auto: several NVSwitch GPUs); is Fabric Manager running on the host?"));
+  CHECK(evaluate({.gpus = std::nullopt, .ib_devices = 8}, m).outcome == Outcome::Failed);  // 8 listed: still several
+  CHECK(evaluate({.gpus = 8, .ib_devices = 8, .fabric = FabricRule::Off}, m).outcome == Outcome::Healthy);
+}
+
+TEST_CASE("fabric: an answer without Fabric sections (an older driver) fails where the fabric is required") {
+  auto const m = eight_with_q(replaced(recorded("smi-q-fabric-completed.txt"), "    Fabric\n", "    Fabrik\n"));
+  for (auto const& f : m.fabric) REQUIRE_FALSE(f.printed);
+  auto const v = evaluate(kEight, m);
+  REQUIRE(v.outcome == Outcome::Failed);
+  CHECK(v.error().reason == Reason::GpuFabric);
+  CHECK(v.error().message.find("NVLink fabric not printed by nvidia-smi -q") != std::string::npos);
+  CHECK(evaluate({.gpus = 8, .ib_devices = 8, .fabric = FabricRule::Off}, m).outcome == Outcome::Healthy);
+}
+
+TEST_CASE("fabric: an unreadable -q answer is gpu-driver whatever the rule, never healthy") {
+  for (auto rule : {FabricRule::Auto, FabricRule::On, FabricRule::Off}) {
+    for (std::string const q : {"", "Failed to initialize NVML: Unknown Error\n", "GPU 00000000:0A:00.0\n"}) {
+      auto const v = evaluate({.gpus = 8, .ib_devices = 8, .fabric = rule}, eight_with_q(q));
+      REQUIRE(v.outcome == Outcome::Failed);
+      CHECK(v.error().reason == Reason::GpuDriver);
+      CHECK(v.error().message.find(": nvidia-smi -q has no section for it, expected one per GPU listed") !=
+            std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("fabric: a Health row Unhealthy, Limited Capacity or Degraded is gpu-fabric; N/A, Healthy, Full are not") {
+  auto const completed = recorded("smi-q-fabric-completed.txt");
+  for (std::string const row : {"Summary                       : Unhealthy", "Summary : Limited Capacity",
+                                "Bandwidth                     : Degraded", "Route Unhealthy : True"}) {
+    auto const q = replaced(completed, "Bandwidth                     : Full", row);
+    auto const v = evaluate(kEight, eight_with_q(q));
+    REQUIRE(v.outcome == Outcome::Failed);
+    CHECK(v.error().reason == Reason::GpuFabric);
+    CHECK(v.error().message.starts_with("GPU 0 (00000000:0A:00.0): NVLink fabric health "));
+    CHECK(evaluate({.gpus = 8, .ib_devices = 8, .fabric = FabricRule::Off}, eight_with_q(q)).outcome ==
+          Outcome::Failed);
+  }
+  for (std::string const row : {"Summary : N/A", "Summary : Healthy", "Route Unhealthy : False", "Bandwidth : N/A"})
+    CHECK(evaluate(kEight, eight_with_q(replaced(completed, "Bandwidth                     : Full", row))).outcome ==
+          Outcome::Healthy);
+}
+
+TEST_CASE("fabric: auto requires it for several NVSwitch GPUs of Hopper or later only") {
+  for (auto const* name : {"NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM5 80GB", "NVIDIA H200", "NVIDIA H800", "NVIDIA H20",
+                           "NVIDIA B200", "NVIDIA GB200", "NVIDIA B300 SXM6 AC", "NVIDIA GB300"})
+    CHECK(nvswitch_product(name));
+  for (auto const* name : {"NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL", "NVIDIA H800 PCIe",
+                           "NVIDIA A100-SXM4-80GB", "NVIDIA A800-SXM4-80GB", "NVIDIA GH200 480GB", "NVIDIA L40S",
+                           "Tesla V100-SXM2-32GB", "NVIDIA H1000", "NVIDIA RTX PRO 6000 Blackwell Server Edition"})
+    CHECK_FALSE(nvswitch_product(name));
+  // Every fabric N/A: a board of H100 PCIe cards or A100s (no fabric state) is healthy under auto.
+  auto const q = replaced(replaced(recorded("smi-q-fabric-completed.txt"), kStateCompleted, "State : N/A"),
+                          kStatusSuccess, "Status : N/A");
+  for (auto const* name : {"NVIDIA H100 PCIe", "NVIDIA A100-SXM4-80GB"}) {
+    auto m = eight_with_q(q);
+    for (auto& g : m.gpus) g.name = name;
+    CHECK(evaluate(kEight, m).outcome == Outcome::Healthy);
+    CHECK(evaluate({.gpus = 8, .ib_devices = 8, .fabric = FabricRule::On}, m).outcome == Outcome::Failed);
+  }
+  // One GPU expected and listed: not several.
+  auto m = eight_with_q(q);
+  m.gpus.resize(1);
+  m.fabric.resize(1);
+  CHECK(evaluate({.gpus = 1}, m).outcome == Outcome::Healthy);
+  CHECK(evaluate({.gpus = 2}, m).outcome == Outcome::Failed);  // gpu-count, and the fabric required
+}

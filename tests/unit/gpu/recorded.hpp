@@ -1,4 +1,6 @@
-// The recorded outputs of an 8 × H100 SXM VM (tests/unit/gpu/recorded/).
+// The recorded outputs of an 8 × H100 SXM VM (tests/unit/gpu/recorded/), and
+// of one real H100 SXM passed alone into a VM, driver 580 (*-h100-alone.*:
+// serial, UUID and PDI zeroed).
 #pragma once
 
 #include <fstream>

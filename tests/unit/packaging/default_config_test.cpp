@@ -89,6 +89,7 @@ void require_defaults(cosmicac::config::Settings const& s) {
   CHECK(s.ib_count == d.ib_count);
   CHECK(s.gpu_check == d.gpu_check);
   CHECK(s.fabric_wait == d.fabric_wait);
+  CHECK(s.fabric_required == d.fabric_required);
   CHECK(s.gpu_check_nvidia_smi == d.gpu_check_nvidia_smi);
   CHECK(s.gpu_check_sysfs == d.gpu_check_sysfs);
 }

@@ -1,9 +1,9 @@
-#include "readiness/terminal_text.hpp"
+#include "common/terminal_text.hpp"
 
 #include <cstdint>
 #include <cstdio>
 
-namespace cosmicac::readiness {
+namespace cosmicac {
 namespace {
 
 void hex_byte(std::string& out, unsigned char b) {
@@ -85,4 +85,4 @@ std::string terminal_safe(std::string_view s) {
 
 std::string terminal_quoted(std::string_view s) { return "\"" + terminal_safe(s) + "\""; }
 
-}  // namespace cosmicac::readiness
+}  // namespace cosmicac
