@@ -39,7 +39,7 @@ Outcome RenderCommand::validate() const {
 
 Outcome RenderCommand::complete() {
   if (!mirror) return file.load_spec(cluster.ns, spec);
-  auto loaded = file.load_profile();
+  auto loaded = file.load_profile(cluster.ns);
   if (!loaded) return failure(loaded.error());
   profile = std::move(*loaded);
   return std::nullopt;
