@@ -63,8 +63,9 @@ Outcome FileFlags::load_spec(std::string const& ns_flag, std::optional<JobSpec>&
   // The spec may repeat the namespace, never choose it: without the
   // operator's, nothing is read.
   if (operator_profile->ns.empty())
-    return failure(Errc::Spec, "the namespace is the operator's: give -n NAMESPACE or the operator profile key "
-                               "namespace (a job spec may repeat it, never choose it)");
+    return failure(Errc::Spec,
+                   "the namespace is the operator's: give -n NAMESPACE or the operator profile key "
+                   "namespace (a job spec may repeat it, never choose it)");
   auto loaded = load_renderable_spec(filename, *operator_profile);
   if (!loaded) return failure(loaded.error());
   spec = std::move(*loaded);

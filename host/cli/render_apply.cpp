@@ -110,7 +110,7 @@ int ApplyCommand::run() {
     return kExitOk;
   }
   if (options.dry_run == DryRun::None)
-    say("applied; run `cosmicac-vmi wait -f " + file.filename + "` to wait for readiness");
+    say("applied; run `cosmicac-vmi wait -n " + spec->ns + " -f " + file.filename + "` to wait for readiness");
   return kExitOk;
 }
 

@@ -21,7 +21,7 @@ inline constexpr const char* kDefaultPullSecret = "ghcr-pull-cred";
 inline constexpr const char* kDefaultBootstrapConfigMap = "bootstrap-cm";
 
 struct OperatorProfile {
-  std::string origin = "compiled-in defaults";         // the file, for messages
+  std::string origin = "compiled-in defaults";  // the file, for messages
   // The namespace every object of a job is in, and in which its Secrets,
   // ConfigMap, network and kept data disk resolve: the profile's `namespace`,
   // else the operator's -n (host/cli: FileFlags::load_spec). A job spec may

@@ -188,6 +188,6 @@ TEST_CASE("cli options: the binary refuses render-userdata --output as it refuse
   auto d = vmi({"doctor", "-f", kExample, "-n", "other", "--kubeconfig", dir.path + "/none"});
   CHECK(d.exit_code == 2);
   CHECK(d.err == "cosmicac-vmi: " + kExample +
-                      ": namespace: 'cosmic-ac' is not the operator's namespace 'other' (-n or operator profile key "
-                      "namespace): a job spec may repeat the namespace, never choose it\n");
+                     ": namespace: 'cosmic-ac' is not the operator's namespace 'other' (-n or operator profile key "
+                     "namespace): a job spec may repeat the namespace, never choose it\n");
 }

@@ -95,7 +95,9 @@ TEST_CASE("cli output: stdout of every -o json|yaml / --json output parses while
       {{"render", "-f", kExample, "-n", "cosmic-ac", "-o", "json"}, "json", false},
       {{"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "yaml"}, "yaml", false},
       {{"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "json"}, "json", false},
-      {{"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--dry-run=server", "-o", "json"}, "json", false},
+      {{"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--dry-run=server", "-o", "json"},
+       "json",
+       false},
       {{"list", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "json"}, "json", false},
       {{"list", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "yaml"}, "yaml", false},
       {{"get", "llama-70b-0", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "json"}, "json", false},
@@ -122,7 +124,8 @@ TEST_CASE("cli output: stdout of every -o json|yaml / --json output parses while
   std::string const vmi_path = "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/llama-70b-0";
   server.script_status(vmi_path, {json{{"phase", "Running"},
                                        {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}});
-  auto w = run({"wait", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--json", "--interval", "50ms", "--timeout", "20s"});
+  auto w = run({"wait", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--json", "--interval", "50ms",
+                "--timeout", "20s"});
   INFO("wait stderr: " << w.err);
   CHECK(w.exit_code == 0);
   CHECK(w.err.find("running the kubeconfig's credential plugin") != std::string::npos);

@@ -284,8 +284,8 @@ TEST_CASE(
 }
 
 TEST_CASE("cli profile: the examples — the reference job with the example profile renders its objects") {
-  auto r = vmi({"render", "-f", COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", "-n", "cosmic-ac", "-o", "json", "--profile",
-                COSMICAC_SOURCE_DIR "/host/examples/operator/profile.yaml"});
+  auto r = vmi({"render", "-f", COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", "-n", "cosmic-ac", "-o", "json",
+                "--profile", COSMICAC_SOURCE_DIR "/host/examples/operator/profile.yaml"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   json const list = json::parse(r.out);
@@ -307,8 +307,9 @@ TEST_CASE("cli profile: the namespace is the operator's; a job spec naming anoth
       auto r = vmi(args, attack.dump());
       CHECK(r.exit_code == 2);
       CHECK(r.out.empty());
-      CHECK(r.err == "cosmicac-vmi: <stdin>: namespace: 'tenant-b' is not the operator's namespace 'tenant-a' (-n or "
-                     "operator profile key namespace): a job spec may repeat the namespace, never choose it\n");
+      CHECK(r.err ==
+            "cosmicac-vmi: <stdin>: namespace: 'tenant-b' is not the operator's namespace 'tenant-a' (-n or "
+            "operator profile key namespace): a job spec may repeat the namespace, never choose it\n");
     }
     // Without the operator's namespace the spec's is not taken.
     auto none = vmi({cmd, "-f", "-"}, attack.dump());

@@ -53,7 +53,8 @@ TEST_CASE("cli spec: what the agent would refuse at boot exits 2 naming the fiel
 }
 
 TEST_CASE("cli spec: a JSON spec with a key twice exits 2 naming the key, at any depth") {
-  auto top = run_vmi({"render", "-f", "-", "-n", "y"}, R"({"name":"x","namespace":"y","cpu":2,"memory":"4Gi","memory":"512Gi"})");
+  auto top = run_vmi({"render", "-f", "-", "-n", "y"},
+                     R"({"name":"x","namespace":"y","cpu":2,"memory":"4Gi","memory":"512Gi"})");
   CHECK(top.exit_code == 2);
   CHECK(top.err.find("<stdin>: duplicate key 'memory'") != std::string::npos);
   auto deep = run_vmi(
@@ -100,7 +101,8 @@ TEST_CASE("cli spec: apply whose Secret is refused exits 1, having deleted what 
                    "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
                    "clusters:\n- name: c\n  cluster: {server: '" +
                        server.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
-  auto a = run_vmi({"apply", "-f", COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", "-n", "cosmic-ac", "--kubeconfig", kc});
+  auto a = run_vmi(
+      {"apply", "-f", COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", "-n", "cosmic-ac", "--kubeconfig", kc});
   CHECK(a.exit_code == 1);
   CHECK(a.err.find("deleted what this run had created") != std::string::npos);
   CHECK_FALSE(server.has("/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/llama-70b-0"));
@@ -122,7 +124,8 @@ TEST_CASE("cli spec: a user-data Secret over 1 MiB exits 2 naming container.env,
   std::string value;
   for (int i = 0; i < 300 * 1000; ++i) value += "\u00e9";
   test::write_text(spec, kBase + "container:\n  env:\n    WEIGHTS_INLINE: \"" + value + "\"\n");
-  for (auto const& r : {run_vmi({"render", "-f", spec, "-n", "y"}), run_vmi({"apply", "-f", spec, "--kubeconfig", kc})}) {
+  for (auto const& r :
+       {run_vmi({"render", "-f", spec, "-n", "y"}), run_vmi({"apply", "-f", spec, "--kubeconfig", kc})}) {
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(spec + ": container.env: makes the user-data Secret's data ") != std::string::npos);
     CHECK(r.out.empty());

@@ -99,7 +99,8 @@ TEST_CASE("cli: apply, apply again (unchanged), wait until ready, delete") {
   server.script_status(vmi_path, {json{{"phase", "Scheduling"}},
                                   json{{"phase", "Running"},
                                        {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}});
-  auto w = vmi({"wait", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--interval", "50ms", "--timeout", "20s"});
+  auto w =
+      vmi({"wait", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--interval", "50ms", "--timeout", "20s"});
   CHECK(w.exit_code == 0);
   CHECK(w.out.find("phase=Scheduling") != std::string::npos);
   CHECK(
@@ -138,7 +139,8 @@ TEST_CASE("cli: apply of a changed VMI exits 1 listing the fields; --recreate re
   CHECK(refused.out.find("differs: VirtualMachineInstance cosmic-ac/llama-70b-0 spec.domain.cpu.cores") !=
         std::string::npos);
   CHECK(refused.err.find("exists and its spec cannot change") != std::string::npos);
-  auto recreated = vmi({"apply", "-f", changed, "-n", "cosmic-ac", "--kubeconfig", kc, "--recreate", "--timeout", "20s"});
+  auto recreated =
+      vmi({"apply", "-f", changed, "-n", "cosmic-ac", "--kubeconfig", kc, "--recreate", "--timeout", "20s"});
   INFO(recreated.err);
   CHECK(recreated.exit_code == 0);
   CHECK(recreated.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 recreated") != std::string::npos);

@@ -87,13 +87,12 @@ json launcher_pod(bool with_console = true, json status = json()) {
             {"namespace", "cosmic-ac"},
             {"uid", kPodUid},
             {"creationTimestamp", "2026-01-01T00:00:01Z"},
-            {"ownerReferences",
-             json::array({{{"apiVersion", "kubevirt.io/v1"},
-                           {"kind", "VirtualMachineInstance"},
-                           {"name", "job"},
-                           {"uid", kUid},
-                           {"controller", true},
-                           {"blockOwnerDeletion", true}}})},
+            {"ownerReferences", json::array({{{"apiVersion", "kubevirt.io/v1"},
+                                              {"kind", "VirtualMachineInstance"},
+                                              {"name", "job"},
+                                              {"uid", kUid},
+                                              {"controller", true},
+                                              {"blockOwnerDeletion", true}}})},
             {"labels",
              {{"kubevirt.io", "virt-launcher"}, {"kubevirt.io/created-by", kUid}, {"vm.kubevirt.io/name", "job"}}}}},
           {"spec", {{"containers", containers}}},
@@ -1013,12 +1012,13 @@ TEST_CASE("cli wait -l: a name from the list is checked as Kubernetes checks it 
   s.put(vmi_path("job-b"), labelled_vmi(evil));
   test::TempDir dir;
   std::string kc = dir.path + "/kubeconfig";
-  test::write_text(kc, "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
-                       "clusters:\n- name: c\n  cluster: {server: '" +
-                           s.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
+  test::write_text(kc,
+                   "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
+                   "clusters:\n- name: c\n  cluster: {server: '" +
+                       s.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
   Command c{.program = COSMICAC_VMI_BINARY,
-            .args = {"wait", "-l", "app.kubernetes.io/managed-by=cosmicac-vmi", "-n", "cosmic-ac", "--kubeconfig", kc, "--interval", "50ms",
-                     "--timeout", "3s"},
+            .args = {"wait", "-l", "app.kubernetes.io/managed-by=cosmicac-vmi", "-n", "cosmic-ac", "--kubeconfig", kc,
+                     "--interval", "50ms", "--timeout", "3s"},
             .description = "cosmicac-vmi"};
   c.timeout = std::chrono::seconds(60);
   c.log_output_on_failure = false;
