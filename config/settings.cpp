@@ -13,6 +13,8 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <initializer_list>
+#include <utility>
 
 namespace cosmicac::config {
 namespace {
@@ -54,6 +56,18 @@ struct Key {
 };
 
 Status set_duration(std::chrono::seconds& out, std::string_view v) { return assign(parse_duration(v), out); }
+
+// One word of a closed set, in any case, to its value; `expected` is the message otherwise.
+template <typename T>
+Status set_choice(T& out, std::string_view v, std::initializer_list<std::pair<std::string_view, T>> choices,
+                  char const* expected) {
+  for (auto const& [word, value] : choices)
+    if (ilower_equals(v, word)) {
+      out = value;
+      return ok();
+    }
+  return problem(expected);
+}
 
 // REGISTRY_MIRROR: http[s]://host[:port] and nothing else (no path, no user,
 // no query). The host must read as a registry in an image reference
@@ -148,19 +162,14 @@ constexpr std::array<Key, 31> kKeys{{
     {"INSTALL_DOCKER", [](Settings& s, std::string_view v) { return assign(parse_bool(v), s.install_docker); }},
     {"PULL_POLICY",
      [](Settings& s, std::string_view v) {
-       if (ilower_equals(v, "missing")) s.pull_policy = PullPolicy::Missing;
-       else if (ilower_equals(v, "always")) s.pull_policy = PullPolicy::Always;
-       else return problem("must be missing or always");
-       return ok();
+       return set_choice(s.pull_policy, v, {{"missing", PullPolicy::Missing}, {"always", PullPolicy::Always}},
+                         "must be missing or always");
      }},
     {"RETRY_BUDGET", [](Settings& s, std::string_view v) { return set_duration(s.retry_budget, v); }},
     {"GPU_MODE",
      [](Settings& s, std::string_view v) {
-       if (ilower_equals(v, "all")) s.gpu_mode = GpuMode::All;
-       else if (ilower_equals(v, "none")) s.gpu_mode = GpuMode::None;
-       else if (ilower_equals(v, "auto")) s.gpu_mode = GpuMode::Auto;
-       else return problem("must be all, none or auto");
-       return ok();
+       return set_choice(s.gpu_mode, v, {{"all", GpuMode::All}, {"none", GpuMode::None}, {"auto", GpuMode::Auto}},
+                         "must be all, none or auto");
      }},
     {"GPU_WAIT", [](Settings& s, std::string_view v) { return set_duration(s.gpu_wait, v); }},
     {"SETTLE_SECONDS", [](Settings& s, std::string_view v) { return set_duration(s.settle, v); }},
@@ -189,11 +198,9 @@ constexpr std::array<Key, 31> kKeys{{
     {"FABRIC_WAIT", [](Settings& s, std::string_view v) { return set_duration(s.fabric_wait, v); }},
     {"FABRIC_REQUIRED",
      [](Settings& s, std::string_view v) {
-       if (ilower_equals(v, "auto")) s.fabric_required = FabricRequired::Auto;
-       else if (ilower_equals(v, "on")) s.fabric_required = FabricRequired::On;
-       else if (ilower_equals(v, "off")) s.fabric_required = FabricRequired::Off;
-       else return problem("must be auto, on or off");
-       return ok();
+       return set_choice(s.fabric_required, v,
+                         {{"auto", FabricRequired::Auto}, {"on", FabricRequired::On}, {"off", FabricRequired::Off}},
+                         "must be auto, on or off");
      }},
     {"GPU_CHECK_NVIDIA_SMI",
      [](Settings& s, std::string_view v) { return set_absolute_path(s.gpu_check_nvidia_smi, v); }},
