@@ -7,10 +7,7 @@
 
 #include <sys/stat.h>
 
-#include <filesystem>
-
 namespace cosmicac::agent {
-namespace fs = std::filesystem;
 namespace {
 
 constexpr std::size_t kMaxInstalledFile = 64u << 20;
@@ -23,8 +20,7 @@ Result<bool> write_if_different(std::string const& path, std::string_view data, 
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) == mode) return false;
   }
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
+  (void)make_directories(parent_directory(path));  // a failure is write_file_atomically's to report, naming the file
   // rename over a running binary is fine: the old inode lives on until it exits.
   if (auto st = write_file_atomically(path, data, mode); !st) return st.error();
   return true;
@@ -32,7 +28,7 @@ Result<bool> write_if_different(std::string const& path, std::string_view data, 
 
 std::string under_root(std::string const& root, std::string const& abs) {
   if (root.empty() || root == "/") return abs;
-  return (fs::path(root) / fs::path(abs).relative_path()).string();
+  return join_path(root, abs);
 }
 
 }  // namespace

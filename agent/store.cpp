@@ -13,7 +13,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <thread>
 
 namespace cosmicac::agent {
@@ -57,11 +56,11 @@ std::string dropped_note(int n) {
 }  // namespace
 
 bool dockerd_running(std::string const& proc_root) {
-  std::error_code ec;
-  for (auto const& e : std::filesystem::directory_iterator(proc_root, ec)) {
-    std::string const pid = e.path().filename().string();
+  auto pids = directory_entries(proc_root);
+  if (!pids) return false;
+  for (auto const& pid : *pids) {
     if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    auto comm = read_file(e.path().string() + "/comm", 64);
+    auto comm = read_file(join_path(proc_root, pid) + "/comm", 64);
     if (comm && *comm == "dockerd\n") return true;
   }
   return false;

@@ -32,12 +32,22 @@ if(COSMICAC_TSAN)
 endif()
 
 if(COSMICAC_STATIC)
-  # Size matters (the packed binary must fit a ConfigMap with room to spare).
-  target_compile_options(cosmicac_flags INTERFACE -Os -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables)
+  # Size matters (the packed binary must fit a ConfigMap with room to spare):
+  # -Oz, GCC 12's -Os that also prefers the shorter instruction over the faster
+  # one (~12 KB raw, ~3 KB packed; the agent waits on disks, dockerd and the
+  # network, not on its own instructions).
+  target_compile_options(cosmicac_flags INTERFACE -Oz -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables)
   # Reproducible across checkouts: __FILE__ (e.g. the journal's CODE_FILE) is
   # relative to the source tree.
   target_compile_options(cosmicac_flags INTERFACE -ffile-prefix-map=${PROJECT_SOURCE_DIR}/=)
   target_link_options(cosmicac_flags INTERFACE -static -Wl,--gc-sections -s)
+  # Link-time optimisation (~140 KB raw): the agent's modules and the header-only
+  # libraries they instantiate (nlohmann/json, fmt, spdlog, Boost) are optimised
+  # as one program, and so are libcurl and libsystemd, whose archives carry LTO
+  # bytecode (packaging/static-deps). The code generator runs at link time, so
+  # it gets the compile flags that shape the code again.
+  set(CMAKE_INTERPROCEDURAL_OPTIMIZATION ON)
+  target_link_options(cosmicac_flags INTERFACE -Oz -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables)
   # FMT_STATIC_THOUSANDS_SEPARATOR: fmt's {:L} grouping without std::locale,
   # which would otherwise pull ~300 KB of libstdc++ locale facets in.
   target_compile_definitions(cosmicac_flags INTERFACE SPDLOG_HEADER_ONLY FMT_HEADER_ONLY SPDLOG_NO_TLS

@@ -2,12 +2,15 @@
 
 #include "common/secret.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -54,6 +57,88 @@ std::string parent_directory(std::string const& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
+}
+
+Result<std::vector<std::string>> directory_entries(std::string const& dir, Reason reason) {
+  DIR* const d = ::opendir(dir.c_str());
+  if (d == nullptr) return sys_error(reason, "cannot list", dir, errno);
+  std::vector<std::string> names;
+  int err = 0;
+  for (;;) {
+    errno = 0;
+    dirent const* e = ::readdir(d);
+    if (e == nullptr) {
+      err = errno;
+      break;
+    }
+    std::string_view const name = e->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
+  }
+  ::closedir(d);
+  if (err != 0) return sys_error(reason, "cannot list", dir, err);
+  return names;
+}
+
+std::string join_path(std::string_view a, std::string_view b) {
+  while (!a.empty() && a.back() == '/') a.remove_suffix(1);
+  while (!b.empty() && b.front() == '/') b.remove_prefix(1);
+  std::string out(a);
+  out += '/';
+  out += b;
+  return out;
+}
+
+std::string base_name(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  if (path == "/") return {};
+  auto const slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string lexically_normal(std::string_view path) {
+  bool const absolute = !path.empty() && path.front() == '/';
+  std::vector<std::string_view> comps;
+  std::size_t b = 0;
+  while (b <= path.size()) {
+    std::size_t e = path.find('/', b);
+    if (e == std::string_view::npos) e = path.size();
+    std::string_view const comp = path.substr(b, e - b);
+    if (comp == "..") {
+      if (!comps.empty() && comps.back() != "..") comps.pop_back();
+      else if (!absolute) comps.push_back(comp);  // a relative path keeps the ".." it cannot apply
+    } else if (!comp.empty() && comp != ".") {
+      comps.push_back(comp);
+    }
+    b = e + 1;
+  }
+  std::string out = absolute ? "/" : "";
+  for (auto c : comps) {
+    if (!out.empty() && out.back() != '/') out += '/';
+    out += c;
+  }
+  if (out.empty() && !path.empty()) out = ".";
+  return out;
+}
+
+std::string real_path(std::string const& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : std::string();
+}
+
+Status make_directories(std::string const& path, Reason reason) {
+  std::string const normal = lexically_normal(path);
+  std::size_t next = 0;
+  while (next != std::string::npos) {
+    next = normal.find('/', next + 1);
+    std::string const dir = normal.substr(0, next);
+    if (dir.empty() || dir == "/" || dir == ".") continue;
+    if (::mkdir(dir.c_str(), 0755) == 0) continue;
+    int const err = errno;
+    struct stat st {};
+    if (err == EEXIST && ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) continue;
+    return sys_error(reason, "cannot create the directory", dir, err == EEXIST ? ENOTDIR : err);
+  }
+  return ok();
 }
 
 int read_to_end(int fd, std::size_t limit, std::string& out) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cosmicac {
 
@@ -66,5 +67,34 @@ Status write_file_atomically(std::string const& path, std::string_view data, mod
 
 // The directory part of a path: "a/b" -> "a", "/b" -> "/", "b" -> ".".
 std::string parent_directory(std::string const& path);
+
+// Paths and directories without std::filesystem. Why by hand: in the static
+// agent std::filesystem costs about 45 KB raw (its path class, canonical(),
+// directory_iterator, filesystem_error: bench/README.md, "Binary size"), for
+// what readdir(3), realpath(3), mkdir(2) and a few string operations do here.
+
+// The names in `dir` ("." and ".." left out), in readdir's order. An error
+// (opening or reading the directory) names `dir`: a listing that stopped
+// half-way is never returned as if it were whole.
+Result<std::vector<std::string>> directory_entries(std::string const& dir, Reason reason = Reason::Internal);
+
+// `a` + "/" + `b`, one slash between them whatever `a` ends with or `b` starts with.
+std::string join_path(std::string_view a, std::string_view b);
+
+// The last component of a path: "/a/b" -> "b", "/a/b/" -> "b", "/" -> "".
+std::string base_name(std::string_view path);
+
+// Empty and "." components dropped and ".." applied to the component before it
+// (never above "/" of an absolute path); no trailing slash but for "/" itself.
+// The same as std::filesystem::path::lexically_normal() without its trailing "/"
+// (tests/unit/common: compared with it): "/a//b/./c/../" -> "/a/b".
+std::string lexically_normal(std::string_view path);
+
+// realpath(3): `path` with every symlink, "." and ".." resolved; "" when it cannot be.
+std::string real_path(std::string const& path);
+
+// Creates `path` and its missing parents (mode 0755, less the umask); ok when
+// each already is a directory. The error names the directory it could not make.
+Status make_directories(std::string const& path, Reason reason = Reason::Internal);
 
 }  // namespace cosmicac

@@ -1,8 +1,9 @@
 #include "disk/decide.hpp"
 
+#include "common/file_io.hpp"
+
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <set>
 
@@ -284,8 +285,7 @@ DiskPlan decide(SystemFacts const& facts, DiskWanted const& wanted_in) {
   DiskPlan plan;
   DiskWanted wanted = wanted_in;
   // mountinfo lists mount points normalised: compare (and write fstab) alike.
-  std::string mp = std::filesystem::path(wanted.mount_point).lexically_normal().native();
-  while (mp.size() > 1 && mp.back() == '/') mp.pop_back();
+  std::string mp = lexically_normal(wanted.mount_point);
   plan.mount_point = wanted.mount_point;
   if (mp.empty() || mp.front() != '/' || mp == "/")
     return refuse(std::move(plan), Reason::ConfigInvalid,

@@ -10,21 +10,17 @@
 #include <sys/sysmacros.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <memory>
-#include <system_error>
 
 namespace cosmicac::disk {
-
-namespace fs = std::filesystem;
 
 namespace {
 
 // Reads a small sysfs attribute whole (binary-safe); "" when absent or unreadable.
-std::string read_attr(fs::path const& p) {
+std::string read_attr(std::string const& p) {
   constexpr std::size_t kMaxAttrBytes = 64 * 1024;  // a text attribute is one page; VPD pages are small
-  auto data = read_file(p.string(), kMaxAttrBytes);
+  auto data = read_file(p, kMaxAttrBytes);
   return data ? std::move(*data) : std::string();
 }
 
@@ -39,12 +35,12 @@ std::string trim(std::string s) {
 bool starts_with(std::string const& s, std::string_view p) { return s.rfind(p, 0) == 0; }
 
 // Why a whole disk is never a data-disk candidate, by its kind ("" = it may be).
-std::string kind_exclusion(std::string const& name, fs::path const& resolved, std::uint64_t size) {
+std::string kind_exclusion(std::string const& name, std::string const& resolved, std::uint64_t size) {
   if (starts_with(name, "loop")) return "loop device";
   if (starts_with(name, "sr")) return "CD-ROM";
   if (starts_with(name, "zram")) return "compressed RAM disk";
   if (starts_with(name, "ram")) return "RAM disk";
-  if (resolved.native().find("/devices/virtual/") != std::string::npos)
+  if (resolved.find("/devices/virtual/") != std::string::npos)
     return "virtual device (device-mapper, md, …), not a disk";
   if (size == 0) return "no medium (size 0)";
   return {};
@@ -53,12 +49,12 @@ std::string kind_exclusion(std::string const& name, fs::path const& resolved, st
 }  // namespace
 
 std::string read_serial(ProbeOptions const& options, std::string const& disk) {
-  fs::path const base = fs::path(options.sysfs_root) / "class/block" / disk;
-  if (auto s = trim(read_attr(base / "serial")); !s.empty()) return s;
-  if (auto s = trim(read_attr(base / "device/serial")); !s.empty()) return s;
+  std::string const base = join_path(join_path(options.sysfs_root, "class/block"), disk);
+  if (auto s = trim(read_attr(base + "/serial")); !s.empty()) return s;
+  if (auto s = trim(read_attr(base + "/device/serial")); !s.empty()) return s;
   // VPD page 0x80 (Unit Serial Number): 4-byte header, byte 1 the page code,
   // bytes 2-3 the length, then the serial, space-padded.
-  std::string const vpd = read_attr(base / "device/vpd_pg80");
+  std::string const vpd = read_attr(base + "/device/vpd_pg80");
   if (vpd.size() >= 4 && static_cast<unsigned char>(vpd[1]) == 0x80) {
     std::size_t const len =
         (static_cast<std::size_t>(static_cast<unsigned char>(vpd[2])) << 8) | static_cast<unsigned char>(vpd[3]);
@@ -69,12 +65,12 @@ std::string read_serial(ProbeOptions const& options, std::string const& disk) {
 
 std::vector<KernelPartition> kernel_partitions(ProbeOptions const& options, std::string const& disk) {
   std::vector<KernelPartition> out;
-  std::error_code ec;
-  fs::path const base = fs::path(options.sysfs_root) / "class/block" / disk;
-  for (auto const& e : fs::directory_iterator(base, ec)) {
-    std::string const number = trim(read_attr(e.path() / "partition"));
+  std::string const base = join_path(join_path(options.sysfs_root, "class/block"), disk);
+  auto names = directory_entries(base);
+  if (!names) return out;  // no such disk (any more): no partitions
+  for (auto const& name : *names) {
+    std::string const number = trim(read_attr(base + "/" + name + "/partition"));
     if (number.empty()) continue;
-    std::string const name = e.path().filename();
     out.push_back({.number = std::atoi(number.c_str()), .name = name, .dev_path = options.dev_root + "/" + name});
   }
   std::sort(out.begin(), out.end(), [](auto const& a, auto const& b) { return a.number < b.number; });
@@ -88,11 +84,11 @@ using DevnoIndex = std::map<std::string, std::string>;  // "major:minor" → ker
 std::string devno_key(dev_t devno) { return std::to_string(major(devno)) + ":" + std::to_string(minor(devno)); }
 
 // A whole disk's facts from its sysfs directory (`resolved`).
-DiskFacts whole_disk_facts(ProbeOptions const& options, std::string const& name, fs::path const& resolved) {
+DiskFacts whole_disk_facts(ProbeOptions const& options, std::string const& name, std::string const& resolved) {
   DiskFacts d;
   d.name = name;
   d.dev_path = options.dev_root + "/" + name;
-  std::string const sectors = trim(read_attr(resolved / "size"));
+  std::string const sectors = trim(read_attr(resolved + "/size"));
   d.size_bytes = std::strtoull(sectors.c_str(), nullptr, 10) * 512;  // sysfs size is in 512-byte units, always
   d.serial = read_serial(options, name);
   d.not_candidate = kind_exclusion(name, resolved, d.size_bytes);
@@ -103,22 +99,21 @@ DiskFacts whole_disk_facts(ProbeOptions const& options, std::string const& name,
 // Every block device of /sys/class/block: the holder graph, the whole disks
 // (sorted by name) and the index of device numbers that the mounts refer to.
 Result<DevnoIndex> list_block_devices(ProbeOptions const& options, SystemFacts& facts) {
-  std::error_code ec;
-  fs::path const class_block = fs::path(options.sysfs_root) / "class/block";
-  fs::directory_iterator it(class_block, ec);
-  if (ec) return make_error(Reason::DiskError, "cannot list " + class_block.native() + ": " + ec.message());
+  std::string const class_block = join_path(options.sysfs_root, "class/block");
+  auto names = directory_entries(class_block, Reason::DiskError);
+  if (!names) return names.error();
 
   DevnoIndex by_devno;
-  for (auto const& e : it) {
-    std::string const name = e.path().filename();
-    fs::path const resolved = fs::canonical(e.path(), ec);
-    if (ec) continue;  // vanished while listing
+  for (auto const& name : *names) {
+    std::string const resolved = real_path(class_block + "/" + name);
+    if (resolved.empty()) continue;  // vanished while listing
     BlockNode node{.name = name};
-    bool const is_partition = fs::exists(resolved / "partition");
-    if (is_partition) node.parents.push_back(resolved.parent_path().filename());
-    for (auto const& s : fs::directory_iterator(resolved / "slaves", ec)) node.parents.push_back(s.path().filename());
-    ec.clear();
-    if (auto dev = trim(read_attr(resolved / "dev")); !dev.empty()) by_devno[dev] = name;
+    struct stat st {};
+    bool const is_partition = ::stat((resolved + "/partition").c_str(), &st) == 0;
+    if (is_partition) node.parents.push_back(base_name(parent_directory(resolved)));
+    if (auto slaves = directory_entries(resolved + "/slaves"))
+      node.parents.insert(node.parents.end(), slaves->begin(), slaves->end());
+    if (auto dev = trim(read_attr(resolved + "/dev")); !dev.empty()) by_devno[dev] = name;
     facts.graph.push_back(std::move(node));
     if (!is_partition) facts.disks.push_back(whole_disk_facts(options, name, resolved));
   }

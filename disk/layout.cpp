@@ -9,11 +9,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 namespace cosmicac::disk {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -49,12 +46,13 @@ Result<RootContent> read_root_content(std::string const& root) {
   auto attribute = read_trusted_attribute(root, kLayoutAttribute);
   if (!attribute) return attribute.error();
   if (*attribute == kLayoutAttributeValue) return RootContent::StoreLayout;
-  std::error_code ec;
-  if (fs::is_regular_file(fs::symlink_status(fs::path(root) / kLayoutMarker, ec))) return RootContent::UnmarkedLayout;
-  fs::directory_iterator it(root, ec);
-  if (ec) return make_error(Reason::DiskError, "cannot list " + root + ": " + ec.message());
-  for (auto const& e : it)
-    if (e.path().filename() != "lost+found") return RootContent::Files;
+  struct stat marker {};
+  if (::lstat(join_path(root, kLayoutMarker).c_str(), &marker) == 0 && S_ISREG(marker.st_mode))
+    return RootContent::UnmarkedLayout;
+  auto names = directory_entries(root, Reason::DiskError);
+  if (!names) return names.error();
+  for (auto const& name : *names)
+    if (name != "lost+found") return RootContent::Files;
   return RootContent::Empty;
 }
 

@@ -1,11 +1,11 @@
 #include "disk/disk.hpp"
 
+#include "common/file_io.hpp"
 #include "disk/probe.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <thread>
 
 namespace cosmicac::disk {
@@ -23,7 +23,7 @@ std::optional<DiskPlan> plan_from_mountinfo(DiskWanted const& wanted, ProbeOptio
   quick.probe_content = false;
   auto facts = probe_system(quick);
   if (!facts) return std::nullopt;
-  std::string const mp = std::filesystem::path(wanted.mount_point).lexically_normal().native();
+  std::string const mp = lexically_normal(wanted.mount_point);
   auto const at = [&](std::string const& place) {
     return std::find_if(facts->mounts.rbegin(), facts->mounts.rend(),
                         [&](MountFacts const& m) { return !place.empty() && m.target == place && !m.device.empty(); });

@@ -1,23 +1,22 @@
 #include "gpu/infiniband.hpp"
 
+#include "common/file_io.hpp"
 #include "gpu/text.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <system_error>
 
 namespace cosmicac::gpu {
 namespace {
 
-namespace fs = std::filesystem;
 constexpr std::size_t kMaxDevices = 64;
 constexpr std::size_t kMaxPorts = 16;
 
 // The first 64 bytes of a sysfs attribute; nullopt when it cannot be read.
-std::optional<std::string> read_attribute(fs::path const& p) {
+std::optional<std::string> read_attribute(std::string const& p) {
   int const fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return std::nullopt;
   char buf[64];
@@ -32,11 +31,11 @@ bool plain_name(std::string const& n) {
   return !n.empty() && n.size() <= 64 && n[0] != '.' && text::printable(n) && n.find('/') == std::string::npos;
 }
 
-std::vector<std::string> entries(fs::path const& dir, std::size_t max) {
+std::vector<std::string> entries(std::string const& dir, std::size_t max) {
   std::vector<std::string> names;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    auto name = it->path().filename().string();
+  auto all = directory_entries(dir);
+  if (!all) return names;
+  for (auto& name : *all) {
     if (plain_name(name)) names.push_back(std::move(name));
     if (names.size() == max) break;
   }
@@ -70,15 +69,16 @@ std::optional<PortState> parse_port_state(std::string_view text) {
 }
 
 std::vector<IbDevice> read_infiniband(std::string const& sysfs_root) {
-  fs::path const root = fs::path(sysfs_root) / "class/infiniband";
+  std::string const root = join_path(sysfs_root, "class/infiniband");
   std::vector<IbDevice> devices;
   for (auto const& dev : entries(root, kMaxDevices)) {
     IbDevice d{.name = dev, .ports = {}};
-    for (auto const& port : entries(root / dev / "ports", kMaxPorts)) {
+    std::string const ports = root + "/" + dev + "/ports";
+    for (auto const& port : entries(ports, kMaxPorts)) {
       auto const number = small_number(port);
       if (!number) continue;
       IbPort p{.device = dev, .port = *number, .state = std::nullopt};
-      if (auto t = read_attribute(root / dev / "ports" / port / "state")) p.state = parse_port_state(*t);
+      if (auto t = read_attribute(ports + "/" + port + "/state")) p.state = parse_port_state(*t);
       d.ports.push_back(std::move(p));
     }
     std::sort(d.ports.begin(), d.ports.end(), [](auto const& a, auto const& b) { return a.port < b.port; });

@@ -1,5 +1,6 @@
 #include "gpu/measure.hpp"
 
+#include "common/file_io.hpp"
 #include "common/process.hpp"
 #include "gpu/text.hpp"
 
@@ -7,15 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <system_error>
 
 namespace cosmicac::gpu {
 namespace {
 
-namespace fs = std::filesystem;
-
-std::string read_small(fs::path const& p) {
+std::string read_small(std::string const& p) {
   int const fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return {};
   char buf[32];
@@ -61,14 +59,16 @@ std::string nvidia_smi_looked_at(std::string const& configured) {
 
 std::vector<PciAddress> read_nvidia_pci(std::string const& sysfs_root) {
   std::vector<PciAddress> out;
-  std::error_code ec;
-  for (fs::directory_iterator it(fs::path(sysfs_root) / "bus/pci/devices", ec), end; !ec && it != end;
-       it.increment(ec)) {
+  std::string const devices = join_path(sysfs_root, "bus/pci/devices");
+  auto names = directory_entries(devices);
+  if (!names) return out;
+  for (auto const& name : *names) {
     if (out.size() == 64) break;
-    auto const addr = parse_pci_address(it->path().filename().string());
+    auto const addr = parse_pci_address(name);
     if (!addr || !addr->function) continue;
-    if (!read_small(it->path() / "vendor").starts_with("0x10de")) continue;
-    if (!read_small(it->path() / "class").starts_with("0x03")) continue;  // not an NVSwitch or audio function
+    std::string const dir = devices + "/" + name;
+    if (!read_small(dir + "/vendor").starts_with("0x10de")) continue;
+    if (!read_small(dir + "/class").starts_with("0x03")) continue;  // not an NVSwitch or audio function
     out.push_back(*addr);
   }
   std::sort(out.begin(), out.end(), [](PciAddress const& a, PciAddress const& b) { return a.str() < b.str(); });

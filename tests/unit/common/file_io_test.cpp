@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -245,4 +246,70 @@ TEST_CASE("UniqueFd: destruction, reset and move-assignment close what it held; 
   e = std::move(d);
   CHECK(e.get() == p[1]);
   CHECK(is_open(p[1]));
+}
+
+TEST_CASE("directory_entries: every name but . and .., and an error naming the directory, never a part-listing") {
+  TempDir t{"file-io"};
+  fs::create_directories(t.path / "sub");
+  std::ofstream(t.path / "a") << "x";
+  fs::create_symlink("a", t.path / "link");
+  auto names = directory_entries(t.path.string());
+  REQUIRE(names);
+  std::sort(names->begin(), names->end());
+  CHECK(*names == std::vector<std::string>{"a", "link", "sub"});
+
+  auto none = directory_entries((t.path / "missing").string(), Reason::DiskError);
+  REQUIRE_FALSE(none);
+  CHECK(none.error().reason == Reason::DiskError);
+  CHECK(none.error().message.find((t.path / "missing").string()) != std::string::npos);
+  auto file = directory_entries((t.path / "a").string());
+  REQUIRE_FALSE(file);
+  CHECK(file.error().message.find("Not a directory") != std::string::npos);
+}
+
+TEST_CASE("lexically_normal equals std::filesystem's lexically_normal, without its trailing slash") {
+  for (std::string const p : {"/",        "//",         "/a",
+                              "/a/",      "/a//b",      "/a/./b/",
+                              "/a/../b",  "/a/b/..",    "/a/b/../..",
+                              "/..",      "/../a",      "/a/../../b",
+                              "/./",      "/mnt/data/", "/mnt//data/./x/../",
+                              "a",        "a/",         "a/..",
+                              "a/../..",  "../a",       "./a/./b",
+                              ".",        "..",         "a/b/../../c",
+                              "/a/.../b", "/a/..b/c",   ""}) {
+    std::string want = fs::path(p).lexically_normal().string();
+    while (want.size() > 1 && want.back() == '/') want.pop_back();
+    CAPTURE(p);
+    CHECK(lexically_normal(p) == want);
+  }
+}
+
+TEST_CASE("join_path, base_name, real_path") {
+  CHECK(join_path("/sys", "class/block") == "/sys/class/block");
+  CHECK(join_path("/sys/", "/class") == "/sys/class");
+  CHECK(join_path("/", "/usr/bin") == "/usr/bin");
+  CHECK(join_path("/target", "/etc/default/x") == "/target/etc/default/x");
+  CHECK(base_name("/sys/devices/x/vda") == "vda");
+  CHECK(base_name("/a/b/") == "b");
+  CHECK(base_name("/") == "");
+  CHECK(base_name("name") == "name");
+
+  TempDir t{"file-io"};
+  fs::create_directories(t.path / "d");
+  fs::create_symlink("d", t.path / "l");
+  CHECK(real_path((t.path / "l/../l").string()) == fs::canonical(t.path / "d").string());
+  CHECK(real_path((t.path / "missing").string()).empty());
+}
+
+TEST_CASE("make_directories: parents made, existing directories fine, a file in the way named") {
+  TempDir t{"file-io"};
+  auto const deep = t.path / "a/b/c";
+  REQUIRE(make_directories(deep.string()));
+  CHECK(fs::is_directory(deep));
+  CHECK(make_directories(deep.string() + "/"));  // again: nothing to do
+  std::ofstream(t.path / "file") << "x";
+  auto blocked = make_directories((t.path / "file/sub").string(), Reason::DiskError);
+  REQUIRE_FALSE(blocked);
+  CHECK(blocked.error().reason == Reason::DiskError);
+  CHECK(blocked.error().message.find((t.path / "file").string()) != std::string::npos);
 }

@@ -3,6 +3,7 @@ real consumers: the ConfigMap by PyYAML (pure-Python and libyaml loaders), its
 units and the .deb's by `systemd-analyze verify` inside a root laid out as the
 guest has it, the .deb by lintian. A missing dist/ FAILS (run packaging/build-release)."""
 import base64
+import json
 import os
 import re
 import shutil
@@ -13,9 +14,12 @@ import unittest
 
 import yaml
 
+import size_table  # packaging/size_table.py (PYTHONPATH): the budget and its verdict
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 DIST = os.environ.get("COSMICAC_DIST") or os.path.join(ROOT, "dist")  # another build's, to compare
 CM = os.path.join(DIST, "bootstrap-cm.yaml")
+SIZES = os.path.join(DIST, "size-table.json")
 PACKED = os.path.join(DIST, "cosmicac-bootstrap")
 SEED_UNIT = os.path.join(ROOT, "tests", "data", "reference", "docker-bootstrap.service")
 LIMIT = 1024 * 1024
@@ -95,6 +99,18 @@ class ConfigMap(unittest.TestCase):
         self.assertLessEqual(counted, LIMIT)
         self.assertLessEqual(len(self.raw), ENCODED_LIMIT)
         self.assertIn(f"# Counted size (data + decoded binaryData): {counted} of {LIMIT} bytes.".encode(), self.raw)
+
+    def test_counted_size_within_the_budget_else_the_top_contributors_named(self):
+        counted = (sum(len(v.encode()) for v in self.doc["data"].values())
+                   + sum(len(base64.b64decode(v)) for v in self.doc["binaryData"].values()))
+        with open(need(SIZES)) as f:
+            sizes = json.load(f)
+        # The table describes this very binary: its packed size is the ConfigMap's copy.
+        self.assertEqual(sizes["packed"], len(self.packed))
+        self.assertEqual(sum(sizes["contributors"].values()), sizes["raw"])
+        verdict = size_table.budget_verdict(counted, sizes["contributors"])
+        if verdict:
+            self.fail(verdict)
 
     def test_agent_version_matches_the_binary(self):
         version = project_version()
