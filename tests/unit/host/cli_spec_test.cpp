@@ -125,7 +125,7 @@ TEST_CASE("cli spec: a user-data Secret over 1 MiB exits 2 naming container.env,
   for (int i = 0; i < 300 * 1000; ++i) value += "\u00e9";
   test::write_text(spec, kBase + "container:\n  env:\n    WEIGHTS_INLINE: \"" + value + "\"\n");
   for (auto const& r :
-       {run_vmi({"render", "-f", spec, "-n", "y"}), run_vmi({"apply", "-f", spec, "--kubeconfig", kc})}) {
+       {run_vmi({"render", "-f", spec, "-n", "y"}), run_vmi({"apply", "-f", spec, "-n", "y", "--kubeconfig", kc})}) {
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(spec + ": container.env: makes the user-data Secret's data ") != std::string::npos);
     CHECK(r.out.empty());
