@@ -282,7 +282,7 @@ class Suite:
                  "provisioner": "realapi.cosmicac.org/none", "volumeBindingMode": "Immediate"})
         profile = os.path.join(self.work, f"{ns}-profile.yaml")
         with open(profile, "w") as fh:
-            fh.write(f"storageClass: {cls}\n")
+            fh.write(f"namespace: {ns}\nstorageClass: {cls}\n")
         kc = self.tester_kubeconfig(ns)
 
         def apply(size, expect):
