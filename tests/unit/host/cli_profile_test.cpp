@@ -329,6 +329,7 @@ TEST_CASE("cli profile: the namespace is the operator's; a job spec naming anoth
     auto r = vmi({"render", "-f", "-", "-o", "json", "--profile", profile}, doc.dump());
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    for (auto const& o : json::parse(r.out)["items"]) CHECK(o["metadata"]["namespace"] == "tenant-a");
+    json const list = json::parse(r.out);  // held: a range-for over a temporary's member would dangle
+    for (auto const& o : list["items"]) CHECK(o["metadata"]["namespace"] == "tenant-a");
   }
 }
