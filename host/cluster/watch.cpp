@@ -71,7 +71,7 @@ Reflector::Reflector(KubeClient& client, ApiResource const& resource, std::strin
       resource_(resource),
       ns_(std::move(ns)),
       selector_(std::move(selector)),
-      opts_(opts),
+      opts_(std::move(opts)),
       changed_(std::move(changed)),
       notice_(std::move(notice)) {
   thread_ = std::thread([this] { run(); });

@@ -1,6 +1,7 @@
 #include "host/spec/operator_profile.hpp"
 
 #include "common/file_io.hpp"
+#include "config/image_ref.hpp"
 #include "config/settings.hpp"
 #include "host/base/yaml_json.hpp"
 #include "host/spec/spec_fields.hpp"
@@ -78,6 +79,19 @@ OperatorProfile build(Json const& doc, std::string origin) {
     // The agent's own rule (config/settings.cpp), so what is rendered is what it reads.
     if (auto st = config::check_setting("REGISTRY_MIRROR", *v); !st) fail("registryMirror", st.error().message);
     p.registry_mirror = *v;
+  }
+  if (Json const* v = top.get("allowedImages")) {
+    if (!v->is_array() || v->empty()) fail("allowedImages", "must be a non-empty list of repositories");
+    std::string joined;
+    for (auto const& item : *v) {
+      if (!item.is_string() || item.get<std::string>().find(',') != std::string::npos)
+        fail("allowedImages", "every entry must be one repository, or a prefix of one ending in '/'");
+      joined += (joined.empty() ? "" : ",") + item.get<std::string>();
+    }
+    // The agent's own rule (config/image_ref.cpp): what is rendered is what it reads.
+    auto list = config::parse_image_allow_list(joined);
+    if (!list) fail("allowedImages", list.error().message);
+    p.allowed_images = std::move(*list);
   }
   p.gpu_types = resource_names(top, "gpuTypes");
   p.infiniband_names = resource_names(top, "infinibandNames");
