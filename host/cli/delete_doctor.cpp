@@ -84,6 +84,7 @@ Outcome DoctorCommand::probe_devices() {
                  {"gpu", Json{{"type", gpu_type}, {"count", count}}}};
   OperatorProfile narrowing = *profile;  // its device lists; its network is for a namespace, not this probe
   narrowing.overlay_network.clear();
+  narrowing.ns = "doctor";
   auto probe = parse_renderable_spec(doc.dump(), "--gpu-type/--gpus", narrowing);
   if (!probe) return usage_problem(probe.error().message);
   devices.push_back(*probe->gpu);
@@ -91,7 +92,7 @@ Outcome DoctorCommand::probe_devices() {
 }
 
 Outcome DoctorCommand::complete() {
-  auto loaded_profile = file.load_profile();
+  auto loaded_profile = file.load_profile(cluster.ns);
   if (!loaded_profile) return failure(loaded_profile.error());
   profile = std::move(*loaded_profile);
   if (!file.filename.empty())
@@ -100,7 +101,7 @@ Outcome DoctorCommand::complete() {
     if (auto p = probe_devices()) return p;
   auto loaded = cluster.access();
   if (!loaded) return failure(loaded.error());
-  ns = spec ? spec->ns : cluster.ns;
+  ns = spec ? spec->ns : profile->ns;  // the operator's: the profile's, else -n
   if (ns.empty()) ns = loaded->default_namespace;
   access = std::move(*loaded);
   return std::nullopt;

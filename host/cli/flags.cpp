@@ -3,6 +3,7 @@
 #include "host/base/duration.hpp"
 #include "host/cli/command.hpp"
 #include "host/render/manifests.hpp"
+#include "readiness/terminal_text.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -48,12 +49,25 @@ Result<OperatorProfile> FileFlags::load_profile() const {
   return load_operator_profile(profile);
 }
 
+Result<OperatorProfile> FileFlags::load_profile(std::string const& ns_flag) const {
+  auto loaded = load_profile();
+  if (!loaded) return loaded;
+  if (auto conflict = namespace_conflict(ns_flag, *loaded)) return host_error(Errc::Spec, conflict->message);
+  if (loaded->ns.empty()) loaded->ns = ns_flag;
+  return loaded;
+}
+
 Outcome FileFlags::load_spec(std::string const& ns_flag, std::optional<JobSpec>& spec) const {
-  auto operator_profile = load_profile();
+  auto operator_profile = load_profile(ns_flag);
   if (!operator_profile) return failure(operator_profile.error());
+  // The spec may repeat the namespace, never choose it: without the
+  // operator's, nothing is read.
+  if (operator_profile->ns.empty())
+    return failure(Errc::Spec,
+                   "the namespace is the operator's: give -n NAMESPACE or the operator profile key "
+                   "namespace (a job spec may repeat it, never choose it)");
   auto loaded = load_renderable_spec(filename, *operator_profile);
   if (!loaded) return failure(loaded.error());
-  if (auto conflict = namespace_conflict(ns_flag, loaded->ns)) return conflict;
   spec = std::move(*loaded);
   return std::nullopt;
 }
@@ -97,11 +111,10 @@ Outcome parse_duration_flag(std::string const& flag, std::string const& text, st
   return std::nullopt;
 }
 
-Outcome namespace_conflict(std::string const& ns_flag, std::string const& spec_ns) {
-  if (ns_flag.empty() || ns_flag == spec_ns) return std::nullopt;
-  return failure(Errc::Usage, "the namespace from the provided object \"" + spec_ns +
-                                  "\" does not match the namespace \"" + ns_flag +
-                                  "\". You must pass '--namespace=" + spec_ns + "' to perform this operation.");
+Outcome namespace_conflict(std::string const& ns_flag, OperatorProfile const& profile) {
+  if (ns_flag.empty() || profile.ns.empty() || ns_flag == profile.ns) return std::nullopt;
+  return failure(Errc::Spec, "-n " + readiness::terminal_safe(ns_flag) + " is not the namespace of operator profile " +
+                                 readiness::terminal_safe(profile.origin) + " (" + profile.ns + ")");
 }
 
 }  // namespace cosmicac::host::cli

@@ -63,9 +63,12 @@ struct FileFlags {
   void bind(CLI::App& app);
   // The operator's profile (--profile FILE), else the compiled-in defaults.
   Result<OperatorProfile> load_profile() const;
-  // The tenant's job spec with the operator's names from the profile; with
-  // `ns_flag` set it must be the spec's namespace (kubectl's rule for objects
-  // from a file). Every problem is a spec problem (exit 2).
+  // … with the operator's namespace: the profile's, else `ns_flag` (-n); the
+  // two must agree where both are given (exit 2 naming both).
+  Result<OperatorProfile> load_profile(std::string const& ns_flag) const;
+  // The tenant's job spec with the operator's names and namespace from the
+  // profile and -n (a spec naming another namespace, or none given by the
+  // operator, is refused). Every problem is a spec problem (exit 2).
   Outcome load_spec(std::string const& ns_flag, std::optional<JobSpec>& spec) const;
 };
 
@@ -94,7 +97,7 @@ struct DryRunFlag {
 // duration syntax (5m, 1h30m, 500ms); empty keeps the command's default.
 Outcome parse_duration_flag(std::string const& flag, std::string const& text, std::chrono::milliseconds& into);
 
-// The spec's namespace check (kubectl's): empty when -n is empty or the same.
-Outcome namespace_conflict(std::string const& ns_flag, std::string const& spec_ns);
+// -n against the profile's namespace: empty when either is absent or they agree.
+Outcome namespace_conflict(std::string const& ns_flag, OperatorProfile const& profile);
 
 }  // namespace cosmicac::host::cli

@@ -39,7 +39,7 @@ Outcome RenderCommand::validate() const {
 
 Outcome RenderCommand::complete() {
   if (!mirror) return file.load_spec(cluster.ns, spec);
-  auto loaded = file.load_profile();
+  auto loaded = file.load_profile(cluster.ns);
   if (!loaded) return failure(loaded.error());
   profile = std::move(*loaded);
   return std::nullopt;
@@ -110,7 +110,7 @@ int ApplyCommand::run() {
     return kExitOk;
   }
   if (options.dry_run == DryRun::None)
-    say("applied; run `cosmicac-vmi wait -f " + file.filename + "` to wait for readiness");
+    say("applied; run `cosmicac-vmi wait -n " + spec->ns + " -f " + file.filename + "` to wait for readiness");
   return kExitOk;
 }
 

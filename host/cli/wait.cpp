@@ -69,7 +69,10 @@ Outcome WaitCommand::validate() const {
 
 Outcome WaitCommand::complete() {
   if (!serial.empty()) return std::nullopt;
-  ns = cluster.ns;
+  // The operator's namespace: the profile's, else -n (else the context's, below).
+  auto operator_profile = file.load_profile(cluster.ns);
+  if (!operator_profile) return failure(operator_profile.error());
+  ns = operator_profile->ns;
   names = positional;
   for (auto const& f : files) {
     std::optional<JobSpec> spec;

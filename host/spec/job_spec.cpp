@@ -90,14 +90,28 @@ void agent_rule(std::string const& field, std::string_view key, std::string cons
   if (auto st = config::check_setting(key, value); !st) fail(field, st.error().message);
 }
 
-// The job's identity: its name (the VMI's, and the guest's hostname) and namespace.
+// The job's identity: its name (the VMI's, and the guest's hostname).
 void read_identity(Fields& top, JobSpec& spec) {
   spec.name = top.required_str("name");
   if (!is_dns_label(spec.name, kMaxJobName))
     fail("name", "'" + spec.name + "' must be a DNS label of at most " + std::to_string(kMaxJobName) +
                      " characters (lowercase letters, digits, '-')");
-  spec.ns = top.required_str("namespace");
-  if (!is_dns_label(spec.ns)) fail("namespace", "'" + spec.ns + "' is not a valid namespace name");
+}
+
+// The namespace is the operator's (the profile's, or -n): the Secrets,
+// ConfigMap, network and kept data disk the job uses resolve in it, so a
+// tenant who chose it would mount another namespace's Secrets. A spec may
+// repeat it; naming another is refused, naming both. Without an operator
+// namespace (library callers rendering offline) the spec's is taken: the
+// command line never parses a spec without one (host/cli: FileFlags::load_spec).
+void read_namespace(Fields& top, OperatorProfile const& profile, JobSpec& spec) {
+  auto named = profile.ns.empty() ? std::optional(top.required_str("namespace")) : top.str("namespace");
+  if (named && !is_dns_label(*named)) fail("namespace", "'" + *named + "' is not a valid namespace name");
+  if (named && !profile.ns.empty() && *named != profile.ns)
+    fail("namespace", "'" + *named + "' is not the operator's namespace '" + profile.ns +
+                          "' (-n or operator profile key namespace): a job spec may repeat the namespace, never "
+                          "choose it");
+  spec.ns = profile.ns.empty() ? *named : profile.ns;
 }
 
 // What the VMI asks of its node: CPU, memory and passthrough devices.
@@ -239,6 +253,7 @@ JobSpec build(Json const& doc, OperatorProfile const& profile) {
   Fields top(doc, "", is_tenant_field);
   refuse_operator_fields(doc);
   read_identity(top, spec);
+  read_namespace(top, profile, spec);
   read_resources(top, profile, spec);
   read_root_disk(top, spec);
   read_data_disk(top, spec);

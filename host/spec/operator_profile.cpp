@@ -35,6 +35,10 @@ OperatorProfile build(Json const& doc, std::string origin) {
   OperatorProfile p;
   p.origin = std::move(origin);
   Fields top(doc, "");
+  if (auto v = top.str("namespace")) {
+    if (!spec_detail::is_dns_label(*v)) fail("namespace", "'" + *v + "' is not a valid namespace name");
+    p.ns = *v;
+  }
   if (auto image = top.str("rootImage")) {
     std::string img = *image;
     if (img.rfind("docker://", 0) == 0) img.erase(0, 9);

@@ -1,4 +1,4 @@
-// The operator's half of a job: which cluster objects a VMI uses (root disk
+// The operator's half of a job: its namespace, which cluster objects a VMI uses (root disk
 // image and its pull Secret, the credential Secret, the bootstrap ConfigMap,
 // the storage class, the overlay network) and which device types tenants may
 // ask for. It comes from a file the operator keeps (`--profile FILE`), never
@@ -21,7 +21,12 @@ inline constexpr const char* kDefaultPullSecret = "ghcr-pull-cred";
 inline constexpr const char* kDefaultBootstrapConfigMap = "bootstrap-cm";
 
 struct OperatorProfile {
-  std::string origin = "compiled-in defaults";         // the file, for messages
+  std::string origin = "compiled-in defaults";  // the file, for messages
+  // The namespace every object of a job is in, and in which its Secrets,
+  // ConfigMap, network and kept data disk resolve: the profile's `namespace`,
+  // else the operator's -n (host/cli: FileFlags::load_spec). A job spec may
+  // repeat it, never choose it; empty: none given (parse_job_spec refuses).
+  std::string ns;
   std::string root_image = kDefaultRootImage;          // registry reference (no scheme)
   std::string pull_secret = kDefaultPullSecret;        // CDI importer (accessKeyId/secretKey)
   std::string credential_secret = kDefaultPullSecret;  // the CD-ROM with DOCKER_* keys (default: pullSecret)

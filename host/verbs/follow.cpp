@@ -230,6 +230,7 @@ VmiView view_vmi(Json const& vmi) {
   v.uid = string_at(vmi, {"metadata", "uid"});
   for (auto const& vol : array_at(vmi, {"spec", "volumes"}))
     if (auto n = string_at(vol, {"dataVolume", "name"}); !n.empty()) v.datavolumes.push_back(n);
+  for (auto const& [pod_uid, node] : object_at(status, {"activePods"}).items()) v.active_pods.push_back(pod_uid);
   v.phase = string_at(status, {"phase"});
   if (v.phase.empty()) v.phase = "Pending";
   std::string ready = "Unknown", ready_detail, others;
@@ -297,6 +298,18 @@ PodView view_pod(Json const& pod) {
   return v;
 }
 
+bool is_launcher_of(Json const& pod, VmiView const& vmi) {
+  std::string const uid = string_at(pod, {"metadata", "uid"});
+  if (uid.empty() || vmi.uid.empty() ||
+      std::find(vmi.active_pods.begin(), vmi.active_pods.end(), uid) == vmi.active_pods.end())
+    return false;
+  for (auto const& ref : array_at(pod, {"metadata", "ownerReferences"}))
+    if (string_at(ref, {"uid"}) == vmi.uid && string_at(ref, {"kind"}) == "VirtualMachineInstance" &&
+        ref.value("controller", false))
+      return true;
+  return false;
+}
+
 std::optional<Json> pick_launcher_pod(Json const& list) {
   std::optional<Json> best;
   for (auto const& p : array_at(list, {"items"})) {
@@ -334,6 +347,7 @@ struct VmiPoll {
   bool ready = false;                    // condition Ready=True
   std::string uid;                       // empty until the VMI was read
   std::vector<std::string> datavolumes;  // to read next
+  std::vector<std::string> active_pods;  // status.activePods: its launcher pods' uids
 };
 
 // A body kube-apiserver would send for an object that is not there.
@@ -374,8 +388,8 @@ class Collections {
     return object(vmis_.get(), api::kVirtualMachineInstances, name);
   }
   Result<HttpResponse> datavolume(std::string const& name) const { return object(dvs_.get(), api::kDataVolumes, name); }
-  // A PodList of the launcher pods of this VMI uid.
-  Result<HttpResponse> launcher_pods(std::string const& uid) const {
+  // A PodList of the launcher pods of this VMI (is_launcher_of).
+  Result<HttpResponse> launcher_pods(VmiView const& vmi) const {
     if (!pods_) return not_yet();
     if (!pods_->synced()) {
       if (auto f = pods_->list_failure()) return *f;
@@ -383,7 +397,7 @@ class Collections {
     }
     Json list{{"kind", "PodList"}, {"items", Json::array()}};
     for (auto& p : pods_->items())
-      if (string_at(p, {"metadata", "labels", "kubevirt.io/created-by"}) == uid) list["items"].push_back(std::move(p));
+      if (is_launcher_of(p, vmi)) list["items"].push_back(std::move(p));
     return HttpResponse{200, list.dump()};
   }
   KubeClient& client() const { return client_; }
@@ -431,7 +445,7 @@ class Following {
         client_(from.client()),
         ns_(ns),
         name_(name),
-        who_("VirtualMachineInstance " + ns + "/" + name),
+        who_("VirtualMachineInstance " + ns + "/" + terminal_safe(name)),  // messages carry it: escaped
         opts_(opts),
         sink_(sink),
         slots_(slots) {}
@@ -447,7 +461,7 @@ class Following {
     if (auto st = poll_datavolumes(vmi->datavolumes); !st) return st.error();
     pods_pending_ = false;
     if (!vmi->uid.empty())
-      if (auto st = poll_launcher_pod(vmi->uid); !st) return st.error();
+      if (auto st = poll_launcher_pod(*vmi); !st) return st.error();
     if (auto st = take_agent_events(); !st) return st.error();
     return result_if_ready(vmi->ready);
   }
@@ -480,7 +494,7 @@ class Following {
       if (v.terminal)
         return host_error(Errc::Failed, who_ + " reached phase " + terminal_safe(v.phase) +
                                             " and will never become ready (" + v.line + ")");
-      poll = {.ready = v.ready, .uid = v.uid, .datavolumes = v.datavolumes};
+      poll = {.ready = v.ready, .uid = v.uid, .datavolumes = v.datavolumes, .active_pods = v.active_pods};
     } else if (resp->status == 404) {
       return host_error(Errc::NotFound, who_ + " does not exist (" + status_text(*resp) + ")");
     } else if (resp->status == 401 || resp->status == 403) {
@@ -522,10 +536,13 @@ class Following {
   }
 
   // 3. The virt-launcher pod: scheduling, image problems, the console log.
-  Status poll_launcher_pod(std::string const& uid) {
+  Status poll_launcher_pod(VmiPoll const& vmi) {
     // The uid goes into a label selector: a value with ',' or '=' would add terms.
-    if (auto st = check_label_value(uid, "metadata.uid of " + who_); !st) return st.error();
-    auto r = from_.launcher_pods(uid);
+    if (auto st = check_label_value(vmi.uid, "metadata.uid of " + who_); !st) return st.error();
+    VmiView owner;
+    owner.uid = vmi.uid;
+    owner.active_pods = vmi.active_pods;
+    auto r = from_.launcher_pods(owner);
     // Not listed yet: no word on the pod (nor the console log) until it is.
     pods_pending_ = !r && r.error().message == not_yet().message;
     if (r && (r->status == 401 || r->status == 403)) {
@@ -753,7 +770,15 @@ class Runner {
       if (clock::now() >= deadline_) return host_error(Errc::Timeout, "the VirtualMachineInstances were not listed");
       sleep();
     }
-    for (auto const& vmi : from_.vmis().items()) names_.push_back(string_at(vmi, {"metadata", "name"}));
+    // Names from the API's answer: each becomes a line prefix, a message and
+    // a request's path, so each is checked as Kubernetes checks it (the error
+    // shows it escaped), as the launcher pod's and DataVolumes' are.
+    for (auto const& vmi : from_.vmis().items()) {
+      std::string name = string_at(vmi, {"metadata", "name"});
+      if (auto st = check_name(name, "metadata.name of a VirtualMachineInstance in the list of " + ns_ + " (-l)"); !st)
+        return st.error();
+      names_.push_back(std::move(name));
+    }
     if (names_.empty())
       return host_error(Errc::NotFound, "no VirtualMachineInstance in " + ns_ + " matches " +
                                             terminal_safe(std::string(kManagedBy) + "," + targets_.selector));

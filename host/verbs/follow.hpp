@@ -37,6 +37,7 @@ struct VmiView {
   bool terminal = false;  // Failed/Succeeded: never ready
   std::string uid;
   std::vector<std::string> datavolumes;  // spec.volumes[].dataVolume.name
+  std::vector<std::string> active_pods;  // status.activePods: the uids of its launcher pods (virt-controller's)
   std::string line;                      // "phase=Running Ready=False (ContainersNotReady: …) …", escaped
 };
 VmiView view_vmi(Json const& vmi);
@@ -59,6 +60,11 @@ struct PodView {
   std::string line;                  // escaped
 };
 PodView view_pod(Json const& pod);
+// Whether `pod` is a launcher pod of `vmi`: its uid is one of the VMI's
+// status.activePods (which virt-controller writes, and only those with the
+// VMI's status write access can) and its controller ownerReference is the
+// VMI's uid. Labels prove nothing: anyone who may create a pod can set them.
+bool is_launcher_of(Json const& pod, VmiView const& vmi);
 // The launcher pod among a PodList: the newest that is not being deleted.
 std::optional<Json> pick_launcher_pod(Json const& pod_list);
 

@@ -193,8 +193,8 @@ class Rendered:
 
     def objects(self, name, **fields):
         path = self.spec(name, **fields)
-        out = subprocess.run([self.vmi_exe, "render", "-f", path, "-o", "json"], check=True, capture_output=True,
-                             text=True).stdout
+        out = subprocess.run([self.vmi_exe, "render", "-f", path, "-n", NS, "-o", "json"], check=True,
+                             capture_output=True, text=True).stdout
         return {o["kind"]: o for o in json.loads(out)["items"]}
 
     def run(self, server, *argv):
@@ -441,10 +441,10 @@ def case_vmi_apply_unchanged_delete_dry_run(c, r):
             raise RuntimeError(f"{label}: exit {rc}, expected {expect}:\n{text}")
         return label, (rc, text)
 
-    out = [run("apply", 0, "apply", "-f", spec)]
+    out = [run("apply", 0, "apply", "-f", spec, "-n", NS)]
     out += _vmi_state(c, "tool-a")
-    out.append(run("apply again", 0, "apply", "-f", spec))
-    out.append(run("delete --dry-run=server", 0, "delete", "-f", spec, "--delete-data", "--dry-run=server"))
+    out.append(run("apply again", 0, "apply", "-f", spec, "-n", NS))
+    out.append(run("delete --dry-run=server", 0, "delete", "-f", spec, "-n", NS, "--delete-data", "--dry-run=server"))
     out += _vmi_state(c, "tool-a")
     out.append(run("get missing", 1, "get", "no-such-vm", "-n", NS))
     label, (rc, text) = run("list", 0, "list", "-n", NS)

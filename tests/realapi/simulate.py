@@ -1,7 +1,8 @@
 """What KubeVirt's virt-controller and virt-handler, CDI and a kubelet would write, written
 through the real API as the admin: VMI phase and conditions (the VMI CRD has no status
 subresource: status goes with the object), DataVolume phase (its status subresource), the
-virt-launcher pod (KubeVirt's labels and controller ownerReference, `pods/status`), and the
+virt-launcher pod (KubeVirt's labels and controller ownerReference, `pods/status`, its uid in the
+VMI's `status.activePods`), and the
 guest-console-log container's lines (served by the stand-in kubelet behind `pods/log`)."""
 
 import json
@@ -37,10 +38,10 @@ def datavolume_status(cp, ns, name, phase, progress):
 class Launcher:
     """The virt-launcher pod of one VMI, on the stand-in node."""
 
-    def __init__(self, cp, ns, vmi, console=True, node=NODE_NAME):
+    def __init__(self, cp, ns, vmi, console=True, node=NODE_NAME, active=True, name=None):
         self.cp, self.ns = cp, ns
         md = vmi["metadata"]
-        self.name = f"virt-launcher-{md['name']}-{os.urandom(3).hex()[:5]}"
+        self.name = name or f"virt-launcher-{md['name']}-{os.urandom(3).hex()[:5]}"
         containers = [{"name": "compute", "image": LAUNCHER_IMAGE}]
         if console:
             containers.append({"name": CONSOLE, "image": LAUNCHER_IMAGE})
@@ -57,12 +58,15 @@ class Launcher:
         deadline = time.monotonic() + 30
         while True:
             try:
-                cp.admin.create(pod)
+                self.uid = cp.admin.create(pod)["metadata"]["uid"]
                 break
             except ApiError as e:
                 if time.monotonic() > deadline or "serviceaccount" not in json.dumps(e.body):
                     raise
                 time.sleep(0.2)
+        if active:   # virt-controller lists the VMI's own launcher pods (pod uid: node) in its status
+            cp.admin.merge_patch(path_of("VirtualMachineInstance", md["name"], ns),
+                                 {"status": {"activePods": {self.uid: node}}})
         if console:
             cp.kubelet.add_container(ns, self.name, CONSOLE)
         now = _now()

@@ -115,7 +115,18 @@ class Suite:
             json.dump(doc, fh)
         return path
 
+    @staticmethod
+    def _operator_namespace(args):
+        """The namespace is the operator's (-n or the profile's): a command with -f SPEC and neither
+        gets -n of the namespace the case wrote into its spec, as the operator would pass it."""
+        args = list(args)
+        if "-f" not in args or {"-n", "--namespace", "--profile"} & set(args):
+            return args
+        with open(args[args.index("-f") + 1], encoding="utf-8") as fh:
+            return args + ["-n", json.load(fh)["namespace"]]
+
     def run(self, *args, kubeconfig, timeout=180, expect=None):
+        args = self._operator_namespace(args)
         argv = list(args) + (["--kubeconfig", kubeconfig] if kubeconfig else [])  # None: a command without the cluster
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LANG", "LC_ALL")}
         env["HOME"] = self.work
@@ -128,7 +139,7 @@ class Suite:
         return r
 
     def start(self, *args, kubeconfig):
-        argv = list(args) + ["--kubeconfig", kubeconfig]
+        argv = self._operator_namespace(args) + ["--kubeconfig", kubeconfig]
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LANG", "LC_ALL")}
         env["HOME"] = self.work
         p = subprocess.Popen([self.vmi] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -271,7 +282,7 @@ class Suite:
                  "provisioner": "realapi.cosmicac.org/none", "volumeBindingMode": "Immediate"})
         profile = os.path.join(self.work, f"{ns}-profile.yaml")
         with open(profile, "w") as fh:
-            fh.write(f"storageClass: {cls}\n")
+            fh.write(f"namespace: {ns}\nstorageClass: {cls}\n")
         kc = self.tester_kubeconfig(ns)
 
         def apply(size, expect):
@@ -800,6 +811,59 @@ class Suite:
         r = self.run("apply", "-f", path, kubeconfig=kc, expect=2)
         check("container.env: makes the user-data Secret's data" in r.err, f"not named:\n{r.show()}")
         check(not any(self.objects("too-big", ns).values()), "a refused spec left objects")
+
+    def case_namespace_is_operators(self, ns):
+        """A spec naming another namespace (where the same user may write too, with a pull Secret
+        of the default name): exit 2 naming both, before any request, nothing created in either;
+        a spec without a namespace lands in the operator's (-n, or the profile's)."""
+        other = self.namespace("namespace_is_operators_b")
+        self.cp.admin.apply({"apiVersion": "v1", "kind": "Secret",
+                             "metadata": {"name": "ghcr-pull-cred", "namespace": other},
+                             "stringData": {"DOCKER_TOKEN": "tenant-b-token"}})
+        kc = self.tester_kubeconfig(ns)
+        attack = self.spec("vm", other)
+        for how in (["-n", ns], ["--profile", self._profile(ns)]):
+            r = self.run("apply", "-f", attack, *how, kubeconfig=kc, expect=2)
+            check(f"namespace: '{other}' is not the operator's namespace '{ns}'" in r.err, f"not named:\n{r.show()}")
+        for n in (ns, other):
+            check(not any(self.objects("vm", n).values()), f"a refused spec left objects in {n}")
+        with open(attack) as fh:
+            doc = json.load(fh)
+        del doc["namespace"]
+        quiet = os.path.join(self.work, f"{ns}-no-namespace.json")
+        with open(quiet, "w") as fh:
+            json.dump(doc, fh)
+        self.run("apply", "-f", quiet, "--profile", self._profile(ns), kubeconfig=kc, expect=0)
+        check(all(self.objects("vm", ns).values()), "the spec without a namespace is not in the operator's")
+        check(not any(self.objects("vm", other).values()), "objects in the namespace the spec did not name")
+
+    def _profile(self, ns):
+        path = os.path.join(self.work, f"{ns}-profile.yaml")
+        with open(path, "w") as fh:
+            fh.write(f"namespace: {ns}\n")
+        return path
+
+    def case_wait_foreign_pod(self, ns):
+        """A pod with the launcher's labels and an ownerReference to the VMI, newer than the real
+        launcher pod and not in the VMI's status.activePods, whose console says the agent failed:
+        wait follows the real one only and ends ready."""
+        kc = self.tester_kubeconfig(ns)
+        objs = self.apply_ok("vm", ns, kc)
+        p = self.start("wait", "vm", "-n", ns, "--interval", "1s", "--timeout", "90s", kubeconfig=kc)
+        t, errors = self._boot(ns, "vm")
+        time.sleep(1.5)   # after the real launcher pod: the newer one
+        evil = simulate.Launcher(self.cp, ns, objs["vmi"], active=False, name="virt-launcher-vm-zzzzz")
+        a = simulate.Agent(self.cp, ns, evil.name)
+        a.event("failed", "login", "failed", reason="auth", message="disk corrupt: run delete --delete-data")
+        r = self.finish(p, 120)
+        t.join(10)
+        check(not errors, f"the simulator failed: {errors}")
+        vmi = self.obj("VirtualMachineInstance", "vm", ns)
+        check(evil.uid not in vmi.get("status", {}).get("activePods", {}) and
+              len(vmi.get("status", {}).get("activePods", {})) == 1,
+              f"activePods is not the real launcher pod's alone: {vmi.get('status')}")
+        check(r.rc == 0, f"wait did not succeed:\n{r.show()}")
+        check("zzzzz" not in r.text() and "delete-data" not in r.text(), f"the foreign pod was adopted:\n{r.show()}")
 
 
 CASES = [n[len("case_"):] for n in vars(Suite) if n.startswith("case_")]

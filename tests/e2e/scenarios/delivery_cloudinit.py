@@ -56,7 +56,8 @@ def delivery_cloudinit(t):
     spec = t.work / "job.yaml"
     spec.write_text(SPEC.format(image=t.image_ref("v1")))
 
-    r = vmi_run(["render", "-f", str(spec), "-o", "json"])
+    # The namespace is the operator's (-n or the profile), the spec only repeats it.
+    r = vmi_run(["render", "-n", "cosmic-ac", "-f", str(spec), "-o", "json"])
     t.expect(r.returncode == 0, f"cosmicac-vmi render exited {r.returncode}: {r.stderr.strip()}")
     objects = json.loads(r.stdout)["items"]
     vmi = [o for o in objects if o["kind"] == "VirtualMachineInstance"]
@@ -79,7 +80,7 @@ def delivery_cloudinit(t):
     t.expect(cm_vol[0]["configMap"]["name"] == "bootstrap-cm", f"ConfigMap volume: {cm_vol[0]}")
     t.expect(cred_label != boot_label, "the two CD-ROM labels are equal")
 
-    r = vmi_run(["render-userdata", "-f", str(spec)])
+    r = vmi_run(["render-userdata", "-n", "cosmic-ac", "-f", str(spec)])
     t.expect(r.returncode == 0, f"cosmicac-vmi render-userdata exited {r.returncode}: {r.stderr.strip()}")
     user_data = r.stdout
     # The user-data lives only in the Secret the seed volume names (never inline: it holds ENVS).

@@ -187,7 +187,7 @@ TEST_CASE("cli options: the binary refuses render-userdata --output as it refuse
   test::TempDir dir;
   auto d = vmi({"doctor", "-f", kExample, "-n", "other", "--kubeconfig", dir.path + "/none"});
   CHECK(d.exit_code == 2);
-  CHECK(d.err ==
-        "cosmicac-vmi: the namespace from the provided object \"cosmic-ac\" does not match the namespace "
-        "\"other\". You must pass '--namespace=cosmic-ac' to perform this operation.\n");
+  CHECK(d.err == "cosmicac-vmi: " + kExample +
+                     ": namespace: 'cosmic-ac' is not the operator's namespace 'other' (-n or operator profile key "
+                     "namespace): a job spec may repeat the namespace, never choose it\n");
 }

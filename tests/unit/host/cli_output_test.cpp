@@ -91,16 +91,18 @@ TEST_CASE("cli output: stdout of every -o json|yaml / --json output parses while
     bool may_fail;  // doctor exits 1 on a failed check; its stdout is still the document
   };
   std::vector<Output> const outputs = {
-      {{"render", "-f", kExample, "-o", "yaml"}, "yaml", false},
-      {{"render", "-f", kExample, "-o", "json"}, "json", false},
-      {{"apply", "-f", kExample, "--kubeconfig", kc, "-o", "yaml"}, "yaml", false},
-      {{"apply", "-f", kExample, "--kubeconfig", kc, "-o", "json"}, "json", false},
-      {{"apply", "-f", kExample, "--kubeconfig", kc, "--dry-run=server", "-o", "json"}, "json", false},
+      {{"render", "-f", kExample, "-n", "cosmic-ac", "-o", "yaml"}, "yaml", false},
+      {{"render", "-f", kExample, "-n", "cosmic-ac", "-o", "json"}, "json", false},
+      {{"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "yaml"}, "yaml", false},
+      {{"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "json"}, "json", false},
+      {{"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--dry-run=server", "-o", "json"},
+       "json",
+       false},
       {{"list", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "json"}, "json", false},
       {{"list", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "yaml"}, "yaml", false},
       {{"get", "llama-70b-0", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "json"}, "json", false},
       {{"get", "llama-70b-0", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "yaml"}, "yaml", false},
-      {{"doctor", "-f", kExample, "--kubeconfig", kc, "--json"}, "json", true},
+      {{"doctor", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--json"}, "json", true},
   };
   // doctor asks SelfSubjectAccessReviews: everything allowed (the stand-in has no RBAC).
   server.answer_post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", [](json const& review) {
@@ -122,7 +124,8 @@ TEST_CASE("cli output: stdout of every -o json|yaml / --json output parses while
   std::string const vmi_path = "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/llama-70b-0";
   server.script_status(vmi_path, {json{{"phase", "Running"},
                                        {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}});
-  auto w = run({"wait", "-f", kExample, "--kubeconfig", kc, "--json", "--interval", "50ms", "--timeout", "20s"});
+  auto w = run({"wait", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--json", "--interval", "50ms",
+                "--timeout", "20s"});
   INFO("wait stderr: " << w.err);
   CHECK(w.exit_code == 0);
   CHECK(w.err.find("running the kubeconfig's credential plugin") != std::string::npos);

@@ -164,7 +164,7 @@ TEST_CASE(
     json doc = kTenantSpec;
     set_path(doc, f.path, kAttack.at(f.path));
     for (auto const& with_profile : {true, false}) {
-      std::vector<std::string> args = {"render", "-f", "-", "-o", "json"};
+      std::vector<std::string> args = {"render", "-f", "-", "-n", "tenant-a", "-o", "json"};
       if (with_profile) args.insert(args.end(), {"--profile", profile});
       auto r = vmi(args, doc.dump());
       CHECK(r.exit_code == 2);
@@ -176,12 +176,12 @@ TEST_CASE(
     // Even written as null, and through apply: nothing is sent.
     json null_doc = kTenantSpec;
     set_path(null_doc, f.path, nullptr);
-    auto a = vmi({"apply", "-f", "-", "--dry-run=client", "-o", "json"}, null_doc.dump());
+    auto a = vmi({"apply", "-f", "-", "-n", "tenant-a", "--dry-run=client", "-o", "json"}, null_doc.dump());
     CHECK(a.exit_code == 2);
     CHECK(a.err.find(std::string("<stdin>: ") + f.path + ": is set by the operator") != std::string::npos);
 
     // Without the field: the operator's value, and nothing of the attack.
-    auto ok = vmi({"render", "-f", "-", "-o", "json", "--profile", profile}, kTenantSpec.dump());
+    auto ok = vmi({"render", "-f", "-", "-n", "tenant-a", "-o", "json", "--profile", profile}, kTenantSpec.dump());
     INFO(ok.err);
     REQUIRE(ok.exit_code == 0);
     auto const& carried = kCarried.at(f.path);
@@ -194,7 +194,7 @@ TEST_CASE(
 
 TEST_CASE(
     "cli profile: without --profile the compiled-in defaults; the profile's credentialSecret follows its pullSecret") {
-  auto r = vmi({"render", "-f", "-", "-o", "json"}, kTenantSpec.dump());
+  auto r = vmi({"render", "-f", "-", "-n", "tenant-a", "-o", "json"}, kTenantSpec.dump());
   REQUIRE(r.exit_code == 0);
   json const list = json::parse(r.out);
   CHECK(item(list, "DataVolume")["spec"]["source"]["registry"]["url"] == std::string("docker://") + kDefaultRootImage);
@@ -217,14 +217,14 @@ TEST_CASE("cli profile: an overlay network outside the VMI's namespace is refuse
   std::string const other = dir.path + "/other.yaml", same = dir.path + "/same.yaml";
   test::write_text(other, "overlayNetwork: kube-system/host-net\n");
   test::write_text(same, "overlayNetwork: tenant-a/op-net\n");
-  auto r = vmi({"render", "-f", "-", "--profile", other}, kTenantSpec.dump());
+  auto r = vmi({"render", "-f", "-", "-n", "tenant-a", "--profile", other}, kTenantSpec.dump());
   CHECK(r.exit_code == 2);
   CHECK(r.err ==
         "cosmicac-vmi: " + other +
             ": overlayNetwork: 'kube-system/host-net' is in namespace kube-system, not the VMI's (tenant-a): a "
             "VMI joins only networks of its own namespace\n");
   CHECK(r.out.empty());
-  auto ok = vmi({"render", "-f", "-", "-o", "json", "--profile", same}, kTenantSpec.dump());
+  auto ok = vmi({"render", "-f", "-", "-n", "tenant-a", "-o", "json", "--profile", same}, kTenantSpec.dump());
   REQUIRE(ok.exit_code == 0);
   CHECK(item(json::parse(ok.out), "VirtualMachineInstance")["spec"]["networks"][1]["multus"]["networkName"] ==
         "tenant-a/op-net");
@@ -234,17 +234,17 @@ TEST_CASE("cli profile: the operator narrows gpu.type and infiniband.name") {
   test::TempDir dir;
   std::string const profile = dir.path + "/p.yaml";
   test::write_text(profile, "gpuTypes: [H100, A100]\ninfinibandNames: [cx7]\n");
-  CHECK(vmi({"render", "-f", "-", "--profile", profile}, kTenantSpec.dump()).exit_code == 0);
+  CHECK(vmi({"render", "-f", "-", "-n", "tenant-a", "--profile", profile}, kTenantSpec.dump()).exit_code == 0);
   json doc = kTenantSpec;
   doc["gpu"]["type"] = "GB200";
-  auto r = vmi({"render", "-f", "-", "--profile", profile}, doc.dump());
+  auto r = vmi({"render", "-f", "-", "-n", "tenant-a", "--profile", profile}, doc.dump());
   CHECK(r.exit_code == 2);
   CHECK(r.err ==
         "cosmicac-vmi: <stdin>: gpu.type: 'GB200' is not one the operator allows (operator profile gpuTypes: "
         "H100, A100)\n");
   doc = kTenantSpec;
   doc["infiniband"] = {{"name", "cx6"}};
-  auto ib = vmi({"render", "-f", "-", "--profile", profile}, doc.dump());
+  auto ib = vmi({"render", "-f", "-", "-n", "tenant-a", "--profile", profile}, doc.dump());
   CHECK(ib.exit_code == 2);
   CHECK(ib.err.find(
             "<stdin>: infiniband.name: 'cx6' is not one the operator allows (operator profile infinibandNames: cx7)") !=
@@ -258,7 +258,7 @@ TEST_CASE(
   auto profile_error = [&](std::string const& text) {
     std::string const path = dir.path + "/p.yaml";
     test::write_text(path, text);
-    auto r = vmi({"render", "-f", "-", "--profile", path}, kTenantSpec.dump());
+    auto r = vmi({"render", "-f", "-", "-n", "tenant-a", "--profile", path}, kTenantSpec.dump());
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());
     return r.err.substr(0, r.err.size() - (r.err.empty() ? 0 : 1));
@@ -278,17 +278,58 @@ TEST_CASE(
   CHECK(esc.find('\x1b') == std::string::npos);
   CHECK(esc.find("\xc2\x9b") == std::string::npos);
   CHECK(esc.find("unknown field") != std::string::npos);
-  auto missing = vmi({"render", "-f", "-", "--profile", dir.path + "/none.yaml"}, kTenantSpec.dump());
+  auto missing = vmi({"render", "-f", "-", "-n", "tenant-a", "--profile", dir.path + "/none.yaml"}, kTenantSpec.dump());
   CHECK(missing.exit_code == 2);
   CHECK(missing.err == "cosmicac-vmi: cannot open operator profile " + dir.path + "/none.yaml\n");
 }
 
 TEST_CASE("cli profile: the examples — the reference job with the example profile renders its objects") {
-  auto r = vmi({"render", "-f", COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", "-o", "json", "--profile",
-                COSMICAC_SOURCE_DIR "/host/examples/operator/profile.yaml"});
+  auto r = vmi({"render", "-f", COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", "-n", "cosmic-ac", "-o", "json",
+                "--profile", COSMICAC_SOURCE_DIR "/host/examples/operator/profile.yaml"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   json const list = json::parse(r.out);
   CHECK(item(list, "VirtualMachineInstance")["spec"]["networks"][1]["multus"]["networkName"] == "overlay-net");
   CHECK(item(list, "DataVolume")["spec"]["source"]["registry"]["secretRef"] == "ghcr-pull-cred");
+}
+
+TEST_CASE("cli profile: the namespace is the operator's; a job spec naming another exits 2 naming both") {
+  test::TempDir dir;
+  std::string const profile = dir.path + "/profile.yaml";
+  test::write_text(profile, "namespace: tenant-a\n");
+  json attack = kTenantSpec;
+  attack["namespace"] = "tenant-b";  // another tenant's namespace: its ghcr-pull-cred, its data disks
+  for (auto const& cmd : {"render", "render-userdata", "apply", "delete", "doctor", "wait"}) {
+    for (auto const& how : std::vector<std::vector<std::string>>{{"-n", "tenant-a"}, {"--profile", profile}}) {
+      std::vector<std::string> args = {cmd, "-f", "-"};
+      args.insert(args.end(), how.begin(), how.end());
+      INFO(cmd << " " << how.front());
+      auto r = vmi(args, attack.dump());
+      CHECK(r.exit_code == 2);
+      CHECK(r.out.empty());
+      CHECK(r.err ==
+            "cosmicac-vmi: <stdin>: namespace: 'tenant-b' is not the operator's namespace 'tenant-a' (-n or "
+            "operator profile key namespace): a job spec may repeat the namespace, never choose it\n");
+    }
+    // Without the operator's namespace the spec's is not taken.
+    auto none = vmi({cmd, "-f", "-"}, attack.dump());
+    CHECK(none.exit_code == 2);
+    CHECK(none.out.empty());
+    CHECK(none.err.find("the namespace is the operator's: give -n NAMESPACE or the operator profile key namespace") !=
+          std::string::npos);
+  }
+  // -n against the profile's: both named.
+  auto both = vmi({"render", "-f", "-", "--profile", profile, "-n", "tenant-b"}, kTenantSpec.dump());
+  CHECK(both.exit_code == 2);
+  CHECK(both.err == "cosmicac-vmi: -n tenant-b is not the namespace of operator profile " + profile + " (tenant-a)\n");
+  // A spec may repeat it, or leave it out: every object is in the operator's namespace.
+  json quiet = kTenantSpec;
+  quiet.erase("namespace");
+  for (auto const& doc : {kTenantSpec, quiet}) {
+    auto r = vmi({"render", "-f", "-", "-o", "json", "--profile", profile}, doc.dump());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    json const list = json::parse(r.out);  // held: a range-for over a temporary's member would dangle
+    for (auto const& o : list["items"]) CHECK(o["metadata"]["namespace"] == "tenant-a");
+  }
 }

@@ -44,7 +44,7 @@ TEST_CASE("cli spec: what the agent would refuse at boot exits 2 naming the fiel
   for (auto const& c : cases) {
     INFO(c.spec);
     for (auto cmd : {"render", "render-userdata", "apply"}) {
-      auto r = run_vmi({cmd, "-f", "-"}, c.spec);
+      auto r = run_vmi({cmd, "-f", "-", "-n", "y"}, c.spec);
       CHECK(r.exit_code == 2);
       CHECK(r.out.empty());
       CHECK(r.err.find(c.message) != std::string::npos);
@@ -53,15 +53,16 @@ TEST_CASE("cli spec: what the agent would refuse at boot exits 2 naming the fiel
 }
 
 TEST_CASE("cli spec: a JSON spec with a key twice exits 2 naming the key, at any depth") {
-  auto top = run_vmi({"render", "-f", "-"}, R"({"name":"x","namespace":"y","cpu":2,"memory":"4Gi","memory":"512Gi"})");
+  auto top = run_vmi({"render", "-f", "-", "-n", "y"},
+                     R"({"name":"x","namespace":"y","cpu":2,"memory":"4Gi","memory":"512Gi"})");
   CHECK(top.exit_code == 2);
   CHECK(top.err.find("<stdin>: duplicate key 'memory'") != std::string::npos);
   auto deep = run_vmi(
-      {"render", "-f", "-"},
+      {"render", "-f", "-", "-n", "y"},
       R"({"name":"x","namespace":"y","cpu":2,"memory":"4Gi","container":{"env":{"A":"1","B":[{"k":1,"k":2}]}}})");
   CHECK(deep.exit_code == 2);
   CHECK(deep.err.find("<stdin>: duplicate key 'container.env.B.k'") != std::string::npos);
-  auto env = run_vmi({"render", "-f", "-"},
+  auto env = run_vmi({"render", "-f", "-", "-n", "y"},
                      R"({"name":"x","namespace":"y","cpu":2,"memory":"4Gi","container":{"env":{"A":"1","A":"2"}}})");
   CHECK(env.exit_code == 2);
   CHECK(env.err.find("<stdin>: duplicate key 'container.env.A'") != std::string::npos);
@@ -70,14 +71,14 @@ TEST_CASE("cli spec: a JSON spec with a key twice exits 2 naming the key, at any
 TEST_CASE("cli spec: render -o json / -o yaml: an env value appears in the Secret only") {
   std::string const marker = "MARKER-5b1e-api-key";
   std::string const spec = kBase + "container: {env: {API_KEY: " + marker + "}}\n";
-  auto j = run_vmi({"render", "-f", "-", "-o", "json"}, spec);
+  auto j = run_vmi({"render", "-f", "-", "-n", "y", "-o", "json"}, spec);
   REQUIRE(j.exit_code == 0);
   json const list = json::parse(j.out);
   for (auto const& item : list["items"]) {
     INFO(item["kind"].get<std::string>());
     CHECK((item.dump().find(marker) != std::string::npos) == (item["kind"] == "Secret"));
   }
-  auto y = run_vmi({"render", "-f", "-"}, spec);
+  auto y = run_vmi({"render", "-f", "-", "-n", "y"}, spec);
   REQUIRE(y.exit_code == 0);
   std::size_t docs = 0;
   for (std::size_t at = 0; at != std::string::npos;) {
@@ -100,7 +101,8 @@ TEST_CASE("cli spec: apply whose Secret is refused exits 1, having deleted what 
                    "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
                    "clusters:\n- name: c\n  cluster: {server: '" +
                        server.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
-  auto a = run_vmi({"apply", "-f", COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", "--kubeconfig", kc});
+  auto a = run_vmi(
+      {"apply", "-f", COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", "-n", "cosmic-ac", "--kubeconfig", kc});
   CHECK(a.exit_code == 1);
   CHECK(a.err.find("deleted what this run had created") != std::string::npos);
   CHECK_FALSE(server.has("/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/llama-70b-0"));
@@ -122,7 +124,8 @@ TEST_CASE("cli spec: a user-data Secret over 1 MiB exits 2 naming container.env,
   std::string value;
   for (int i = 0; i < 300 * 1000; ++i) value += "\u00e9";
   test::write_text(spec, kBase + "container:\n  env:\n    WEIGHTS_INLINE: \"" + value + "\"\n");
-  for (auto const& r : {run_vmi({"render", "-f", spec}), run_vmi({"apply", "-f", spec, "--kubeconfig", kc})}) {
+  for (auto const& r :
+       {run_vmi({"render", "-f", spec, "-n", "y"}), run_vmi({"apply", "-f", spec, "-n", "y", "--kubeconfig", kc})}) {
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(spec + ": container.env: makes the user-data Secret's data ") != std::string::npos);
     CHECK(r.out.empty());

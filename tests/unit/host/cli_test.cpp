@@ -51,33 +51,33 @@ TEST_CASE("cli: --version, --help, usage errors") {
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err.find("unknown command 'frobnicate'") != std::string::npos);
   CHECK(vmi({"render"}).exit_code == 2);
-  CHECK(vmi({"render", "-f", kExample, "-o", "xml"}).exit_code == 2);
-  CHECK(vmi({"render", "-f", kExample, "--bogus"}).exit_code == 2);
+  CHECK(vmi({"render", "-f", kExample, "-n", "cosmic-ac", "-o", "xml"}).exit_code == 2);
+  CHECK(vmi({"render", "-f", kExample, "-n", "cosmic-ac", "--bogus"}).exit_code == 2);
 }
 
 TEST_CASE("cli: render prints a YAML stream; -o json a v1 List; render-userdata the cloud-config") {
-  auto y = vmi({"render", "-f", kExample});
+  auto y = vmi({"render", "-f", kExample, "-n", "cosmic-ac"});
   REQUIRE(y.exit_code == 0);
   CHECK(y.out.rfind("---\napiVersion: cdi.kubevirt.io/v1beta1\nkind: DataVolume\n", 0) == 0);
-  auto j = vmi({"render", "-f", kExample, "-o", "json"});
+  auto j = vmi({"render", "-f", kExample, "-n", "cosmic-ac", "-o", "json"});
   REQUIRE(j.exit_code == 0);
   auto list = json::parse(j.out);
   CHECK(list["kind"] == "List");
   CHECK(list["items"].size() == 4);  // DataVolume, PVC, VMI, user-data Secret
-  auto u = vmi({"render-userdata", "-f", kExample});
+  auto u = vmi({"render-userdata", "-f", kExample, "-n", "cosmic-ac"});
   REQUIRE(u.exit_code == 0);
   CHECK(u.out.rfind("#cloud-config\n", 0) == 0);
-  auto stdin_spec = vmi({"render", "-f", "-"}, test::read_text(kExample));
+  auto stdin_spec = vmi({"render", "-f", "-", "-n", "cosmic-ac"}, test::read_text(kExample));
   CHECK(stdin_spec.exit_code == 0);
   CHECK(stdin_spec.out == y.out);
 }
 
 TEST_CASE("cli: a bad spec exits 2 naming the field") {
-  auto r = vmi({"render", "-f", "-"},
+  auto r = vmi({"render", "-f", "-", "-n", "y"},
                "name: x\nnamespace: y\ncpu: 2\nmemory: 4Gi\ndataDisk: {size: 10Gi, mountPoint: /d}\n");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("<stdin>: dataDisk.size: must be at least 100Gi") != std::string::npos);
-  auto missing = vmi({"render", "-f", "/nonexistent/spec.yaml"});
+  auto missing = vmi({"render", "-f", "/nonexistent/spec.yaml", "-n", "cosmic-ac"});
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find("cannot open job spec /nonexistent/spec.yaml") != std::string::npos);
 }
@@ -86,11 +86,11 @@ TEST_CASE("cli: apply, apply again (unchanged), wait until ready, delete") {
   test::ApiServerStandIn server("Bearer good-token");
   test::TempDir dir;
   std::string kc = kubeconfig_for(server, dir);
-  auto a = vmi({"apply", "-f", kExample, "--kubeconfig", kc});
+  auto a = vmi({"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc});
   INFO(a.err);
   REQUIRE(a.exit_code == 0);
   CHECK(a.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 created") != std::string::npos);
-  auto again = vmi({"apply", "-f", kExample, "--kubeconfig=" + kc});
+  auto again = vmi({"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig=" + kc});
   CHECK(again.exit_code == 0);
   CHECK(again.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 unchanged") != std::string::npos);
   CHECK(again.out.find("PersistentVolumeClaim cosmic-ac/llama-70b-0-data serverside-applied") != std::string::npos);
@@ -99,14 +99,15 @@ TEST_CASE("cli: apply, apply again (unchanged), wait until ready, delete") {
   server.script_status(vmi_path, {json{{"phase", "Scheduling"}},
                                   json{{"phase", "Running"},
                                        {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}});
-  auto w = vmi({"wait", "-f", kExample, "--kubeconfig", kc, "--interval", "50ms", "--timeout", "20s"});
+  auto w =
+      vmi({"wait", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--interval", "50ms", "--timeout", "20s"});
   CHECK(w.exit_code == 0);
   CHECK(w.out.find("phase=Scheduling") != std::string::npos);
   CHECK(
       w.out.find("ready: VirtualMachineInstance cosmic-ac/llama-70b-0 is Ready (Ready condition only: no launcher pod "
                  "seen)") != std::string::npos);
 
-  auto d = vmi({"delete", "-f", kExample, "--kubeconfig", kc});
+  auto d = vmi({"delete", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc});
   CHECK(d.exit_code == 0);
   CHECK(d.out.find("keep   PersistentVolumeClaim cosmic-ac/llama-70b-0-data") != std::string::npos);
   CHECK(server.has("/api/v1/namespaces/cosmic-ac/persistentvolumeclaims/llama-70b-0-data"));
@@ -131,14 +132,15 @@ TEST_CASE("cli: apply of a changed VMI exits 1 listing the fields; --recreate re
   test::ApiServerStandIn server("Bearer good-token");
   test::TempDir dir;
   std::string kc = kubeconfig_for(server, dir);
-  REQUIRE(vmi({"apply", "-f", kExample, "--kubeconfig", kc}).exit_code == 0);
+  REQUIRE(vmi({"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc}).exit_code == 0);
   std::string changed = changed_example(dir);
-  auto refused = vmi({"apply", "-f", changed, "--kubeconfig", kc});
+  auto refused = vmi({"apply", "-f", changed, "-n", "cosmic-ac", "--kubeconfig", kc});
   CHECK(refused.exit_code == 1);
   CHECK(refused.out.find("differs: VirtualMachineInstance cosmic-ac/llama-70b-0 spec.domain.cpu.cores") !=
         std::string::npos);
   CHECK(refused.err.find("exists and its spec cannot change") != std::string::npos);
-  auto recreated = vmi({"apply", "-f", changed, "--kubeconfig", kc, "--recreate", "--timeout", "20s"});
+  auto recreated =
+      vmi({"apply", "-f", changed, "-n", "cosmic-ac", "--kubeconfig", kc, "--recreate", "--timeout", "20s"});
   INFO(recreated.err);
   CHECK(recreated.exit_code == 0);
   CHECK(recreated.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 recreated") != std::string::npos);
@@ -148,9 +150,7 @@ TEST_CASE("cli: apply of a changed VMI exits 1 listing the fields; --recreate re
 
   auto wrong_ns = vmi({"apply", "-f", kExample, "--kubeconfig", kc, "-n", "other"});
   CHECK(wrong_ns.exit_code == 2);
-  CHECK(wrong_ns.err.find(
-            "the namespace from the provided object \"cosmic-ac\" does not match the namespace \"other\"") !=
-        std::string::npos);
+  CHECK(wrong_ns.err.find("namespace: 'cosmic-ac' is not the operator's namespace 'other'") != std::string::npos);
   CHECK(vmi({"delete", "-f", kExample, "--kubeconfig", kc, "--namespace=other"}).exit_code == 2);
   CHECK(vmi({"apply", "-f", kExample, "--kubeconfig", kc, "-n", "cosmic-ac", "--dry-run=server"}).exit_code ==
         1);  // differs
@@ -161,17 +161,17 @@ TEST_CASE(
   test::ApiServerStandIn server("Bearer good-token");
   test::TempDir dir;
   std::string kc = kubeconfig_for(server, dir);
-  auto dry = vmi({"apply", "-f", kExample, "--kubeconfig", kc, "--dry-run=client", "-o", "json"});
+  auto dry = vmi({"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--dry-run=client", "-o", "json"});
   REQUIRE(dry.exit_code == 0);
-  CHECK(json::parse(dry.out) == json::parse(vmi({"render", "-f", kExample, "-o", "json"}).out));
+  CHECK(json::parse(dry.out) == json::parse(vmi({"render", "-f", kExample, "-n", "cosmic-ac", "-o", "json"}).out));
   CHECK(server.requests().empty());
-  auto server_dry = vmi({"apply", "-f", kExample, "--kubeconfig", kc, "--dry-run=server"});
+  auto server_dry = vmi({"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--dry-run=server"});
   CHECK(server_dry.exit_code == 0);
   CHECK(server_dry.out.find("VirtualMachineInstance cosmic-ac/llama-70b-0 created (server dry run)") !=
         std::string::npos);
   CHECK_FALSE(server.has("/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/llama-70b-0"));
 
-  auto applied = vmi({"apply", "-f", kExample, "--kubeconfig", kc, "-o", "json"});
+  auto applied = vmi({"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "json"});
   INFO(applied.err);
   REQUIRE(applied.exit_code == 0);
   json list = json::parse(applied.out);
@@ -187,7 +187,7 @@ TEST_CASE("cli: list and get show the managed VMIs; get/wait on a missing name f
   test::ApiServerStandIn server("Bearer good-token");
   test::TempDir dir;
   std::string kc = kubeconfig_for(server, dir);
-  REQUIRE(vmi({"apply", "-f", kExample, "--kubeconfig", kc}).exit_code == 0);
+  REQUIRE(vmi({"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc}).exit_code == 0);
   auto l = vmi({"list", "-n", "cosmic-ac", "--kubeconfig", kc});
   INFO(l.err);
   REQUIRE(l.exit_code == 0);
@@ -205,7 +205,7 @@ TEST_CASE("cli: list and get show the managed VMIs; get/wait on a missing name f
   auto empty = vmi({"list", "-n", "elsewhere", "--kubeconfig", kc});
   CHECK(empty.exit_code == 0);
   CHECK(empty.err == "No VMIs managed by cosmicac-vmi found in elsewhere namespace.\n");
-  auto d = vmi({"delete", "-f", kExample, "--kubeconfig", kc, "--wait=false"});
+  auto d = vmi({"delete", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--wait=false"});
   CHECK(d.exit_code == 0);
   CHECK(d.out.find("is gone") == std::string::npos);
 }
@@ -226,7 +226,7 @@ TEST_CASE("cli: wait for a VMI that never becomes ready exits 1 with a clear mes
 
 TEST_CASE("cli: cluster errors exit 1; wait --serial is reserved") {
   test::TempDir dir;
-  auto r = vmi({"apply", "-f", kExample, "--kubeconfig", dir.path + "/none"});
+  auto r = vmi({"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", dir.path + "/none"});
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("cannot open kubeconfig") != std::string::npos);
   CHECK(vmi({"wait", "x", "--serial", "/tmp/sock"}).exit_code == 2);

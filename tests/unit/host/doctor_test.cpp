@@ -166,7 +166,7 @@ struct Cluster {
   }
 
   CommandResult doctor(std::vector<std::string> extra = {"-f", kSpec}) {
-    std::vector<std::string> args{"doctor", "--kubeconfig", kubeconfig};
+    std::vector<std::string> args{"doctor", "--kubeconfig", kubeconfig, "-n", "cosmic-ac"};
     args.insert(args.end(), extra.begin(), extra.end());
     return vmi(args);
   }

@@ -37,6 +37,7 @@ constexpr const char* kDv = "/apis/cdi.kubevirt.io/v1beta1/namespaces/cosmic-ac/
 constexpr const char* kPod = "/api/v1/namespaces/cosmic-ac/pods/virt-launcher-job-x7k2q";
 constexpr const char* kPodName = "virt-launcher-job-x7k2q";
 constexpr const char* kUid = "6a4c5d3e-1f2b-4c8d-9e0f-123456789abc";
+constexpr const char* kPodUid = "9b8a7c6d-5e4f-4a3b-8c2d-1e0f98765432";  // the launcher pod's
 
 ClusterAccess access_to(test::ApiServerStandIn const& server) {
   ClusterAccess a;
@@ -53,7 +54,10 @@ json condition(std::string type, std::string status, std::string reason = "", st
   return c;
 }
 
-json vmi_status(std::string phase, json conditions) { return json{{"phase", phase}, {"conditions", conditions}}; }
+// virt-controller lists the VMI's launcher pods in status.activePods (pod uid: node).
+json vmi_status(std::string phase, json conditions) {
+  return json{{"phase", phase}, {"conditions", conditions}, {"activePods", {{kPodUid, "gpu-node-1"}}}};
+}
 json not_ready() {
   return vmi_status("Running", json::array({condition("Ready", "False", "ContainersNotReady",
                                                       "containers with unready status: [compute]")}));
@@ -81,7 +85,14 @@ json launcher_pod(bool with_console = true, json status = json()) {
           {"metadata",
            {{"name", kPodName},
             {"namespace", "cosmic-ac"},
+            {"uid", kPodUid},
             {"creationTimestamp", "2026-01-01T00:00:01Z"},
+            {"ownerReferences", json::array({{{"apiVersion", "kubevirt.io/v1"},
+                                              {"kind", "VirtualMachineInstance"},
+                                              {"name", "job"},
+                                              {"uid", kUid},
+                                              {"controller", true},
+                                              {"blockOwnerDeletion", true}}})},
             {"labels",
              {{"kubevirt.io", "virt-launcher"}, {"kubevirt.io/created-by", kUid}, {"vm.kubevirt.io/name", "job"}}}}},
           {"spec", {{"containers", containers}}},
@@ -209,6 +220,58 @@ TEST_CASE("follow: the VMI Ready alone is not enough while the console log is fo
   auto r = follow_vmi(client, "cosmic-ac", "job", opts, sink);
   REQUIRE_FALSE(r);
   CHECK(r.error().message.find("did not become ready within 1s") != std::string::npos);
+}
+
+TEST_CASE("follow: a pod with the launcher's labels that the VMI does not list in activePods is not adopted") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {not_ready()});
+  // Anyone who may create a pod in the namespace: the launcher's labels, an
+  // ownerReference to the VMI (any creator may write one), newer than the
+  // real launcher pod, and a console log that says what they want said.
+  for (std::string evil : {"virt-launcher-job-zzzzz", "virt-launcher-job-yyyyy"}) {
+    json pod = launcher_pod(true);
+    pod["metadata"]["name"] = evil;
+    pod["metadata"]["uid"] = "0000aaaa-0000-4000-8000-" + std::string(evil.end() - 5, evil.end()) + "0000000";
+    pod["metadata"]["creationTimestamp"] = "2026-01-01T00:00:09Z";
+    if (evil.back() == 'y') pod["metadata"].erase("ownerReferences");
+    s.put("/api/v1/namespaces/cosmic-ac/pods/" + evil, pod);
+    s.append_log(evil, "guest-console-log",
+                 agent_line(agent_failed(Reason::Auth, "disk corrupt: run cosmicac-vmi delete --delete-data")));
+  }
+  // The real one (its uid in activePods, its controller the VMI) says ready.
+  s.append_log(kPodName, "guest-console-log", agent_line(agent_ready()));
+  std::thread kubevirt([&] {
+    std::this_thread::sleep_for(500ms);
+    s.script_status(kVmi, {ready()});
+  });
+  KubeClient client(access_to(s));
+  Collected sink;
+  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  kubevirt.join();
+  if (!r) FAIL(r.error().message);
+  CHECK(r->agent_reported);
+  CHECK_FALSE(sink.saw("zzzzz"));
+  CHECK_FALSE(sink.saw("yyyyy"));
+  for (auto const& e : sink.events) CHECK(e.phase != Phase::Failed);
+  for (auto const& q : s.requests()) CHECK(q.find("zzzzz/log") == std::string::npos);
+}
+
+TEST_CASE("follow: is_launcher_of needs the pod's uid in the VMI's activePods and the VMI as its controller") {
+  VmiView vmi;
+  vmi.uid = kUid;
+  vmi.active_pods = {kPodUid};
+  CHECK(is_launcher_of(launcher_pod(), vmi));
+  json other_owner = launcher_pod();
+  other_owner["metadata"]["ownerReferences"][0]["uid"] = "another-vmi";
+  CHECK_FALSE(is_launcher_of(other_owner, vmi));
+  json not_controller = launcher_pod();
+  not_controller["metadata"]["ownerReferences"][0]["controller"] = false;
+  CHECK_FALSE(is_launcher_of(not_controller, vmi));
+  json not_active = launcher_pod();
+  not_active["metadata"]["uid"] = "not-in-active-pods";
+  CHECK_FALSE(is_launcher_of(not_active, vmi));
+  CHECK(view_vmi({{"metadata", {{"uid", kUid}}}, {"status", vmi_status("Running", json::array())}}).active_pods ==
+        std::vector<std::string>{kPodUid});
 }
 
 TEST_CASE("follow: the agent's failure ends the wait within seconds, with reason and escaped message") {
@@ -938,4 +1001,32 @@ TEST_CASE("cli wait: several names: lines by job, a summary naming the failure, 
   CHECK(r.err.find("  job-b: VirtualMachineInstance cosmic-ac/job-b reached phase Failed") != std::string::npos);
   auto ok = run_wait(s, {"job-a", "-l", "x"});
   CHECK(ok.exit_code == 2);  // names or a selector, not both
+}
+
+TEST_CASE("cli wait -l: a name from the list is checked as Kubernetes checks it and never reaches the terminal raw") {
+  test::ApiServerStandIn s("Bearer good-token");
+  s.put(vmi_path("job-a"), labelled_vmi("job-a"));
+  s.script_status(vmi_path("job-a"), {ready()});
+  // What a hostile or broken API server lists: a name kube-apiserver would never accept.
+  std::string const evil = "job-b\x1b]0;owned\x07\x1b[2J";
+  s.put(vmi_path("job-b"), labelled_vmi(evil));
+  test::TempDir dir;
+  std::string kc = dir.path + "/kubeconfig";
+  test::write_text(kc,
+                   "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
+                   "clusters:\n- name: c\n  cluster: {server: '" +
+                       s.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
+  Command c{.program = COSMICAC_VMI_BINARY,
+            .args = {"wait", "-l", "app.kubernetes.io/managed-by=cosmicac-vmi", "-n", "cosmic-ac", "--kubeconfig", kc,
+                     "--interval", "50ms", "--timeout", "3s"},
+            .description = "cosmicac-vmi"};
+  c.timeout = std::chrono::seconds(60);
+  c.log_output_on_failure = false;
+  auto r = run_command(c).value();
+  INFO(r.out + r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  CHECK(r.err.find("metadata.name of a VirtualMachineInstance in the list of cosmic-ac (-l)") != std::string::npos);
+  CHECK(r.err.find("job-b\\x1b]0;owned\\x07\\x1b[2J") != std::string::npos);
 }
