@@ -1079,7 +1079,7 @@ TEST_CASE("watch: a flooded namespace is held within max_objects and only the fi
     CHECK(p.dump().size() < 512);  // not the 16 KiB each was sent with
     CHECK_FALSE(p["metadata"].contains("annotations"));
     CHECK_FALSE(p["metadata"].contains("managedFields"));
-    CHECK(p["spec"] == json{{"containers", json::array({{{"name", "c"}}})}});
+    CHECK(p["spec"] == Json{{"containers", Json::array({{{"name", "c"}}})}});
   }
   std::lock_guard l(mu);
   REQUIRE(notices.size() == 1);
@@ -1097,13 +1097,13 @@ TEST_CASE("follow: held_fields keeps what wait reads: the VMI's DataVolumes, the
   json const h = held_fields(vmi);
   CHECK(view_vmi(h).datavolumes == std::vector<std::string>{"job-root"});
   CHECK(view_vmi(h).ready == view_vmi(vmi).ready);
-  CHECK(h["status"] == vmi["status"]);
-  CHECK(h["metadata"] == json{{"name", "job"}, {"namespace", "cosmic-ac"}, {"uid", "uid-job"}});
+  CHECK(h["status"].dump() == vmi["status"].dump());
+  CHECK(h["metadata"] == Json{{"name", "job"}, {"namespace", "cosmic-ac"}, {"uid", "uid-job"}});
   json pod = flood_pod(1);
   pod["metadata"]["ownerReferences"] = json::array(
       {{{"kind", "Other"}, {"uid", "x"}}, {{"kind", "VirtualMachineInstance"}, {"uid", "u"}, {"controller", true}}});
   CHECK(held_fields(pod)["metadata"]["ownerReferences"] ==
-        json::array({{{"kind", "VirtualMachineInstance"}, {"uid", "u"}, {"controller", true}}}));
+        Json::array({{{"kind", "VirtualMachineInstance"}, {"uid", "u"}, {"controller", true}}}));
 }
 
 TEST_CASE("follow: jobs that become ready in a flooded namespace are reported ready, the cap said") {
