@@ -1094,7 +1094,7 @@ TEST_CASE("follow: held_fields keeps what wait reads: the VMI's DataVolumes, the
   vmi["spec"]["volumes"] = json::array(
       {{{"name", "root"}, {"dataVolume", {{"name", "job-root"}}}}, {{"name", "cfg"}, {"configMap", {{"name", "c"}}}}});
   vmi["status"] = ready();
-  json const h = held_fields(vmi);
+  Json const h = held_fields(vmi);
   CHECK(view_vmi(h).datavolumes == std::vector<std::string>{"job-root"});
   CHECK(view_vmi(h).ready == view_vmi(vmi).ready);
   CHECK(h["status"].dump() == vmi["status"].dump());
