@@ -199,4 +199,35 @@ Result<ImageRef> parse_image_ref(std::string_view text) {
   return ref;
 }
 
+Result<std::vector<std::string>> parse_image_allow_list(std::string_view text) {
+  auto bad = [](std::string what) { return make_error(Reason::ConfigInvalid, std::move(what)); };
+  std::vector<std::string> out;
+  std::size_t b = 0;
+  while (b <= text.size()) {
+    std::size_t e = text.find(',', b);
+    if (e == std::string_view::npos) e = text.size();
+    std::string_view const entry = text.substr(b, e - b);
+    b = e + 1;
+    std::string const n = std::to_string(out.size() + 1);
+    if (entry.empty()) return bad("entry " + n + " is empty");
+    bool const prefix = entry.back() == '/';
+    // A prefix is checked as the repository one name below it would be.
+    std::string const probe = std::string(entry) + (prefix ? "x" : "");
+    auto ref = parse_image_ref(probe);
+    if (!ref || !ref->digest.empty() || ref->repository() != probe)
+      return bad("entry " + n +
+                 " is not a repository written in full (host/path, no tag or digest), nor a prefix of one ending in "
+                 "'/'");
+    out.emplace_back(entry);
+  }
+  return out;
+}
+
+bool image_allowed(ImageRef const& image, std::vector<std::string> const& allowed) {
+  std::string const repo = image.repository();
+  for (auto const& a : allowed)
+    if (a.back() == '/' ? repo.starts_with(a) : repo == a) return true;
+  return false;
+}
+
 }  // namespace cosmicac::config

@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cosmicac::config {
 
@@ -24,5 +25,16 @@ struct ImageRef {
 
 // Errors (reason ConfigInvalid) say what part is wrong.
 Result<ImageRef> parse_image_ref(std::string_view text);
+
+// ALLOWED_IMAGES (and the operator profile's allowedImages): the repositories
+// an IMG may name. Comma-separated entries, each a repository written in full
+// as Docker normalises it ("ghcr.io/acme/inference", "docker.io/library/ubuntu";
+// no tag, no digest), which admits that repository only, or a prefix of one
+// ending in '/' ("ghcr.io/acme/models/"), which admits every repository below
+// it. An entry Docker would read otherwise ("ubuntu", "acme/x") is refused, so
+// what the operator wrote is what is compared. The message names no entry.
+Result<std::vector<std::string>> parse_image_allow_list(std::string_view text);
+// Whether `image`'s repository is one of `allowed` or below one of its prefixes.
+bool image_allowed(ImageRef const& image, std::vector<std::string> const& allowed);
 
 }  // namespace cosmicac::config

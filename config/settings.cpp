@@ -111,7 +111,7 @@ Status set_absolute_path(std::string& out, std::string_view v) {
   return ok();
 }
 
-constexpr std::array<Key, 31> kKeys{{
+constexpr std::array<Key, 32> kKeys{{
     {"MNT", [](Settings& s, std::string_view v) { return assign(normalise_mount_point(v), s.mount_point); }},
     {"IMG", [](Settings& s, std::string_view v) { return assign(parse_image_ref(v), s.image); }},
     {"NAME",
@@ -237,6 +237,9 @@ constexpr std::array<Key, 31> kKeys{{
      true},
     // Registry mirror (operator).
     {"REGISTRY_MIRROR", set_registry_mirror},
+    // Which images IMG may name (operator).
+    {"ALLOWED_IMAGES",
+     [](Settings& s, std::string_view v) { return assign(parse_image_allow_list(v), s.allowed_images); }},
 }};
 
 Key const* find_key(std::string_view name) {
@@ -302,6 +305,17 @@ Result<LoadedSettings> parse_settings(std::string_view text, std::string_view or
     if (auto st = key->set(out.settings, e.value); !st)
       return make_error(Reason::ConfigInvalid,
                         fmt::format("{} line {}: {}: {}", origin, e.line, e.key, st.error().message));
+  }
+  // After every key, in whatever order the file gives IMG and ALLOWED_IMAGES:
+  // an image the operator's list does not admit is never pulled nor run.
+  if (!out.settings.allowed_images.empty() && !image_allowed(out.settings.image, out.settings.allowed_images)) {
+    auto line = [&](std::string_view k) {
+      return uses[static_cast<std::size_t>(find_key(k) - kKeys.data())].last_line;
+    };
+    std::string const img = line("IMG") > 0 ? fmt::format("line {}: IMG", line("IMG")) : "IMG (unset: its default)";
+    return make_error(Reason::ConfigInvalid,
+                      fmt::format("{} {}: names a repository that ALLOWED_IMAGES (line {}) does not admit", origin, img,
+                                  line("ALLOWED_IMAGES")));
   }
   if (unknown > kMaxUnknownWarnings)
     out.warnings.push_back(fmt::format("{}: {} more unknown keys (ignored)", origin, unknown - kMaxUnknownWarnings));

@@ -50,6 +50,8 @@ struct Settings {
   PullPolicy pull_policy = PullPolicy::Missing;        // PULL_POLICY: missing|always
   std::chrono::seconds retry_budget{600};              // RETRY_BUDGET: total time for transient registry faults
   std::string registry_mirror;  // REGISTRY_MIRROR: "" or http[s]://host[:port]: pull through it, pinned by digest
+  // ALLOWED_IMAGES (operator): repositories and prefixes IMG must be among; empty → any.
+  std::vector<std::string> allowed_images;
 
   // Container.
   GpuMode gpu_mode = GpuMode::All;           // GPU_MODE: all|none|auto

@@ -71,7 +71,7 @@ Reflector::Reflector(KubeClient& client, ApiResource const& resource, std::strin
       resource_(resource),
       ns_(std::move(ns)),
       selector_(std::move(selector)),
-      opts_(opts),
+      opts_(std::move(opts)),
       changed_(std::move(changed)),
       notice_(std::move(notice)) {
   thread_ = std::thread([this] { run(); });
@@ -190,10 +190,20 @@ bool Reflector::list() {
     return false;
   }
   std::map<std::string, Json> fresh;
-  for (auto const& item : array_at(*body, {"items"})) fresh[string_at(item, {"metadata", "name"})] = item;
+  bool full = false;
+  for (auto const& item : array_at(*body, {"items"})) {
+    if (fresh.size() == opts_.max_objects) {
+      full = true;
+      break;
+    }
+    fresh[string_at(item, {"metadata", "name"})] = held(item);
+  }
+  std::string const list_version = string_at(*body, {"metadata", "resourceVersion"});
+  body.reset();  // the whole answer is not kept beside what is held
   bool differs = false;
   {
     std::lock_guard l(mu_);
+    full_ = full_ || full;
     differs = !synced_ || fresh.size() != objects_.size();
     for (auto const& [name, obj] : fresh) {
       auto it = objects_.find(name);
@@ -202,12 +212,26 @@ bool Reflector::list() {
         differs = true;
     }
     objects_ = std::move(fresh);
-    resource_version_ = string_at(*body, {"metadata", "resourceVersion"});
+    resource_version_ = list_version;
     synced_ = true;
     list_failure_.reset();
   }
+  if (full) say_full();
   if (differs) changed_();
   return true;
+}
+
+Json Reflector::held(Json const& object) const { return opts_.keep ? opts_.keep(object) : object; }
+
+bool Reflector::full_now() const {
+  std::lock_guard l(mu_);
+  return full_;
+}
+
+void Reflector::say_full() {
+  if (said_full_.exchange(true)) return;
+  notice_("holding " + std::to_string(opts_.max_objects) + " " + std::string(resource_.plural) + " of " + ns_ +
+          ", the most it keeps: any more are not followed (a namespace flooded with them?)");
 }
 
 // An event into the held objects; true when it changed them.
@@ -220,7 +244,11 @@ bool Reflector::apply(WatchEvent const& e) {
   auto it = objects_.find(name);
   if (it != objects_.end() && string_at(it->second, {"metadata", "resourceVersion"}) == e.resource_version)
     return false;  // seen already (a re-list got it first)
-  objects_[name] = e.object;
+  if (it == objects_.end() && objects_.size() >= opts_.max_objects) {
+    full_ = true;
+    return false;
+  }
+  objects_[name] = held(e.object);
   return true;
 }
 
@@ -250,6 +278,7 @@ Reflector::WatchEnd Reflector::watch(bool& progressed) {
           }
           progressed = true;
           if (apply(*e)) changed_();
+          if (full_now()) say_full();
           return true;
         });
       },

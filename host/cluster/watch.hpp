@@ -66,6 +66,14 @@ struct ReflectorOptions {
   std::chrono::milliseconds backoff{std::chrono::seconds(1)};        // first reconnect delay …
   std::chrono::milliseconds backoff_cap{std::chrono::seconds(30)};   // … doubling up to this
   std::chrono::seconds watch_timeout{std::chrono::minutes(5)};       // timeoutSeconds of one watch
+  // What of each object is held: the fields its reader reads (empty: the whole
+  // object). A list or a watch may carry anything anyone in the namespace wrote
+  // (annotations, a spec of megabytes); only this much of it stays.
+  std::function<Json(Json const&)> keep;
+  // At most this many objects held. Past it an object of a name not held yet
+  // is dropped (one held is still updated), and notice says so once: a
+  // namespace flooded with objects costs a bounded amount of memory.
+  std::size_t max_objects = 10000;
 };
 
 class Reflector {
@@ -96,6 +104,9 @@ class Reflector {
   enum class WatchEnd { Reconnect, Relist, Refused, Failed, Stopped };
   WatchEnd watch(bool& progressed);
   bool apply(WatchEvent const& e);
+  Json held(Json const& object) const;
+  void say_full();
+  bool full_now() const;
   void pause(std::chrono::milliseconds d);
   std::string path(Query extra) const;
 
@@ -110,9 +121,11 @@ class Reflector {
   std::map<std::string, Json> objects_;  // by metadata.name
   std::string resource_version_;         // where the next watch starts ("" = list first)
   bool synced_ = false;
+  bool full_ = false;  // an object was dropped at max_objects
   std::optional<Result<HttpResponse>> list_failure_;
   std::atomic<int> lists_{0}, watches_{0};
   std::atomic<bool> stop_{false};
+  std::atomic<bool> said_full_{false};
   std::mutex pause_mu_;
   std::condition_variable pause_cv_;
   std::thread thread_;  // last: starts after everything it uses exists

@@ -25,6 +25,11 @@ std::vector<std::pair<std::string, std::string>> guest_config_entries(JobSpec co
   if (!spec.env.empty()) e.emplace_back("ENVS", config::encode_envs(spec.env).value());  // validated by parse_job_spec
   e.emplace_back("CRED_ISO_LABEL", kCredVolumeLabel);
   if (!spec.registry_mirror.empty()) e.emplace_back("REGISTRY_MIRROR", spec.registry_mirror);  // operator's
+  if (!spec.allowed_images.empty()) {                                                          // operator's
+    std::string list;
+    for (auto const& a : spec.allowed_images) list += (list.empty() ? "" : ",") + a;
+    e.emplace_back("ALLOWED_IMAGES", list);
+  }
   return e;
 }
 

@@ -1,6 +1,7 @@
 #include "host/spec/job_spec.hpp"
 
 #include "common/file_io.hpp"
+#include "config/image_ref.hpp"
 #include "config/scalars.hpp"
 #include "config/settings.hpp"
 #include "host/base/quantity.hpp"
@@ -188,6 +189,7 @@ void take_operator_fields(OperatorProfile const& profile, JobSpec& spec) {
   spec.storage_class = profile.storage_class;
   spec.overlay_network = profile.overlay_network;
   spec.registry_mirror = profile.registry_mirror;
+  spec.allowed_images = profile.allowed_images;
   if (auto slash = spec.overlay_network.find('/'); slash != std::string::npos) {
     std::string const nad_ns = spec.overlay_network.substr(0, slash);
     if (nad_ns != spec.ns)
@@ -278,6 +280,15 @@ Result<JobSpec> parse_job_spec(std::string_view text, std::string_view origin, O
   } catch (SpecError const& e) {
     return spec_detail::spec_error(profile.origin, e);
   }
+  // The tenant's image, against the operator's list (the agent holds IMG to
+  // ALLOWED_IMAGES again before it pulls).
+  if (auto img = config::parse_image_ref(spec.container_image);
+      !spec.allowed_images.empty() && (!img || !config::image_allowed(*img, spec.allowed_images)))
+    return spec_detail::spec_error(origin, SpecError{"container.image",
+                                                     "'" + spec.container_image +
+                                                         "' is not an image the operator allows (operator profile key "
+                                                         "allowedImages, " +
+                                                         profile.origin + ")"});
   return spec;
 }
 

@@ -112,6 +112,7 @@ struct JobSpec {
   std::vector<std::pair<std::string, config::EnvValue>> env;     // in the order written
   std::string overlay_network;  // operator: Multus NetworkAttachmentDefinition in the VMI's namespace, optional
   std::string registry_mirror;  // operator: REGISTRY_MIRROR, optional
+  std::vector<std::string> allowed_images;  // operator: ALLOWED_IMAGES, optional
 };
 
 // Errors (Errc::Spec) read "<origin>: <field>: <what is wrong>"; the

@@ -1,6 +1,7 @@
 #include "host/spec/operator_profile.hpp"
 
 #include "common/file_io.hpp"
+#include "config/image_ref.hpp"
 #include "config/settings.hpp"
 #include "host/base/yaml_json.hpp"
 #include "host/spec/spec_fields.hpp"
@@ -29,6 +30,22 @@ std::vector<std::string> resource_names(Fields& top, std::string const& key) {
     names.push_back(item.get<std::string>());
   }
   return names;
+}
+
+// allowedImages: the agent's own rule (config/image_ref.cpp), so what is rendered is what it reads.
+std::vector<std::string> allowed_images(Fields& top) {
+  Json const* v = top.get("allowedImages");
+  if (!v) return {};
+  if (!v->is_array() || v->empty()) fail("allowedImages", "must be a non-empty list of repositories");
+  std::string joined;
+  for (auto const& item : *v) {
+    if (!item.is_string() || item.get<std::string>().find(',') != std::string::npos)
+      fail("allowedImages", "every entry must be one repository, or a prefix of one ending in '/'");
+    joined += (joined.empty() ? "" : ",") + item.get<std::string>();
+  }
+  auto list = config::parse_image_allow_list(joined);
+  if (!list) fail("allowedImages", list.error().message);
+  return std::move(*list);
 }
 
 OperatorProfile build(Json const& doc, std::string origin) {
@@ -79,6 +96,7 @@ OperatorProfile build(Json const& doc, std::string origin) {
     if (auto st = config::check_setting("REGISTRY_MIRROR", *v); !st) fail("registryMirror", st.error().message);
     p.registry_mirror = *v;
   }
+  p.allowed_images = allowed_images(top);
   p.gpu_types = resource_names(top, "gpuTypes");
   p.infiniband_names = resource_names(top, "infinibandNames");
   top.no_unknown_keys();

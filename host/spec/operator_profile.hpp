@@ -36,6 +36,10 @@ struct OperatorProfile {
   std::vector<std::string> gpu_types;         // gpu.type values tenants may request; empty: any
   std::vector<std::string> infiniband_names;  // infiniband.name values tenants may request; empty: any
   std::string registry_mirror;                // REGISTRY_MIRROR for the guest: http[s]://host[:port]; optional
+  // The repositories (or prefixes ending in '/') a job's container.image may
+  // name; the guest's ALLOWED_IMAGES. Empty: any image the namespace's
+  // registry token can read (doctor warns).
+  std::vector<std::string> allowed_images;
 };
 
 // A profile file: YAML or JSON, one mapping of the keys documented in

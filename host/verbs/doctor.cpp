@@ -503,6 +503,17 @@ Check check_registry_mirror(KubeClient& client, std::string const& url) {
                     "; VMs fall back to the origin while it is down");
 }
 
+Check check_allowed_images(std::vector<std::string> const& allowed) {
+  if (allowed.empty())
+    return {"images", CheckState::Warn,
+            "the operator profile has no allowedImages: a job may run any image the namespace's registry token can "
+            "read (the root image, another team's private model)",
+            "list the repositories jobs may run under the operator profile key allowedImages"};
+  std::string list;
+  for (auto const& a : allowed) list += (list.empty() ? "" : ", ") + a;
+  return pass("images", "a job's container.image must be one of the operator profile's allowedImages: " + list);
+}
+
 }  // namespace
 
 DoctorRequest doctor_request(std::string ns, std::optional<JobSpec> spec, std::vector<DeviceRequest> devices,
@@ -516,6 +527,7 @@ DoctorRequest doctor_request(std::string ns, std::optional<JobSpec> spec, std::v
   r.credential_secret = profile.credential_secret;
   r.bootstrap_configmap = profile.bootstrap_configmap;
   r.registry_mirror = profile.registry_mirror;
+  r.allowed_images = profile.allowed_images;
   if (spec) {
     r.storage_class = spec->storage_class;
     r.pull_secret = spec->pull_secret;
@@ -568,6 +580,7 @@ Result<std::vector<Check>> run_doctor(KubeClient& client, DoctorRequest const& r
   check_bootstrap_cm(client, req, out);
   check_rbac(client, req, out);
   if (!req.registry_mirror.empty()) out.push_back(check_registry_mirror(client, req.registry_mirror));
+  out.push_back(check_allowed_images(req.allowed_images));
   return out;
 }
 
@@ -579,9 +592,10 @@ std::string doctor_text(std::vector<Check> const& checks) {
   std::string out;
   for (auto const& c : checks) {
     const char* mark = c.state == CheckState::Pass ? "\u2713" : c.state == CheckState::Fail ? "\u2717" : "!";
+    bool const has_fix = c.state == CheckState::Fail || c.state == CheckState::Warn;
     out +=
         std::string(mark) + " " + readiness::terminal_safe(c.name) + ": " + readiness::terminal_safe(c.detail) + "\n";
-    if (c.state == CheckState::Fail) out += "    fix: " + readiness::terminal_safe(c.fix) + "\n";
+    if (has_fix) out += "    fix: " + readiness::terminal_safe(c.fix) + "\n";
   }
   return out;
 }
@@ -589,9 +603,12 @@ std::string doctor_text(std::vector<Check> const& checks) {
 Json doctor_json(std::vector<Check> const& checks) {
   Json list = Json::array();
   for (auto const& c : checks) {
-    const char* state = c.state == CheckState::Pass ? "pass" : c.state == CheckState::Fail ? "fail" : "unknown";
+    const char* state = c.state == CheckState::Pass   ? "pass"
+                        : c.state == CheckState::Fail ? "fail"
+                        : c.state == CheckState::Warn ? "warn"
+                                                      : "unknown";
     Json j{{"name", c.name}, {"state", state}, {"detail", c.detail}};
-    if (c.state == CheckState::Fail) j["fix"] = c.fix;
+    if (c.state == CheckState::Fail || c.state == CheckState::Warn) j["fix"] = c.fix;
     list.push_back(j);
   }
   return Json{{"ok", doctor_ok(checks)}, {"checks", list}};

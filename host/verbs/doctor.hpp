@@ -18,7 +18,7 @@
 
 namespace cosmicac::host {
 
-enum class CheckState { Pass, Fail, Unknown };
+enum class CheckState { Pass, Fail, Unknown, Warn };  // Warn: works, but less safe than it could be
 
 struct Check {
   std::string name;  // "nodes", "kubevirt", "rbac", …
@@ -35,8 +35,9 @@ struct DoctorRequest {
   std::string pull_secret = kDefaultPullSecret;
   std::string credential_secret = kDefaultPullSecret;
   std::string bootstrap_configmap = kDefaultBootstrapConfigMap;
-  std::string agent_version;    // what bootstrap-cm's `agent-version` must say
-  std::string registry_mirror;  // the profile's registryMirror: "" → not checked
+  std::string agent_version;                // what bootstrap-cm's `agent-version` must say
+  std::string registry_mirror;              // the profile's registryMirror: "" → not checked
+  std::vector<std::string> allowed_images;  // the profile's allowedImages: empty → a warning
 };
 
 // The request for a spec (its names and devices) or, without one, for the

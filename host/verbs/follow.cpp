@@ -298,6 +298,30 @@ PodView view_pod(Json const& pod) {
   return v;
 }
 
+Json held_fields(Json const& object) {
+  Json out = Json::object();
+  for (auto const* k : {"apiVersion", "kind", "status"})
+    if (auto it = object.find(k); it != object.end()) out[k] = *it;
+  Json const& meta = object_at(object, {"metadata"});
+  Json m = Json::object();
+  for (auto const* k : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"})
+    if (auto it = meta.find(k); it != meta.end()) m[k] = *it;
+  for (auto const& ref : array_at(meta, {"ownerReferences"}))
+    if (ref.is_object() && ref.value("controller", false)) {  // is_launcher_of reads the controller's only
+      m["ownerReferences"] = Json::array({ref});
+      break;
+    }
+  out["metadata"] = std::move(m);
+  Json spec = Json::object();
+  for (auto const& vol : array_at(object, {"spec", "volumes"}))
+    if (auto n = string_at(vol, {"dataVolume", "name"}); !n.empty())
+      spec["volumes"].push_back({{"dataVolume", {{"name", n}}}});
+  for (auto const& c : array_at(object, {"spec", "containers"}))
+    spec["containers"].push_back({{"name", string_at(c, {"name"})}});
+  if (!spec.empty()) out["spec"] = std::move(spec);
+  return out;
+}
+
 bool is_launcher_of(Json const& pod, VmiView const& vmi) {
   std::string const uid = string_at(pod, {"metadata", "uid"});
   if (uid.empty() || vmi.uid.empty() ||
@@ -376,6 +400,8 @@ class Collections {
     ropts_.poll_interval = opts.interval;
     ropts_.backoff = opts.reconnect_delay;
     ropts_.backoff_cap = opts.reconnect_delay * 8;
+    ropts_.keep = held_fields;
+    ropts_.max_objects = opts.max_held_objects;
   }
 
   void watch_vmis(Query selector) { vmis_ = make(api::kVirtualMachineInstances, std::move(selector)); }

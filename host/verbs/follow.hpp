@@ -92,7 +92,19 @@ struct FollowOptions {
   std::chrono::milliseconds reconnect_delay{std::chrono::seconds(1)};
   int max_log_streams = 20;  // console-log streams open at once (several jobs)
   bool fail_fast = false;    // several jobs: end at the first failure
+  // Objects held per watched kind (VMIs, DataVolumes, launcher pods), each
+  // only with the fields `wait` reads (held_fields); more are not followed.
+  std::size_t max_held_objects = 10000;
 };
+
+// The fields of a VMI, DataVolume or pod that `wait` reads, and nothing else:
+// apiVersion, kind; metadata's name, namespace, uid, resourceVersion,
+// creation and deletion times and its controller ownerReference; the names
+// of spec.volumes[].dataVolume and spec.containers[]; the status (written by
+// KubeVirt, CDI and the kubelet, not by whoever creates the object).
+// Annotations, labels, managedFields and the rest of the spec, which anyone
+// who may create objects in the namespace writes at will, are not held.
+Json held_fields(Json const& object);
 
 struct FollowResult {
   bool agent_reported = false;  // the console log gave the agent's ready

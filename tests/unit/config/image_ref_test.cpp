@@ -3,6 +3,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <string>
+#include <vector>
 
 using namespace cosmicac;
 using namespace cosmicac::config;
@@ -74,4 +75,34 @@ TEST_CASE("image ref: errors say which part is wrong") {
     CHECK(error_of(bad).starts_with("invalid image reference: "));
   CHECK(error_of("a/" + std::string(254, 'b')) ==
         "invalid image reference: repository name longer than 255 characters");
+}
+
+TEST_CASE("image allow-list: repositories in full and prefixes ending in '/'; an image outside is not admitted") {
+  auto list = parse_image_allow_list("ghcr.io/acme/inference,ghcr.io/acme/models/,docker.io/library/busybox");
+  REQUIRE(list);
+  auto admitted = [&](std::string_view img) { return image_allowed(parse_image_ref(img).value(), *list); };
+  CHECK(admitted("ghcr.io/acme/inference:v1"));
+  CHECK(admitted("ghcr.io/acme/inference@sha256:" + kHex));
+  CHECK(admitted("ghcr.io/acme/models/llama:70b"));
+  CHECK(admitted("ghcr.io/acme/models/team/x"));
+  CHECK(admitted("busybox"));  // Docker's own reading: docker.io/library/busybox
+  // The operator's root image, another team's model, a look-alike: not admitted.
+  CHECK_FALSE(admitted("ghcr.io/tetherto/kubevirt-image:latest"));
+  CHECK_FALSE(admitted("ghcr.io/acme/inference-debug:v1"));  // an exact entry is not a prefix
+  CHECK_FALSE(admitted("ghcr.io/acme/modelsx/y"));
+  CHECK_FALSE(admitted("ghcr.io/acme/models"));
+  CHECK_FALSE(admitted("evil.example/ghcr.io/acme/inference"));
+  CHECK_FALSE(image_allowed(parse_image_ref("ghcr.io/acme/inference").value(), {}));
+
+  // Entries Docker would read otherwise, or with a tag or digest, are refused, naming the entry's place only.
+  for (std::string const& bad :
+       std::vector<std::string>{"busybox", "acme/inference", "ghcr.io/acme/inference:v1",
+                                "ghcr.io/acme/x@sha256:" + kHex, "", "ghcr.io/a,", ",ghcr.io/a", "ghcr.io/A/b",
+                                "ghcr.io/a b", "/", "ghcr.io//"}) {
+    CAPTURE(bad);
+    auto r = parse_image_allow_list(bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().reason == Reason::ConfigInvalid);
+    CHECK(r.error().message.starts_with("entry "));
+  }
 }

@@ -259,3 +259,19 @@ TEST_CASE("settings: REGISTRY_MIRROR is http[s]://host[:port] and nothing else")
     CHECK(e.find("pw@") == std::string::npos);
   }
 }
+
+TEST_CASE("settings: ALLOWED_IMAGES refuses an IMG it does not admit, in either order, naming lines, not values") {
+  auto const ok =
+      load("ALLOWED_IMAGES=ghcr.io/acme/inference,ghcr.io/acme/models/\nIMG=ghcr.io/acme/models/llama:70b\n");
+  CHECK(ok.settings.allowed_images == std::vector<std::string>{"ghcr.io/acme/inference", "ghcr.io/acme/models/"});
+  CHECK(load("IMG=ghcr.io/acme/inference:v2\nALLOWED_IMAGES=ghcr.io/acme/inference\n").settings.image.tag == "v2");
+  // The attack: a job's IMG naming the operator's root image (or anything else the token reads).
+  CHECK(error_of("IMG=ghcr.io/tetherto/kubevirt-image:latest\nALLOWED_IMAGES=ghcr.io/acme/inference\n") ==
+        "cfg line 1: IMG: names a repository that ALLOWED_IMAGES (line 2) does not admit");
+  CHECK(error_of("ALLOWED_IMAGES=ghcr.io/acme/inference\nIMG=ghcr.io/acme/inference-debug\n") ==
+        "cfg line 2: IMG: names a repository that ALLOWED_IMAGES (line 1) does not admit");
+  CHECK(error_of("ALLOWED_IMAGES=ghcr.io/acme/inference\n") ==
+        "cfg IMG (unset: its default): names a repository that ALLOWED_IMAGES (line 1) does not admit");
+  CHECK(error_of("ALLOWED_IMAGES=acme/inference\n").starts_with("cfg line 1: ALLOWED_IMAGES: entry 1 is not"));
+  CHECK(load("IMG=anything.example/x\n").settings.allowed_images.empty());  // unset: any image, as before
+}

@@ -189,9 +189,17 @@ void check_failed(CommandResult const& r, std::string const& name, std::string c
 
 }  // namespace
 
+// --profile with an allowedImages list (without one, doctor warns: "images").
+std::vector<std::string> with_allowed_images(Cluster const& c, std::vector<std::string> extra = {"-f", kSpec}) {
+  std::string const path = c.dir.path + "/allowed-profile.yaml";
+  test::write_text(path, "allowedImages: [ghcr.io/tetherto/cosmicac-wrk-agent-inference]\n");
+  extra.insert(extra.begin(), {"--profile", path});
+  return extra;
+}
+
 TEST_CASE("doctor: a healthy cluster passes every check, exit 0; never a secret value") {
   Cluster c;
-  auto r = c.doctor();
+  auto r = c.doctor(with_allowed_images(c));
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("\u2717") == std::string::npos);
@@ -219,7 +227,11 @@ TEST_CASE("doctor: a healthy cluster passes every check, exit 0; never a secret 
   CHECK(r.out.find(kMarkerBase64) == std::string::npos);
   CHECK(r.err.find(kMarkerBase64) == std::string::npos);
 
-  auto j = c.doctor({"-f", kSpec, "--json"});
+  CHECK(has_line(r.out,
+                 "\u2713 images: a job's container.image must be one of the operator profile's allowedImages: "
+                 "ghcr.io/tetherto/cosmicac-wrk-agent-inference"));
+
+  auto j = c.doctor(with_allowed_images(c, {"-f", kSpec, "--json"}));
   CHECK(j.exit_code == 0);
   json doc = json::parse(j.out);  // one document
   CHECK(doc["ok"] == true);
@@ -424,4 +436,26 @@ TEST_CASE("doctor: a profile's registry mirror is asked for /v2/ through the ser
 
   auto none = c.doctor();
   CHECK(none.out.find("registry mirror") == std::string::npos);  // no mirror, no line
+}
+
+TEST_CASE("doctor: a profile without allowedImages is a warning with its fix, not a failure") {
+  Cluster c;
+  auto r = c.doctor();
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(has_line(r.out,
+                 "! images: the operator profile has no allowedImages: a job may run any image the namespace's "
+                 "registry token can read (the root image, another team's private model)\n    fix: list the "
+                 "repositories jobs may run under the operator profile key allowedImages"));
+  auto j = c.doctor({"-f", kSpec, "--json"});
+  json const doc = json::parse(j.out);
+  CHECK(doc["ok"] == true);
+  bool found = false;
+  for (auto const& check : doc["checks"])
+    if (check["name"] == "images") {
+      found = true;
+      CHECK(check["state"] == "warn");
+      CHECK(check["fix"] == "list the repositories jobs may run under the operator profile key allowedImages");
+    }
+  CHECK(found);
 }

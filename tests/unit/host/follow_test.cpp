@@ -1030,3 +1030,102 @@ TEST_CASE("cli wait -l: a name from the list is checked as Kubernetes checks it 
   CHECK(r.err.find("metadata.name of a VirtualMachineInstance in the list of cosmic-ac (-l)") != std::string::npos);
   CHECK(r.err.find("job-b\\x1b]0;owned\\x07\\x1b[2J") != std::string::npos);
 }
+
+namespace {
+
+// A pod anyone who may create pods in the namespace could make: the launcher's
+// label, and 16 KiB of annotations and spec that `wait` never reads.
+json flood_pod(int i) {
+  std::string const name = "flood-" + std::to_string(i);
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", "cosmic-ac"},
+            {"uid", "uid-" + name},
+            {"labels", {{"kubevirt.io", "virt-launcher"}}},
+            {"annotations", {{"filler", std::string(16 * 1024, 'x')}}},
+            {"managedFields", json::array({{{"manager", "flood"}}})}}},
+          {"spec", {{"containers", json::array({{{"name", "c"}, {"image", "busybox"}}})}, {"hostname", "h"}}}};
+}
+
+}  // namespace
+
+TEST_CASE("watch: a flooded namespace is held within max_objects and only the fields read; the cap is said once") {
+  test::ApiServerStandIn s("Bearer good-token");
+  for (int i = 0; i < 300; ++i) s.put("/api/v1/namespaces/cosmic-ac/pods/flood-" + std::to_string(i), flood_pod(i));
+  KubeClient client(access_to(s));
+  std::vector<std::string> notices;
+  std::mutex mu;
+  ReflectorOptions opts{.poll_interval = 50ms,
+                        .backoff = 50ms,
+                        .backoff_cap = 200ms,
+                        .keep = held_fields,
+                        .max_objects = 100};
+  Reflector pods(
+      client, api::kPods, "cosmic-ac", {{"labelSelector", "kubevirt.io=virt-launcher"}}, opts, [] {},
+      [&](std::string const& t) {
+        std::lock_guard l(mu);
+        notices.push_back(t);
+      });
+  for (int i = 0; i < 200 && !pods.synced(); ++i) std::this_thread::sleep_for(20ms);
+  REQUIRE(pods.synced());
+  // More arrive on the watch: none of a new name is held past the cap.
+  for (int i = 300; i < 400; ++i) s.put("/api/v1/namespaces/cosmic-ac/pods/flood-" + std::to_string(i), flood_pod(i));
+  std::this_thread::sleep_for(300ms);
+  auto const held = pods.items();
+  CHECK(held.size() == 100);
+  for (auto const& p : held) {
+    CHECK(p.dump().size() < 512);  // not the 16 KiB each was sent with
+    CHECK_FALSE(p["metadata"].contains("annotations"));
+    CHECK_FALSE(p["metadata"].contains("managedFields"));
+    CHECK(p["spec"] == Json{{"containers", Json::array({{{"name", "c"}}})}});
+  }
+  std::lock_guard l(mu);
+  REQUIRE(notices.size() == 1);
+  CHECK(notices.front() ==
+        "holding 100 pods of cosmic-ac, the most it keeps: any more are not followed (a namespace flooded with "
+        "them?)");
+}
+
+TEST_CASE("follow: held_fields keeps what wait reads: the VMI's DataVolumes, the pod's controller and containers") {
+  json vmi = labelled_vmi("job");
+  vmi["metadata"]["annotations"] = {{"a", "b"}};
+  vmi["spec"]["volumes"] = json::array(
+      {{{"name", "root"}, {"dataVolume", {{"name", "job-root"}}}}, {{"name", "cfg"}, {"configMap", {{"name", "c"}}}}});
+  vmi["status"] = ready();
+  Json const whole = Json::parse(vmi.dump());  // the reflector holds host::Json parsed from the wire
+  Json const h = held_fields(whole);
+  CHECK(view_vmi(h).datavolumes == std::vector<std::string>{"job-root"});
+  CHECK(view_vmi(h).ready == view_vmi(whole).ready);
+  CHECK(h["status"].dump() == vmi["status"].dump());
+  CHECK(h["metadata"] == Json{{"name", "job"}, {"namespace", "cosmic-ac"}, {"uid", "uid-job"}});
+  json pod = flood_pod(1);
+  pod["metadata"]["ownerReferences"] = json::array(
+      {{{"kind", "Other"}, {"uid", "x"}}, {{"kind", "VirtualMachineInstance"}, {"uid", "u"}, {"controller", true}}});
+  Json const held_pod = held_fields(Json::parse(pod.dump()));
+  CHECK(held_pod["metadata"]["ownerReferences"].dump() ==
+        R"([{"controller":true,"kind":"VirtualMachineInstance","uid":"u"}])");
+}
+
+TEST_CASE("follow: jobs that become ready in a flooded namespace are reported ready, the cap said") {
+  test::ApiServerStandIn s("Bearer good-token");
+  for (int i = 0; i < 200; ++i) s.put("/api/v1/namespaces/cosmic-ac/pods/flood-" + std::to_string(i), flood_pod(i));
+  std::vector<std::string> names;
+  for (int i = 0; i < 3; ++i) {
+    names.push_back("job-" + std::to_string(i));
+    s.put(vmi_path(names.back()), labelled_vmi(names.back()));
+    s.script_status(vmi_path(names.back()), {not_ready(), not_ready(), ready()});
+  }
+  KubeClient client(access_to(s));
+  JobsCollected sink;
+  FollowOptions opts = fast();
+  opts.max_held_objects = 50;
+  auto outcomes = follow_jobs(client, "cosmic-ac", FollowTargets{.names = names, .selector = {}}, opts, sink);
+  REQUIRE(outcomes);
+  REQUIRE(outcomes->size() == 3);
+  for (auto const& o : *outcomes) CHECK(o.result);
+  bool said = false;
+  for (auto const& n : sink.notices) said = said || n.find("holding 50 pods of cosmic-ac") != std::string::npos;
+  CHECK(said);
+}
