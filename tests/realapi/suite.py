@@ -693,7 +693,11 @@ class Suite:
         kc = self.cp.kubeconfig("sa", ns, token=token)
         self.until("RBAC for the ServiceAccount", lambda: cluster.Api(self.cp.port, self.cp.ca, token=token).request(
             "GET", "/apis/storage.k8s.io/v1/storageclasses/local-path", ok=None)[0] == 200, 20)
-        r = self.run("doctor", "-f", self.spec("vm", ns), "--json", kubeconfig=kc)
+        # With an allowedImages list (without one, "images" is a warning: any image may run).
+        profile = os.path.join(self.work, f"{ns}-doctor-profile.yaml")
+        with open(profile, "w") as fh:
+            fh.write(f"namespace: {ns}\nallowedImages: [ghcr.io/tetherto/cosmicac-wrk-agent-inference]\n")
+        r = self.run("doctor", "--profile", profile, "-f", self.spec("vm", ns), "--json", kubeconfig=kc)
         doc = json.loads(r.out)
         bad = [(c["name"], c["state"], c.get("detail")) for c in doc["checks"] if c["state"] != "pass"]
         check(r.rc == 0 and doc["ok"] and not bad, f"doctor: not every check passed: {bad}\n{r.show()}")

@@ -86,6 +86,11 @@ int main(int argc, char** argv) {
   cosmicac::test::ApiServerStandIn server("Bearer " + token);
   std::string const uid = "5d1c0a7e-0000-4000-8000-e2e0standin1";
   std::string const pod = "virt-launcher-" + name + "-e2e01";
+  std::string const pod_uid = "5d1c0a7e-0000-4000-8000-e2e0standin2";
+  // As virt-controller writes them: the VMI lists its launcher pod's uid in
+  // status.activePods, and the pod's controller ownerReference is the VMI
+  // (cosmicac-vmi wait follows no other pod).
+  json const active_pods{{pod_uid, "e2e-node"}};
   std::string const vmi_path = "/apis/kubevirt.io/v1/namespaces/" + ns + "/virtualmachineinstances/" + name;
   server.put(vmi_path,
              {{"apiVersion", "kubevirt.io/v1"},
@@ -95,9 +100,12 @@ int main(int argc, char** argv) {
                {{"domain", {{"devices", {{"autoattachSerialConsole", true}, {"logSerialConsole", true}}}}},
                 {"volumes", json::array({{{"name", "rootdisk"}, {"dataVolume", {{"name", name + "-root"}}}}})}}}});
   json not_ready{{"phase", "Running"},
+                 {"activePods", active_pods},
                  {"conditions", json::array({condition("Ready", "False", "ContainersNotReady",
                                                        "containers with unready status: [compute]")})}};
-  json ready{{"phase", "Running"}, {"conditions", json::array({condition("Ready", "True")})}};
+  json ready{{"phase", "Running"},
+             {"activePods", active_pods},
+             {"conditions", json::array({condition("Ready", "True")})}};
   server.script_status(vmi_path, {not_ready});
   server.put("/apis/cdi.kubevirt.io/v1beta1/namespaces/" + ns + "/datavolumes/" + name + "-root",
              {{"apiVersion", "cdi.kubevirt.io/v1beta1"},
@@ -116,7 +124,14 @@ int main(int argc, char** argv) {
               {"metadata",
                {{"name", pod},
                 {"namespace", ns},
+                {"uid", pod_uid},
                 {"creationTimestamp", "2026-01-01T00:00:01Z"},
+                {"ownerReferences", json::array({{{"apiVersion", "kubevirt.io/v1"},
+                                                  {"kind", "VirtualMachineInstance"},
+                                                  {"name", name},
+                                                  {"uid", uid},
+                                                  {"controller", true},
+                                                  {"blockOwnerDeletion", true}}})},
                 {"labels",
                  {{"kubevirt.io", "virt-launcher"}, {"kubevirt.io/created-by", uid}, {"vm.kubevirt.io/name", name}}}}},
               {"spec", {{"containers", json::array({{{"name", "compute"}}, {{"name", "guest-console-log"}}})}}},
