@@ -781,13 +781,18 @@ std::string const kNasty =
     "31m\xe2\x80\xae"
     "evil\xe2\x81\xa6\x7f";
 
-CommandResult run_wait(test::ApiServerStandIn const& s, std::vector<std::string> extra) {
-  test::TempDir dir;
-  std::string kc = dir.path + "/kubeconfig";
-  test::write_text(kc,
+// A kubeconfig at `path` for the stand-in `s` (token good-token).
+void write_kubeconfig(std::string const& path, test::ApiServerStandIn const& s) {
+  test::write_text(path,
                    "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
                    "clusters:\n- name: c\n  cluster: {server: '" +
                        s.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
+}
+
+CommandResult run_wait(test::ApiServerStandIn const& s, std::vector<std::string> extra) {
+  test::TempDir dir;
+  std::string kc = dir.path + "/kubeconfig";
+  write_kubeconfig(kc, s);
   std::vector<std::string> args{"wait", "job",        "-n",   "cosmic-ac", "--kubeconfig",
                                 kc,     "--interval", "50ms", "--timeout", "20s"};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -1012,10 +1017,7 @@ TEST_CASE("cli wait -l: a name from the list is checked as Kubernetes checks it 
   s.put(vmi_path("job-b"), labelled_vmi(evil));
   test::TempDir dir;
   std::string kc = dir.path + "/kubeconfig";
-  test::write_text(kc,
-                   "current-context: t\ncontexts:\n- name: t\n  context: {cluster: c, user: u}\n"
-                   "clusters:\n- name: c\n  cluster: {server: '" +
-                       s.url() + "'}\nusers:\n- name: u\n  user: {token: good-token}\n");
+  write_kubeconfig(kc, s);
   Command c{.program = COSMICAC_VMI_BINARY,
             .args = {"wait", "-l", "app.kubernetes.io/managed-by=cosmicac-vmi", "-n", "cosmic-ac", "--kubeconfig", kc,
                      "--interval", "50ms", "--timeout", "3s"},
