@@ -1,10 +1,15 @@
-"""First boot of a fresh VM with the agent, then a reboot: blank 120 GiB data
-disk; a decoy CD-ROM labelled cfgdata first (like a KubeVirt ConfigMap disk),
-so the credential ISO (also cfgdata) is sr1; an ENVS holding every value the
-original script mangled or executed; v1 image. The example the other agent
-scenarios follow."""
+"""First boot of a fresh VM with the agent, then a reboot: blank 120 GiB NVMe
+data disk named by DATA_DISK_SERIAL next to a LARGER blank virtio decoy, with
+a root disk that is itself over 100 GiB (the original script would have taken
+the decoy: the largest disk >= 100 GiB), and the decoy never written; a decoy
+CD-ROM labelled cfgdata first (like a KubeVirt ConfigMap disk), so the
+credential ISO (also cfgdata) is sr1; an ENVS holding every value the original
+script mangled or executed; v1 image. The example the other agent scenarios
+follow. (Issue 36 folded agent-nvme-serial's boot into this one: its disks and
+checks are here.)"""
 
 from bed import checks, events
+from bed.disks import allocated_bytes, head_is_zero, sparse_disk
 from bed.kube_standin import KubeWait
 from bed.catalog import scenario
 
@@ -23,15 +28,52 @@ FIRST_BOOT_ORDER = [("config", "done"), ("docker", "started"), ("docker", "done"
 DISK_ORDER = [("config", "done"), ("disk", "started"), ("disk", "done"), ("container", "started")]
 
 
+def expect_decoy_untouched_in_guest(t, vm) -> None:
+    """The disks as the guest sees them: root >= 100 GiB, the decoy larger than
+    the data disk, and the decoy without partitions or any signature."""
+    sizes = dict(line.split() for line in vm.qga.exec(
+        ["lsblk", "-b", "-d", "-n", "-o", "SERIAL,SIZE"]).out.splitlines() if len(line.split()) == 2)
+    root_src = vm.qga.exec(["findmnt", "-n", "-o", "SOURCE", "/"]).out.strip()
+    t.step(f"disks by serial: {sizes}; / on {root_src}")
+    t.expect(int(sizes.get("cosmicac-root", 0)) >= 100 << 30, f"root disk is not ≥ 100 GiB: {sizes}")
+    t.expect(int(sizes.get("pvc-decoy", 0)) > int(sizes.get("pvc-data", 0)) > 0,
+             f"the decoy is not larger than the data disk: {sizes}")
+    names = dict(line.split() for line in vm.qga.exec(
+        ["lsblk", "-d", "-n", "-o", "SERIAL,NAME"]).out.splitlines() if len(line.split()) == 2)
+    decoy_dev = names.get("pvc-decoy", "")
+    t.expect(decoy_dev.startswith("vd"), f"decoy disk not found in the guest ({decoy_dev!r})")
+    kids = vm.qga.exec(["lsblk", "-n", "-o", "NAME", f"/dev/{decoy_dev}"]).out.split()
+    t.expect(kids == [decoy_dev], f"the decoy /dev/{decoy_dev} got partitions: {kids}")
+    sig = vm.qga.exec(["blkid", "-p", f"/dev/{decoy_dev}"])
+    t.expect(sig.exitcode == 2 and not sig.out.strip(), f"the decoy carries a signature: {sig.out.strip()}")
+
+
+def expect_bed_as_promised(t, vm) -> None:
+    """What the bed promises every agent scenario (bed-selftest proves it without
+    the agent; tests/run does not run that): the guest reaches nothing on the
+    host outside guestfwd, the fake NVIDIA nodes exist, cloud-init is off
+    without a seed."""
+    out = vm.qga.exec(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5",
+                       "http://10.0.2.2:1/"]).out
+    t.expect(out == "000", f"guest reached the host outside guestfwd ({out!r})")
+    nodes = vm.qga.exec(["stat", "-c", "%n %t:%T", "/dev/nvidiactl", "/dev/nvidia0"]).out.split("\n")
+    t.expect(nodes[:2] == ["/dev/nvidiactl c3:ff", "/dev/nvidia0 c3:0"], f"fake NVIDIA nodes: {nodes}")
+    t.expect(vm.qga.exec(["test", "-e", "/run/cloud-init/disabled"]).exitcode == 0,
+             "cloud-init not disabled without a seed")
+
+
 @scenario("agent-fresh-boot", timeout=1800)
 def agent_fresh_boot(t):
     agent = t.agent  # fails first, clearly, if there is no usable agent binary
     reg = t.registry()
     decoy = t.iso("decoy.iso", "cfgdata", {"app.properties": b"log.level=debug\n",
                                            "DOCKER_NOTE": b"not a credential\n"})
-    vm = t.vm(data_disk=t.data_disk(120), data_serial="pvc-data",
+    decoy_disk = sparse_disk(t.work / "decoy.raw", 200 << 30)
+    vm = t.vm(extra_disks=[(decoy_disk, "virtio", "pvc-decoy")], root_size_gib=110,
+              data_disk=t.data_disk(120), data_bus="nvme", data_serial="pvc-data",
               extra_cdroms=[decoy], cred_iso=t.cred_iso(reg),
-              config=t.config(MNT="/data", IMG=t.image_ref("v1"), NAME="inference", ENVS=ENVS),
+              config=t.config(MNT="/data", IMG=t.image_ref("v1"), NAME="inference", ENVS=ENVS,
+                              DATA_DISK_SERIAL="pvc-data"),
               agent_binary=agent, units=[t.agent_unit()])
     vm.boot()
     kube = KubeWait(t, vm)  # `cosmicac-vmi wait inference` follows this boot's console through the stand-in
@@ -50,7 +92,9 @@ def agent_fresh_boot(t):
     t.expect(last["step"] == "ready" and last.get("phase") == "ready",
              f"the last step event is {last['step']}:{last.get('status')}, not ready")
 
-    checks.data_disk_mounted(t, vm, "/data", "pvc-data")
+    src = checks.data_disk_mounted(t, vm, "/data", "pvc-data")
+    t.expect(src == "/dev/nvme0n1p1", f"/data is mounted from {src}, expected /dev/nvme0n1p1")
+    expect_decoy_untouched_in_guest(t, vm)
     info = checks.inference_container(t, vm, "inference", "v1", EXPECTED_ENV)
     ours = sorted(e for e in info["Config"]["Env"] if not e.startswith(IMAGE_ENV))
     t.expect(ours == sorted(EXPECTED_ENV), f"container Env is not exactly ENVS: {ours}")
@@ -63,6 +107,7 @@ def agent_fresh_boot(t):
     rc, line = events.status_cmd(vm)
     t.expect(rc == 0 and line.startswith("ready "), f"`cosmicac-bootstrap status` exited {rc}: {line}")
     t.expect(f"id={info['Id'][:12]}" in line, f"status does not name the container: {line}")
+    expect_bed_as_promised(t, vm)
     events.scan_for_secret(t, vm, reg.token, control="/dev/sr1")
     t.step("first boot: ENVS exact, nothing executed, events in graph order, token nowhere in the guest")
 
@@ -129,3 +174,10 @@ def agent_fresh_boot(t):
     t.expect(events.step_events(con2)[-1].get("phase") == "ready", f"second boot's console: {events.summary(con2)}")
     events.keep_console(t, vm)
     t.step(f"second boot: same container {info['Id'][:12]}, registry steps skipped, /data kept")
+
+    expect_decoy_untouched_in_guest(t, vm)
+    vm.shutdown()
+    t.expect(allocated_bytes(decoy_disk) == 0,
+             f"the decoy image has {allocated_bytes(decoy_disk)} allocated bytes: something wrote to it")
+    t.expect(head_is_zero(decoy_disk), "the decoy's first MiB is not zero")
+    t.step("two boots: NVMe disk chosen by serial; the larger decoy never written (0 allocated bytes)")
