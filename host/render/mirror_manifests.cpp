@@ -3,10 +3,18 @@
 namespace cosmicac::host {
 namespace {
 
+constexpr const char* kCreatedByLabel = "kubevirt.io/created-by";
+constexpr const char* kTlsMountPath = "/tls";
+
 Json labels() {
   return Json{{"app.kubernetes.io/name", kMirrorName}, {"app.kubernetes.io/managed-by", "cosmicac-vmi"}};
 }
-Json selector() { return Json{{"app.kubernetes.io/name", kMirrorName}}; }
+Json pod_labels() {
+  Json l = labels();
+  Json const selector = mirror_pod_selector();  // not a temporary: items() refers to it
+  for (auto const& [k, v] : selector.items()) l[k] = v;
+  return l;
+}
 
 Json metadata(MirrorObjects const& m, std::string const& name) {
   return Json{{"name", name}, {"namespace", m.ns}, {"labels", labels()}};
@@ -29,7 +37,11 @@ Json registry_env(MirrorObjects const& m) {
                       secret_env("REGISTRY_PROXY_PASSWORD", m.upstream_secret, "DOCKER_TOKEN"),
                       plain_env("REGISTRY_AUTH", "htpasswd"), plain_env("REGISTRY_AUTH_HTPASSWD_REALM", kMirrorName),
                       plain_env("REGISTRY_AUTH_HTPASSWD_PATH", "/auth/htpasswd"),
-                      plain_env("REGISTRY_HTTP_ADDR", ":" + std::to_string(kMirrorPort))});
+                      plain_env("REGISTRY_HTTP_ADDR", ":" + std::to_string(kMirrorPort)),
+                      // TLS only: each pull carries the mirror's login, and behind it is
+                      // what the organisation's token can read.
+                      plain_env("REGISTRY_HTTP_TLS_CERTIFICATE", std::string(kTlsMountPath) + "/tls.crt"),
+                      plain_env("REGISTRY_HTTP_TLS_KEY", std::string(kTlsMountPath) + "/tls.key")});
 }
 
 Json registry_container(MirrorObjects const& m) {
@@ -40,7 +52,8 @@ Json registry_container(MirrorObjects const& m) {
               // /v2/ answers 401 with auth on: a TCP probe, not an HTTP one.
               {"readinessProbe", {{"tcpSocket", {{"port", kMirrorPort}}}, {"periodSeconds", 5}}},
               {"volumeMounts", Json::array({{{"name", "cache"}, {"mountPath", "/var/lib/registry"}},
-                                            {{"name", "htpasswd"}, {"mountPath", "/auth"}, {"readOnly", true}}})},
+                                            {{"name", "htpasswd"}, {"mountPath", "/auth"}, {"readOnly", true}},
+                                            {{"name", "tls"}, {"mountPath", kTlsMountPath}, {"readOnly", true}}})},
               {"securityContext",
                {{"allowPrivilegeEscalation", false},
                 {"readOnlyRootFilesystem", true},
@@ -48,14 +61,14 @@ Json registry_container(MirrorObjects const& m) {
 }
 
 Json deployment(MirrorObjects const& m) {
-  Json pod{{"metadata", {{"labels", labels()}}},
+  Json pod{{"metadata", {{"labels", pod_labels()}}},
            {"spec",
             {{"automountServiceAccountToken", false},
              {"containers", Json::array({registry_container(m)})},
-             {"volumes",
-              Json::array(
-                  {{{"name", "cache"}, {"persistentVolumeClaim", {{"claimName", std::string(kMirrorName) + "-cache"}}}},
-                   {{"name", "htpasswd"}, {"secret", {{"secretName", mirror_htpasswd_secret()}}}}})}}}};
+             {"volumes", Json::array({{{"name", "cache"},
+                                       {"persistentVolumeClaim", {{"claimName", std::string(kMirrorName) + "-cache"}}}},
+                                      {{"name", "htpasswd"}, {"secret", {{"secretName", mirror_htpasswd_secret()}}}},
+                                      {{"name", "tls"}, {"secret", {{"secretName", mirror_tls_secret()}}}}})}}}};
   return Json{{"apiVersion", "apps/v1"},
               {"kind", "Deployment"},
               {"metadata", metadata(m, kMirrorName)},
@@ -63,7 +76,7 @@ Json deployment(MirrorObjects const& m) {
                {{"replicas", 1},
                 // One writer of a ReadWriteOnce cache: the old pod goes before the new one mounts it.
                 {"strategy", {{"type", "Recreate"}}},
-                {"selector", {{"matchLabels", selector()}}},
+                {"selector", {{"matchLabels", mirror_pod_selector()}}},
                 {"template", pod}}}};
 }
 
@@ -76,10 +89,14 @@ MirrorObjects mirror_objects(std::string ns, OperatorProfile const& profile) {
 }
 
 std::string mirror_htpasswd_secret() { return std::string(kMirrorName) + "-htpasswd"; }
+std::string mirror_tls_secret() { return std::string(kMirrorName) + "-tls"; }
 
 std::string mirror_url(std::string const& ns) {
-  return "http://" + std::string(kMirrorName) + "." + ns + ".svc:" + std::to_string(kMirrorPort);
+  return "https://" + std::string(kMirrorName) + "." + ns + ".svc:" + std::to_string(kMirrorPort);
 }
+
+// A uid is a UUID: kMirrorName never is one.
+Json mirror_pod_selector() { return Json{{"app.kubernetes.io/name", kMirrorName}, {kCreatedByLabel, kMirrorName}}; }
 
 std::vector<Json> render_mirror_manifests(MirrorObjects const& m) {
   Json pvc{{"apiVersion", "v1"},
@@ -93,7 +110,7 @@ std::vector<Json> render_mirror_manifests(MirrorObjects const& m) {
                {"kind", "Service"},
                {"metadata", metadata(m, kMirrorName)},
                {"spec",
-                {{"selector", selector()},
+                {{"selector", mirror_pod_selector()},
                  {"ports", Json::array({{{"name", "registry"},
                                          {"port", kMirrorPort},
                                          {"targetPort", kMirrorPort},
@@ -104,7 +121,7 @@ std::vector<Json> render_mirror_manifests(MirrorObjects const& m) {
               {"kind", "NetworkPolicy"},
               {"metadata", metadata(m, kMirrorName)},
               {"spec",
-               {{"podSelector", {{"matchLabels", selector()}}},
+               {{"podSelector", {{"matchLabels", mirror_pod_selector()}}},
                 {"policyTypes", Json::array({"Ingress"})},
                 {"ingress",
                  Json::array({{{"from", Json::array({{{"podSelector",

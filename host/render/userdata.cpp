@@ -33,6 +33,14 @@ std::vector<std::pair<std::string, std::string>> guest_config_entries(JobSpec co
   return e;
 }
 
+// dockerd trusts, for a registry host[:port], the CAs in
+// /etc/docker/certs.d/<host[:port]>/*.crt (the port as the reference spells
+// it); REGISTRY_MIRROR's host passed the agent's registry-host rule (no '/').
+std::string mirror_ca_path(std::string_view mirror_url) {
+  std::string_view host = mirror_url.substr(mirror_url.find("://") + 3);
+  return "/etc/docker/certs.d/" + std::string(host) + "/ca.crt";
+}
+
 std::string systemd_escape_path(std::string_view path) {
   while (!path.empty() && path.front() == '/') path.remove_prefix(1);
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
@@ -100,6 +108,11 @@ std::string render_userdata(JobSpec const& spec) {
                        {"owner", "root:root"},
                        {"permissions", "0600"},  // ENVS may carry API keys
                        {"content", config::encode_config_file(guest_config_entries(spec), header)}});
+  if (!spec.registry_mirror_ca.empty())
+    files.push_back(Json{{"path", mirror_ca_path(spec.registry_mirror)},
+                         {"owner", "root:root"},
+                         {"permissions", "0644"},  // a CA certificate: public
+                         {"content", spec.registry_mirror_ca}});
   files.push_back(Json{{"path", kBootCdromRule},
                        {"owner", "root:root"},
                        {"permissions", "0644"},

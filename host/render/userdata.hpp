@@ -27,6 +27,10 @@ std::string install_unit_text();
 // for the .device unit name the install unit orders itself after.
 std::string systemd_escape_path(std::string_view path);
 
+// Where the user-data puts the profile's registryMirrorCA for dockerd:
+// /etc/docker/certs.d/<host[:port] of the mirror URL>/ca.crt.
+std::string mirror_ca_path(std::string_view mirror_url);
+
 // The whole #cloud-config document. Never fails for a spec that
 // parse_job_spec accepted.
 std::string render_userdata(JobSpec const& spec);

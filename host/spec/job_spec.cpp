@@ -189,6 +189,7 @@ void take_operator_fields(OperatorProfile const& profile, JobSpec& spec) {
   spec.storage_class = profile.storage_class;
   spec.overlay_network = profile.overlay_network;
   spec.registry_mirror = profile.registry_mirror;
+  spec.registry_mirror_ca = profile.registry_mirror_ca;
   spec.allowed_images = profile.allowed_images;
   if (auto slash = spec.overlay_network.find('/'); slash != std::string::npos) {
     std::string const nad_ns = spec.overlay_network.substr(0, slash);

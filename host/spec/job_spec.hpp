@@ -84,6 +84,7 @@ inline constexpr SpecField kSpecFields[] = {
     {"storageClass", FieldOwner::Operator, "storageClass"},
     {"overlayNetwork", FieldOwner::Operator, "overlayNetwork"},
     {"registryMirror", FieldOwner::Operator, "registryMirror"},
+    {"registryMirrorCA", FieldOwner::Operator, "registryMirrorCA"},
 };
 
 // The job: the tenant's fields, and the operator's ("operator:") copied from
@@ -110,8 +111,9 @@ struct JobSpec {
   std::string container_name;                                    // NAME (default: the agent's default name)
   std::string job_type;                                          // JOB_TYPE (optional)
   std::vector<std::pair<std::string, config::EnvValue>> env;     // in the order written
-  std::string overlay_network;  // operator: Multus NetworkAttachmentDefinition in the VMI's namespace, optional
-  std::string registry_mirror;  // operator: REGISTRY_MIRROR, optional
+  std::string overlay_network;     // operator: Multus NetworkAttachmentDefinition in the VMI's namespace, optional
+  std::string registry_mirror;     // operator: REGISTRY_MIRROR, optional
+  std::string registry_mirror_ca;  // operator: PEM, the guest trusts it for the mirror; optional
   std::vector<std::string> allowed_images;  // operator: ALLOWED_IMAGES, optional
 };
 

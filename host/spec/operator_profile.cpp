@@ -48,6 +48,53 @@ std::vector<std::string> allowed_images(Fields& top) {
   return std::move(*list);
 }
 
+// registryMirrorCA: PEM certificates and nothing else (it becomes a file the
+// guest's dockerd reads), each block's body base64 in whole quanta. Written
+// here rather than through a TLS library: the host links none, and this is a
+// shape check only; dockerd parses the certificates when it dials the mirror.
+std::string pem_certificates(std::string const& key, std::string const& text) {
+  constexpr std::size_t kMaxBytes = 64 * 1024;
+  constexpr std::string_view kBegin = "-----BEGIN CERTIFICATE-----", kEnd = "-----END CERTIFICATE-----";
+  if (text.size() > kMaxBytes) fail(key, "is over 64 KiB");
+  std::string out;
+  std::size_t body = 0, blocks = 0, line_no = 0;
+  bool inside = false;
+  auto bad = [&](std::string const& why) {
+    fail(key, "must be PEM certificates only (BEGIN/END CERTIFICATE blocks of base64): line " +
+                  std::to_string(line_no) + " " + why);
+  };
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t const nl = text.find('\n', pos);
+    std::string_view line(text.data() + pos, (nl == std::string::npos ? text.size() : nl) - pos);
+    pos = nl == std::string::npos ? text.size() : nl + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!inside) {
+      if (line.empty()) continue;
+      if (line != kBegin) bad("is not a BEGIN CERTIFICATE line");
+      inside = true;
+      body = 0;
+    } else if (line == kEnd) {
+      if (body == 0 || body % 4 != 0) bad("ends a block whose base64 is not whole");
+      inside = false;
+      ++blocks;
+    } else {
+      for (char c : line)
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/' ||
+              c == '='))
+          bad("is not base64");
+      if (line.empty()) bad("is empty inside a block");
+      body += line.size();
+    }
+    out.append(line).push_back('\n');
+  }
+  if (inside) fail(key, "must be PEM certificates only: a block has no END CERTIFICATE line");
+  if (blocks == 0) fail(key, "must hold at least one certificate");
+  while (out.starts_with("\n")) out.erase(0, 1);
+  return out;
+}
+
 OperatorProfile build(Json const& doc, std::string origin) {
   OperatorProfile p;
   p.origin = std::move(origin);
@@ -94,7 +141,17 @@ OperatorProfile build(Json const& doc, std::string origin) {
   if (auto v = top.str("registryMirror")) {
     // The agent's own rule (config/settings.cpp), so what is rendered is what it reads.
     if (auto st = config::check_setting("REGISTRY_MIRROR", *v); !st) fail("registryMirror", st.error().message);
+    // The agent also takes http (a VM configured by hand, the VM bed); a profile
+    // does not: every pull carries the mirror's login, and behind the mirror is
+    // what the organisation's token can read.
+    if (!v->starts_with("https://"))
+      fail("registryMirror", "must be https://host[:port]: a mirror is reached over TLS");
     p.registry_mirror = *v;
+  }
+  if (Json const* ca = top.get("registryMirrorCA")) {
+    if (!ca->is_string()) fail("registryMirrorCA", "must be a string (PEM certificates)");
+    if (p.registry_mirror.empty()) fail("registryMirrorCA", "needs registryMirror (the mirror it is the CA of)");
+    p.registry_mirror_ca = pem_certificates("registryMirrorCA", ca->get<std::string>());
   }
   p.allowed_images = allowed_images(top);
   p.gpu_types = resource_names(top, "gpuTypes");

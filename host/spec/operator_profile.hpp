@@ -35,7 +35,11 @@ struct OperatorProfile {
   std::string overlay_network;                // NAD "name" or "namespace/name" (the VMI's namespace only); optional
   std::vector<std::string> gpu_types;         // gpu.type values tenants may request; empty: any
   std::vector<std::string> infiniband_names;  // infiniband.name values tenants may request; empty: any
-  std::string registry_mirror;                // REGISTRY_MIRROR for the guest: http[s]://host[:port]; optional
+  std::string registry_mirror;                // REGISTRY_MIRROR for the guest: https://host[:port]; optional
+  // PEM certificates the guest's dockerd trusts for the mirror (user-data
+  // writes them to /etc/docker/certs.d/<host[:port]>/ca.crt); optional: without
+  // them the mirror's certificate must chain to a CA the root image trusts.
+  std::string registry_mirror_ca;
   // The repositories (or prefixes ending in '/') a job's container.image may
   // name; the guest's ALLOWED_IMAGES. Empty: any image the namespace's
   // registry token can read (doctor warns).

@@ -1,6 +1,6 @@
 """A real Kubernetes control plane on loopback for the real-API suite: etcd, kube-apiserver
 (RBAC, client certificates and static tokens, all generated here with openssl) and
-kube-controller-manager (garbage collector, namespace and service-account controllers), plus
+kube-controller-manager (garbage collector, namespace, service-account, EndpointSlice and other controllers), plus
 a stand-in kubelet: an HTTPS endpoint that serves `containerLogs` to the API server's real
 `pods/log` proxy, and force-deletes terminating pods as a kubelet would after their containers
 stopped. Every process runs in its own process group and is killed on stop(), at exit and on
@@ -51,6 +51,7 @@ KINDS = {
     "Service": ("/api/v1", "services", True),
     "Deployment": ("/apis/apps/v1", "deployments", True),
     "NetworkPolicy": ("/apis/networking.k8s.io/v1", "networkpolicies", True),
+    "EndpointSlice": ("/apis/discovery.k8s.io/v1", "endpointslices", True),
     "ValidatingAdmissionPolicy": ("/apis/admissionregistration.k8s.io/v1", "validatingadmissionpolicies", False),
     "ValidatingAdmissionPolicyBinding": ("/apis/admissionregistration.k8s.io/v1",
                                          "validatingadmissionpolicybindings", False),
@@ -251,7 +252,8 @@ class ControlPlane:
 
     CONTROLLERS = ("garbage-collector-controller,namespace-controller,serviceaccount-controller,"
                    "serviceaccount-token-controller,persistentvolumeclaim-protection-controller,"
-                   "persistentvolume-binder-controller,root-ca-certificate-publisher-controller")
+                   "persistentvolume-binder-controller,root-ca-certificate-publisher-controller,"
+                   "endpointslice-controller")
 
     def __init__(self, binaries, crd_dir, log=print, apiserver_args=()):
         self.bins = binaries

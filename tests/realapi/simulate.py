@@ -38,17 +38,19 @@ def datavolume_status(cp, ns, name, phase, progress):
 class Launcher:
     """The virt-launcher pod of one VMI, on the stand-in node."""
 
-    def __init__(self, cp, ns, vmi, console=True, node=NODE_NAME, active=True, name=None):
+    def __init__(self, cp, ns, vmi, console=True, node=NODE_NAME, active=True, name=None, pod_ip="10.244.0.10"):
         self.cp, self.ns = cp, ns
         md = vmi["metadata"]
         self.name = name or f"virt-launcher-{md['name']}-{os.urandom(3).hex()[:5]}"
         containers = [{"name": "compute", "image": LAUNCHER_IMAGE}]
         if console:
             containers.append({"name": CONSOLE, "image": LAUNCHER_IMAGE})
+        # virt-controller's pod template: the VMI's labels, then its own keys over them.
+        labels = dict(md.get("labels") or {})
+        labels.update({"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": md["uid"],
+                       "vm.kubevirt.io/name": md["name"]})
         pod = {"apiVersion": "v1", "kind": "Pod",
-               "metadata": {"name": self.name, "namespace": ns,
-                            "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": md["uid"],
-                                       "vm.kubevirt.io/name": md["name"]},
+               "metadata": {"name": self.name, "namespace": ns, "labels": labels,
                             "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
                                                  "name": md["name"], "uid": md["uid"], "controller": True,
                                                  "blockOwnerDeletion": True}]},
@@ -71,7 +73,7 @@ class Launcher:
             cp.kubelet.add_container(ns, self.name, CONSOLE)
         now = _now()
         cp.admin.merge_patch(path_of("Pod", self.name, ns, "status"), {"status": {
-            "phase": "Running", "hostIP": "127.0.0.1", "podIP": "10.244.0.10", "startTime": now,
+            "phase": "Running", "hostIP": "127.0.0.1", "podIP": pod_ip, "startTime": now,
             "conditions": [{"type": t, "status": "True", "lastTransitionTime": now}
                            for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")],
             "containerStatuses": [{"name": c["name"], "image": LAUNCHER_IMAGE, "imageID": "", "ready": True,

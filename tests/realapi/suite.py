@@ -13,6 +13,7 @@ import copy
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -28,7 +29,7 @@ import yaml  # noqa: E402
 import cluster  # noqa: E402
 import kube_bin  # noqa: E402
 import simulate  # noqa: E402
-from cluster import TESTER_USER, path_of  # noqa: E402
+from cluster import TESTER_USER, path_of, rfc3339_nano  # noqa: E402
 
 SKIP = 77
 GPU_TYPE = "GH100_H100_SXM5_80GB"
@@ -746,6 +747,59 @@ class Suite:
         check(policy["policyTypes"] == ["Ingress"] and len(policy["ingress"]) == 1
               and policy["ingress"][0]["from"] == [{"podSelector": {"matchLabels": {"kubevirt.io": "virt-launcher"}}}],
               f"the NetworkPolicy admits more than this namespace's launcher pods: {policy}")
+        container = pod["containers"][0]
+        check(re.fullmatch(r"docker\.io/library/registry:3\.[0-9.]+@sha256:[0-9a-f]{64}", container["image"]),
+              f"the mirror's image is not Distribution v3 pinned by digest: {container['image']}")
+        check(vols.get("tls", {}).get("secret", {}).get("secretName") == "cosmicac-registry-mirror-tls"
+              and env.get("REGISTRY_HTTP_TLS_CERTIFICATE", {}).get("value") == "/tls/tls.crt"
+              and env.get("REGISTRY_HTTP_TLS_KEY", {}).get("value") == "/tls/tls.key",
+              f"the mirror does not serve TLS from its Secret: {vols.get('tls')}, {env}")
+        self.mirror_service_takes_only_its_pods(ns, items)
+
+    def mirror_service_takes_only_its_pods(self, ns, items):
+        """The real EndpointSlice controller fills the mirror's Service: with a running pod of
+        the mirror's Deployment and the launcher pod of a VMI that carries every label of the
+        mirror's pods (anyone who may create a VMI chooses its labels; the launcher pod copies
+        them, then KubeVirt sets its own keys over them), the Service's endpoints are the
+        mirror's pod alone."""
+        deployment, service = items[1], items[2]
+        a = self.cp.admin
+        a.create(service)
+        template = deployment["spec"]["template"]
+        mirror_pod = {"apiVersion": "v1", "kind": "Pod",
+                      "metadata": {"name": "cosmicac-registry-mirror-7d9f-abcde", "namespace": ns,
+                                   "labels": template["metadata"]["labels"]},
+                      "spec": {"nodeName": simulate.NODE_NAME, "automountServiceAccountToken": False,
+                               "containers": [{"name": "registry", "image": template["spec"]["containers"][0]["image"],
+                                               "ports": [{"containerPort": 5000, "name": "registry"}]}]}}
+        self.until("the namespace's default ServiceAccount", lambda: self.obj("ServiceAccount", "default", ns))
+        a.create(mirror_pod)
+        now = rfc3339_nano()
+        a.merge_patch(path_of("Pod", mirror_pod["metadata"]["name"], ns, "status"), {"status": {
+            "phase": "Running", "hostIP": "127.0.0.1", "podIP": "10.244.0.11", "startTime": now,
+            "conditions": [{"type": t, "status": "True", "lastTransitionTime": now}
+                           for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")]}})
+        hostile = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+                   "metadata": {"name": "looks-like-the-mirror", "namespace": ns,
+                                "labels": dict(template["metadata"]["labels"])},
+                   "spec": {"domain": {"devices": {}, "resources": {"requests": {"memory": "1Gi"}}}}}
+        vmi = a.create(hostile)
+        launcher = simulate.Launcher(self.cp, ns, vmi, console=False, pod_ip="10.244.0.12")
+        got = a.exists(path_of("Pod", launcher.name, ns))["metadata"]["labels"]
+        check(got.get("app.kubernetes.io/name") == "cosmicac-registry-mirror"
+              and got.get("kubevirt.io/created-by") == vmi["metadata"]["uid"],
+              f"the launcher pod does not carry the VMI's labels under KubeVirt's own: {got}")
+
+        def addresses():
+            slices = a.request("GET", path_of("EndpointSlice", None, ns),
+                               query={"labelSelector": "kubernetes.io/service-name=cosmicac-registry-mirror"})
+            found = sorted(addr for sl in slices.get("items", []) for ep in sl.get("endpoints") or []
+                           for addr in ep.get("addresses", []))
+            return found or None
+        check(self.until("the mirror Service's endpoints", addresses) == ["10.244.0.11"],
+              f"the mirror's Service takes pods other than the mirror's: {addresses()}")
+        time.sleep(1)   # the controller batches pod changes: the launcher pod had its chance
+        check(addresses() == ["10.244.0.11"], f"the mirror's Service took the launcher pod: {addresses()}")
 
     def case_namespace_deletion(self, ns):
         """Deleting the namespace of a running VM: the namespace controller takes the VMI (and

@@ -1,6 +1,7 @@
 """A private test registry: Debian's docker-registry (distribution v2) on
-127.0.0.1:<free port>, htpasswd bcrypt auth, plain HTTP, its own config and
-storage in the scenario's work dir. Started and stopped by PID."""
+127.0.0.1:<free port>, htpasswd bcrypt auth, plain HTTP (or TLS with `tls`),
+its own config and storage in the scenario's work dir. Started and stopped by
+PID."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import re
 import secrets
 import shutil
 import socket
+import ssl
 import subprocess
 import time
 import urllib.error
@@ -17,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 from . import oci, proc
+from .tls import ServerCert
 
 REPO = "cosmicac/inference"
 GUEST_ADDR = "10.0.2.100:5000"  # what the guest sees (QEMU guestfwd)
@@ -47,11 +50,12 @@ class Registry:
     the bed's htpasswd one never gets the password), and the bed's registries
     use Basic; a mirror's upstream is this front, on loopback only.
     `name`: its directory under workdir (several registries in one scenario).
-    `port`: a fixed port (another registry taking over a stopped one's address)."""
+    `port`: a fixed port (another registry taking over a stopped one's address).
+    `tls`: serve HTTPS with that certificate (its CA is what clients trust)."""
 
     def __init__(self, workdir: Path, username: str = "cosmicac-e2e", token: str | None = None, *,
                  name: str = "registry", proxy_of: "Registry | None" = None,
-                 storage_of: "Registry | None" = None, port: int | None = None):
+                 storage_of: "Registry | None" = None, port: int | None = None, tls: ServerCert | None = None):
         for tool in ("docker-registry", "htpasswd", "skopeo"):
             if shutil.which(tool) is None:
                 raise SystemExit(f"e2e: {tool} missing; run packaging/install-deps as root")
@@ -72,6 +76,12 @@ class Registry:
     realm: cosmicac-e2e
     path: {self.dir / "htpasswd"}
 """
+        self.tls = tls
+        self.scheme = "https" if tls else "http"
+        tls_conf = "" if tls is None else f"""  tls:
+    certificate: {tls.cert}
+    key: {tls.key}
+"""
         self.proc: subprocess.Popen | None = None
         htpasswd = self.dir / "htpasswd"
         subprocess.run(["htpasswd", "-iBc", str(htpasswd), username], input=self.token.encode(),
@@ -90,7 +100,7 @@ storage:
 http:
   addr: 127.0.0.1:{self.port}
   secret: {secrets.token_hex(16)}
-{auth}{proxy}""")
+{tls_conf}{auth}{proxy}""")
 
     @property
     def addr(self) -> str:
@@ -144,23 +154,27 @@ http:
 
     def manifest(self, tag: str, repo: str = REPO) -> tuple[str, dict]:
         """(manifest digest, manifest) of repo:tag, asked with this registry's credentials."""
-        req = urllib.request.Request(f"http://{self.addr}/v2/{repo}/manifests/{tag}")
+        req = urllib.request.Request(f"{self.scheme}://{self.addr}/v2/{repo}/manifests/{tag}")
         cred = base64.b64encode(f"{self.username}:{self.token}".encode()).decode()
         req.add_header("Authorization", "Basic " + cred)
         req.add_header("Accept", "application/vnd.docker.distribution.manifest.v2+json, "
                        "application/vnd.oci.image.manifest.v1+json")
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=10, context=self._client_tls()) as r:
             return r.headers["Docker-Content-Digest"], json.loads(r.read())
 
+    def _client_tls(self) -> ssl.SSLContext | None:
+        """This host's client trusts the registry's CA and nothing else."""
+        return ssl.create_default_context(cafile=str(self.tls.ca)) if self.tls else None
+
     def status(self, path: str, auth: bool = False) -> int | None:
-        req = urllib.request.Request(f"http://{self.addr}{path}")
+        req = urllib.request.Request(f"{self.scheme}://{self.addr}{path}")
         if auth:
             cred = base64.b64encode(f"{self.username}:{self.token}".encode()).decode()
             req.add_header("Authorization", "Basic " + cred)
         req.add_header("Accept", "application/vnd.docker.distribution.manifest.v2+json, "
                        "application/vnd.oci.image.manifest.v1+json")
         try:
-            with urllib.request.urlopen(req, timeout=2) as r:
+            with urllib.request.urlopen(req, timeout=2, context=self._client_tls()) as r:
                 return r.status
         except urllib.error.HTTPError as e:
             return e.code

@@ -7,6 +7,10 @@ the guest's dockerd is told about in daemon.json, as an operator would). The
 mirror reaches the origin's storage through an anonymous loopback front
 (bed/registry.py: Distribution's proxy logs in upstream only by the token flow,
 the bed's origin asks for Basic); what "the origin served" counts both fronts.
+The mirror serves TLS with a certificate of a test CA (bed/tls.py), and the
+guest's dockerd trusts it only through /etc/docker/certs.d/10.0.2.101:5000/
+ca.crt, the file `cosmicac-vmi`'s user-data writes from the profile's
+registryMirrorCA (no insecure-registries entry).
 
 One boot, four runs of the agent (the unit restarted with a changed config,
 as a re-run would be):
@@ -30,10 +34,11 @@ import json
 from bed import events
 from bed.catalog import scenario
 from bed.iso import make_cred_iso
-from bed.registry import GUEST_ADDR, MIRROR_GUEST_ADDR, REPO, Registry, daemon_json_with_mirror
+from bed.registry import GUEST_ADDR, MIRROR_GUEST_ADDR, REPO, Registry
+from bed.tls import server_cert
 
 UNIT = "cosmicac-bootstrap.service"
-MIRROR_URL = f"http://{MIRROR_GUEST_ADDR}"
+MIRROR_URL = f"https://{MIRROR_GUEST_ADDR}"
 IMPOSTOR_CMD = ["/bin/busybox", "sh", "-c", "echo impostor; exec /bin/busybox sleep 2147483647"]
 
 
@@ -74,7 +79,8 @@ def agent_mirror(t):
     agent = t.agent
     origin = t.registry(tags=("v1", "v2", "v3"))
     upstream = Registry(t.work, name="origin-upstream", storage_of=origin)
-    mirror = Registry(t.work, username="cosmicac-mirror", name="mirror", proxy_of=upstream)
+    tls = server_cert(t.work / "mirror-tls", ips=(MIRROR_GUEST_ADDR.split(":")[0], "127.0.0.1"))
+    mirror = Registry(t.work, username="cosmicac-mirror", name="mirror", proxy_of=upstream, tls=tls)
     for reg in (upstream, mirror):
         t.registries.append(reg)
         reg.start()
@@ -94,7 +100,7 @@ def agent_mirror(t):
     config = dict(IMG=t.image_ref("v1"), NAME="inference", REGISTRY_MIRROR=MIRROR_URL)
     vm = t.vm(registry=origin, mirror_port=mirror.port, cred_iso=cred, config=t.config(**config),
               agent_binary=agent, units=[t.agent_unit()],
-              files={"etc/docker/daemon.json": (0o644, daemon_json_with_mirror())})
+              files={f"etc/docker/certs.d/{MIRROR_GUEST_ADDR}/ca.crt": (0o644, tls.ca.read_bytes())})
 
     # 1. Through the mirror, pinned.
     final = events.boot_to_final(t, vm)
@@ -152,7 +158,9 @@ def agent_mirror(t):
     t.step(f"run 3: mirror stopped, ready from the origin; {notes[0]}")
 
     # 4. An impostor at the mirror's address, another image as v3.
-    impostor = Registry(t.work, username=mirror.username, token=mirror.token, name="impostor", port=mirror.port)
+    # It holds the mirror's key (a compromised mirror): TLS passes, the digest does not.
+    impostor = Registry(t.work, username=mirror.username, token=mirror.token, name="impostor", port=mirror.port,
+                        tls=tls)
     t.registries.append(impostor)
     impostor.start()
     impostor.push_test_images(("v3",), cmd=IMPOSTOR_CMD)

@@ -43,7 +43,11 @@ std::string const kProfileText =
     "bootstrapConfigMap: op-bootstrap\n"
     "storageClass: op-storage\n"
     "overlayNetwork: op-net\n"
-    "registryMirror: https://op-mirror.example:5000\n";
+    "registryMirror: https://op-mirror.example:5000\n"
+    "registryMirrorCA: |\n"
+    "  -----BEGIN CERTIFICATE-----\n"
+    "  T1BFUkFUT1JDQQ==\n"
+    "  -----END CERTIFICATE-----\n";
 
 // Sets a dotted path in a JSON document.
 void set_path(json& doc, std::string const& path, json value) {
@@ -66,6 +70,7 @@ std::map<std::string, json> const kAttack = {
     {"storageClass", "fast-unmetered"},
     {"overlayNetwork", "other-ns/private-net"},
     {"registryMirror", "http://attacker.example:5000"},
+    {"registryMirrorCA", "-----BEGIN CERTIFICATE-----\nATTACKERCA==\n-----END CERTIFICATE-----\n"},
 };
 
 // Where the render (-o json, a v1 List) carries each operator field, and the profile's value.
@@ -88,6 +93,7 @@ std::map<std::string, Carried> const kCarried = {
     {"overlayNetwork", {"VirtualMachineInstance", json::json_pointer("/spec/networks/1/multus/networkName"), "op-net"}},
     {"registryMirror",
      {"Secret", json::json_pointer("/stringData/userdata"), "REGISTRY_MIRROR=https://op-mirror.example:5000", true}},
+    {"registryMirrorCA", {"Secret", json::json_pointer("/stringData/userdata"), "T1BFUkFUT1JDQQ==", true}},
 };
 
 json item(json const& list, std::string const& kind) {
@@ -108,7 +114,7 @@ TEST_CASE("cli profile: every field of the job spec is classified, tenant or ope
   // The issue's list of operator fields, all of them.
   CHECK(operator_fields == std::set<std::string>{"rootDisk.image", "pullSecret", "credentialSecret",
                                                  "bootstrapConfigMap", "storageClass", "overlayNetwork",
-                                                 "registryMirror"});
+                                                 "registryMirror", "registryMirrorCA"});
   std::set<std::string> attacked;
   for (auto const& [path, value] : kAttack) attacked.insert(path);
   CHECK(attacked == operator_fields);  // the attack below covers each operator field

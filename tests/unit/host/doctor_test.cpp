@@ -419,15 +419,15 @@ TEST_CASE("doctor: a profile's registry mirror is asked for /v2/ through the ser
     test::write_text(path, "registryMirror: " + mirror + "\n");
     return std::vector<std::string>{"--profile", path, "-f", kSpec};
   };
-  auto const service = profile("http://mirror.cosmic-ac.svc:5000");
+  auto const service = profile("https://mirror.cosmic-ac.svc:5000");
   auto down = c.doctor(service);
-  check_failed(down, "registry mirror", "http://mirror.cosmic-ac.svc:5000 does not answer /v2/ (HTTP 404");
+  check_failed(down, "registry mirror", "https://mirror.cosmic-ac.svc:5000 does not answer /v2/ (HTTP 404");
 
-  c.server.put("/api/v1/namespaces/cosmic-ac/services/http:mirror:5000/proxy/v2/", json::object());
+  c.server.put("/api/v1/namespaces/cosmic-ac/services/https:mirror:5000/proxy/v2/", json::object());
   auto up = c.doctor(service);
   INFO(up.out << up.err);
   CHECK(up.exit_code == 0);
-  CHECK(has_line(up.out, "\u2713 registry mirror: http://mirror.cosmic-ac.svc:5000 answers /v2/ (HTTP 200"));
+  CHECK(has_line(up.out, "\u2713 registry mirror: https://mirror.cosmic-ac.svc:5000 answers /v2/ (HTTP 200"));
 
   auto outside = c.doctor(profile("https://mirror.example.com"));
   INFO(outside.out << outside.err);
