@@ -60,32 +60,39 @@ void append_help(std::string& out, std::string_view synopsis, std::string_view s
 std::vector<CommandEntry> const& command_table() {
   static std::vector<CommandEntry> const table = {
       {"render",
-       {{"render -f SPEC [-o yaml|json]", "print the manifests (YAML stream, or a v1 List)"},
+       {{"render -f SPEC... [-R] [-o yaml|json]",
+         "print the manifests of every job spec (YAML stream, or a v1 List);\n"
+         "-f repeated or comma-separated, a directory's *.yaml|*.yml|*.json\n"
+         "sorted (-R: its subdirectories too), - for stdin (once)"},
         {"render --mirror -n NS [-o yaml|json]", "print a cluster-local registry mirror's objects (operator)"}},
        make<RenderCommand, false>},
       {"render-userdata",
        {{"render-userdata -f SPEC", "print only the cloud-init user-data (a cloud-config: no -o/--output)"}},
        make<RenderCommand, true>},
       {"apply",
-       {{"apply -f SPEC",
+       {{"apply -f SPEC... [-R]",
          "create or update the objects (server-side apply; the VMI's spec is\n"
          "immutable: a difference is listed and exits 1) [--recreate: delete a\n"
          "differing VMI and create it again] [--force-conflicts]\n"
-         "[--dry-run=client|server] [-o yaml|json] [--timeout 5m]"}},
+         "[--dry-run=client|server] [-o yaml|json] [--timeout 5m]; several\n"
+         "jobs: every spec read first, then each job in turn, a failure said\n"
+         "and the rest still applied, a summary line, the first failure's exit"}},
        make<ApplyCommand>},
       {"wait",
-       {{"wait NAME [-n NS] | -f SPEC",
+       {{"wait NAME... [-n NS] | -f SPEC... [-R] | -l SELECTOR",
          "follow the VMI, its DataVolume, launcher pod and the agent's events\n"
          "(serial console log) until ready or failed [--timeout 20m]\n"
-         "[--schedule-timeout 5m] [--interval 5s] [--json: agent events as NDJSON]"},
+         "[--schedule-timeout 5m] [--interval 5s] [--json: agent events as NDJSON];\n"
+         "several jobs: a line per job and a summary [--fail-fast]\n"
+         "[--max-log-streams 20]"},
         {"wait --serial SOCKET [--json]",
          "follow the agent's virtio-serial port (QEMU's host end) until ready\n[--timeout 20m]"}},
        make<WaitCommand>},
       {"delete",
-       {{"delete -f SPEC [--delete-data]",
+       {{"delete -f SPEC... [-R] [--delete-data]",
          "delete the VMI, its root DataVolume and user-data Secret, and wait\n"
          "until they are gone [--wait=false] [--timeout 5m] [--dry-run=client|server];\n"
-         "the data PVC only with --delete-data"}},
+         "the data PVC only with --delete-data; several jobs: each in turn"}},
        make<DeleteCommand>},
       {"list",
        {{"list [-n NS] [-o yaml|json]", "the VMIs cosmicac-vmi manages: NAME PHASE READY NODE AGE GPUS STATUS"}},

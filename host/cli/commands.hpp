@@ -12,14 +12,14 @@
 
 namespace cosmicac::host::cli {
 
-// render / render-userdata -f SPEC [-n NS] [--profile FILE] [-o yaml|json]
+// render -f SPEC... [-R] [-n NS] [--profile FILE] [-o yaml|json]; render-userdata -f SPEC (one)
 struct RenderCommand : CommandOptions {
   explicit RenderCommand(bool only_userdata) : userdata_only(only_userdata) {}
   bool userdata_only;
   FileFlags file;
   ClusterFlags cluster;  // -n only: checked against the spec's namespace
   PrintFlags print;
-  std::optional<JobSpec> spec;
+  std::vector<LoadedSpec> specs;
   bool mirror = false;  // --mirror -n NS: the registry mirror's objects instead of a job's
   std::optional<OperatorProfile> profile;
 
@@ -29,7 +29,7 @@ struct RenderCommand : CommandOptions {
   int run() override;
 };
 
-// apply -f SPEC [--recreate] [--force-conflicts] [--dry-run=...] [-o ...] [--timeout D]
+// apply -f SPEC... [-R] [--recreate] [--force-conflicts] [--dry-run=...] [-o ...] [--timeout D]
 struct ApplyCommand : CommandOptions {
   FileFlags file;
   ClusterFlags cluster;
@@ -38,7 +38,7 @@ struct ApplyCommand : CommandOptions {
   std::string timeout;
   bool recreate = false;
   bool force_conflicts = false;
-  std::optional<JobSpec> spec;
+  std::vector<LoadedSpec> specs;
 
   void bind(CLI::App& app) override;
   Outcome validate() const override;
@@ -46,12 +46,11 @@ struct ApplyCommand : CommandOptions {
   int run() override;
 };
 
-// wait NAME... [-n NS] | -f SPEC... | -l SELECTOR [--timeout D] [--schedule-timeout D] [--interval D]
+// wait NAME... [-n NS] | -f SPEC... [-R] | -l SELECTOR [--timeout D] [--schedule-timeout D] [--interval D]
 //      [--json] [--fail-fast] [--max-log-streams N]
 // wait --serial SOCKET [--json] [--timeout D]
 struct WaitCommand : CommandOptions {
-  FileFlags file;                  // --profile (and -f, one at a time, in complete)
-  std::vector<std::string> files;  // -f, repeatable
+  FileFlags file;
   ClusterFlags cluster;
   std::string serial, selector;
   bool json = false, fail_fast = false;
@@ -71,7 +70,7 @@ struct WaitCommand : CommandOptions {
   int run_serial() const;
 };
 
-// delete -f SPEC [--delete-data] [--wait=false] [--timeout D] [--dry-run=...]
+// delete -f SPEC... [-R] [--delete-data] [--wait=false] [--timeout D] [--dry-run=...]
 struct DeleteCommand : CommandOptions {
   FileFlags file;
   ClusterFlags cluster;
@@ -79,7 +78,7 @@ struct DeleteCommand : CommandOptions {
   std::string wait;  // --wait[=true|false]
   std::string timeout;
   bool delete_data = false;
-  std::optional<JobSpec> spec;
+  std::vector<LoadedSpec> specs;
 
   void bind(CLI::App& app) override;
   Outcome validate() const override;

@@ -1,4 +1,4 @@
-// delete (the objects of one job spec) and doctor (the cluster's readiness
+// delete (the objects of each job spec) and doctor (the cluster's readiness
 // checklist).
 #include "host/cli/commands.hpp"
 
@@ -24,7 +24,7 @@ void DeleteCommand::bind(CLI::App& app) {
 }
 
 Outcome DeleteCommand::validate() const {
-  if (file.filename.empty()) return usage_problem("-f SPEC is required");
+  if (!file.has_files()) return usage_problem("-f SPEC is required");
   if (auto p = no_positional()) return p;
   if (!wait.empty() && wait != "true" && wait != "false") return usage_problem("--wait must be true or false");
   std::chrono::milliseconds ignored{};
@@ -32,25 +32,36 @@ Outcome DeleteCommand::validate() const {
   return dry_run.validate();
 }
 
-Outcome DeleteCommand::complete() { return file.load_spec(cluster.ns, spec); }
+Outcome DeleteCommand::complete() { return file.load_specs(cluster.ns, specs); }
 
+// Each job in turn: one that fails is said and the next is still deleted
+// (as kubectl does); the exit status is the first failure's.
 int DeleteCommand::run() {
   bool const client_dry_run = dry_run.mode() == DryRunMode::Client;
-  auto plan = plan_delete(*spec, delete_data);
-  say(client_dry_run ? "plan (client dry run, nothing is deleted):" : "plan:");
-  for (auto const& s : plan)
-    say(std::string("  ") + (s.path.empty() ? "keep   " : "delete ") + s.object + " — " + s.why);
-  if (client_dry_run) return kExitOk;
+  bool const many = specs.size() > 1;
+  std::optional<KubeClient> client;
+  if (!client_dry_run) {
+    auto access = cluster.access();
+    if (!access) return report(failure(access.error()));
+    client.emplace(std::move(*access));
+  }
   host::DeleteOptions options;
   options.wait = wait != "false";
   options.dry_run_server = dry_run.mode() == DryRunMode::Server;
   (void)parse_duration_flag("--timeout", timeout, options.timeout);  // validated
-  auto access = cluster.access();
-  if (!access) return report(failure(access.error()));
-  KubeClient client(std::move(*access));
-  auto st = execute_delete(client, plan, options, say);
-  if (!st) return report(failure(st.error()));
-  return kExitOk;
+  JobTally tally;
+  for (auto const& job : specs) {
+    if (many) say("job " + job.spec.ns + "/" + job.spec.name + " (" + job.source + "):");
+    auto plan = plan_delete(job.spec, delete_data);
+    say(client_dry_run ? "plan (client dry run, nothing is deleted):" : "plan:");
+    for (auto const& s : plan)
+      say(std::string("  ") + (s.path.empty() ? "keep   " : "delete ") + s.object + " — " + s.why);
+    if (client_dry_run) continue;
+    auto st = execute_delete(*client, plan, options, say);
+    tally.add(job, st ? std::nullopt : std::optional<Problem>(failure(st.error())), many);
+  }
+  if (many && !client_dry_run) say(tally.summary("deleted"));
+  return tally.exit_code();
 }
 
 void DoctorCommand::bind(CLI::App& app) {
@@ -63,7 +74,7 @@ void DoctorCommand::bind(CLI::App& app) {
 
 Outcome DoctorCommand::validate() const {
   if (auto p = no_positional()) return p;
-  if (!file.filename.empty() && (!gpu_type.empty() || !gpus.empty()))
+  if (file.has_files() && (!gpu_type.empty() || !gpus.empty()))
     return usage_problem("give either -f SPEC or --gpu-type/--gpus, not both");
   if (!gpus.empty() && gpu_type.empty()) return usage_problem("--gpus needs --gpu-type");
   long long count = 0;
@@ -95,8 +106,8 @@ Outcome DoctorCommand::complete() {
   auto loaded_profile = file.load_profile(cluster.ns);
   if (!loaded_profile) return failure(loaded_profile.error());
   profile = std::move(*loaded_profile);
-  if (!file.filename.empty())
-    if (auto p = file.load_spec(cluster.ns, spec)) return p;
+  if (file.has_files())
+    if (auto p = file.load_spec(cluster.ns, spec, "doctor")) return p;
   if (!gpu_type.empty())
     if (auto p = probe_devices()) return p;
   auto loaded = cluster.access();

@@ -1,5 +1,6 @@
 #include "host/cli/flags.hpp"
 
+#include "common/file_io.hpp"
 #include "host/base/duration.hpp"
 #include "host/cli/command.hpp"
 #include "host/render/manifests.hpp"
@@ -7,6 +8,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cstdio>
 
 namespace cosmicac::host::cli {
@@ -40,8 +44,75 @@ Result<ClusterAccess> ClusterFlags::access() const {
 }
 
 void FileFlags::bind(CLI::App& app) {
-  app.add_option("-f,--filename", filename);
+  // Each -f takes one value (a comma splits it), so a positional NAME after it stays one.
+  app.add_option("-f,--filename", filenames)
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);  // not the last-wins of single values
+  app.add_flag("-R,--recursive", recursive);
   app.add_option("--profile", profile);
+}
+
+namespace {
+
+bool is_directory(std::string const& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool is_spec_file_name(std::string const& name) {
+  for (std::string_view ext : {".yaml", ".yml", ".json"})
+    if (name.size() > ext.size() && name.ends_with(ext)) return true;
+  return false;
+}
+
+// A directory's spec files, sorted by name; its subdirectories' too (after
+// its own files, each in name order) when `recursive`.
+::cosmicac::Status add_directory(std::string const& dir, bool recursive, std::vector<std::string>& out) {
+  auto names = directory_entries(dir, Reason::ConfigInvalid);
+  if (!names) return names.error();
+  std::sort(names->begin(), names->end());
+  std::vector<std::string> subdirs;
+  for (auto const& name : *names) {
+    std::string const path = join_path(dir, name);
+    if (is_directory(path)) {
+      if (recursive) subdirs.push_back(path);
+    } else if (is_spec_file_name(name)) {
+      out.push_back(path);
+    }
+  }
+  for (auto const& sub : subdirs)
+    if (auto st = add_directory(sub, recursive, out); !st) return st;
+  return ::cosmicac::ok();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> FileFlags::files() const {
+  std::vector<std::string> out;
+  bool stdin_seen = false;
+  for (auto const& f : filenames) {
+    if (f.empty()) return host_error(Errc::Usage, "-f: an empty file name");
+    if (f == "-") {
+      if (stdin_seen) return host_error(Errc::Usage, "-f -: stdin can be read once");
+      stdin_seen = true;
+      out.push_back(f);
+    } else if (is_directory(f)) {
+      std::size_t const before = out.size();
+      if (auto st = add_directory(f, recursive, out); !st)
+        return host_error(Errc::Spec, readiness::terminal_safe(st.error().message));
+      if (out.size() == before)
+        return host_error(Errc::Spec, readiness::terminal_safe(f) + ": no *.yaml, *.yml or *.json file in it" +
+                                          (recursive ? "" : " (-R reads its subdirectories)"));
+    } else {
+      out.push_back(f);
+    }
+  }
+  for (std::size_t i = 0; i < out.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (out[i] == out[j] && out[i] != "-")
+        return host_error(Errc::Usage, "-f names " + readiness::terminal_safe(out[i]) + " twice");
+  return out;
 }
 
 Result<OperatorProfile> FileFlags::load_profile() const {
@@ -57,7 +128,10 @@ Result<OperatorProfile> FileFlags::load_profile(std::string const& ns_flag) cons
   return loaded;
 }
 
-Outcome FileFlags::load_spec(std::string const& ns_flag, std::optional<JobSpec>& spec) const {
+Outcome FileFlags::load_specs(std::string const& ns_flag, std::vector<LoadedSpec>& specs) const {
+  auto sources = files();
+  if (!sources)
+    return sources.error().kind == Errc::Usage ? usage_problem(sources.error().message) : failure(sources.error());
   auto operator_profile = load_profile(ns_flag);
   if (!operator_profile) return failure(operator_profile.error());
   // The spec may repeat the namespace, never choose it: without the
@@ -66,10 +140,44 @@ Outcome FileFlags::load_spec(std::string const& ns_flag, std::optional<JobSpec>&
     return failure(Errc::Spec,
                    "the namespace is the operator's: give -n NAMESPACE or the operator profile key "
                    "namespace (a job spec may repeat it, never choose it)");
-  auto loaded = load_renderable_spec(filename, *operator_profile);
-  if (!loaded) return failure(loaded.error());
-  spec = std::move(*loaded);
+  specs.clear();
+  for (auto const& f : *sources) {
+    auto loaded = load_renderable_spec(f, *operator_profile);
+    if (!loaded) return failure(loaded.error());
+    std::string const source = f == "-" ? "<stdin>" : readiness::terminal_safe(f);
+    for (auto const& earlier : specs)
+      if (earlier.spec.name == loaded->name)
+        return failure(Errc::Spec, earlier.source + " and " + source + " are both job " + loaded->ns + "/" +
+                                       loaded->name + ": one spec a job");
+    specs.push_back(LoadedSpec{.source = source, .file = f, .spec = std::move(*loaded)});
+  }
   return std::nullopt;
+}
+
+Outcome FileFlags::load_spec(std::string const& ns_flag, std::optional<JobSpec>& spec,
+                             std::string const& command) const {
+  std::vector<LoadedSpec> specs;
+  if (auto p = load_specs(ns_flag, specs)) return p;
+  if (specs.size() != 1)
+    return usage_problem(command + " takes one job spec; -f names " + std::to_string(specs.size()));
+  spec = std::move(specs.front().spec);
+  return std::nullopt;
+}
+
+void JobTally::add(LoadedSpec const& job, std::optional<Problem> problem, bool name_the_job) {
+  ++jobs_;
+  if (!problem) return;
+  std::string const who = job.spec.ns + "/" + job.spec.name + " (" + job.source + ")";
+  if (name_the_job) problem->message = "job " + who + ": " + problem->message;
+  report(*problem);
+  failed_.push_back(who);
+  if (!first_exit_) first_exit_ = problem->exit_code();
+}
+
+std::string JobTally::summary(std::string const& verb) const {
+  std::string s = verb + " " + std::to_string(jobs_ - failed_.size()) + " of " + std::to_string(jobs_) + " jobs";
+  for (std::size_t i = 0; i < failed_.size(); ++i) s += (i == 0 ? "; failed: " : ", ") + failed_[i];
+  return s;
 }
 
 void PrintFlags::bind(CLI::App& app) { app.add_option("-o,--output", output); }

@@ -57,19 +57,53 @@ struct ClusterFlags {
   Result<ClusterAccess> access() const;
 };
 
-// -f/--filename and --profile.
+// -f/--filename (as kubectl's: repeated or comma-separated, a directory's
+// *.yaml, *.yml and *.json sorted by name, its subdirectories with -R, "-"
+// for stdin once), -R/--recursive and --profile.
+struct LoadedSpec {
+  std::string source;  // as given, "<stdin>" for "-": for messages
+  std::string file;    // as given ("-" for stdin): for the `wait -f` hint
+  JobSpec spec;
+};
+
 struct FileFlags {
-  std::string filename, profile;
+  std::vector<std::string> filenames;
+  bool recursive = false;
+  std::string profile;
   void bind(CLI::App& app);
+  bool has_files() const { return !filenames.empty(); }
+  // The files -f names, in order, directories expanded. A directory with no
+  // such file, "-" twice, or a file named twice is a spec problem.
+  Result<std::vector<std::string>> files() const;
   // The operator's profile (--profile FILE), else the compiled-in defaults.
   Result<OperatorProfile> load_profile() const;
   // … with the operator's namespace: the profile's, else `ns_flag` (-n); the
   // two must agree where both are given (exit 2 naming both).
   Result<OperatorProfile> load_profile(std::string const& ns_flag) const;
-  // The tenant's job spec with the operator's names and namespace from the
-  // profile and -n (a spec naming another namespace, or none given by the
-  // operator, is refused). Every problem is a spec problem (exit 2).
-  Outcome load_spec(std::string const& ns_flag, std::optional<JobSpec>& spec) const;
+  // Every tenant job spec -f names, each with the operator's names and
+  // namespace from the profile and -n (a spec naming another namespace, or
+  // none given by the operator, is refused), all read before anything is
+  // done; two naming the same job are refused. Every problem is a spec
+  // problem (exit 2).
+  Outcome load_specs(std::string const& ns_flag, std::vector<LoadedSpec>& specs) const;
+  // … exactly one (render-userdata, doctor): more is a usage problem naming `command`.
+  Outcome load_spec(std::string const& ns_flag, std::optional<JobSpec>& spec, std::string const& command) const;
+};
+
+// The jobs of one apply or delete of several: each failure is said as it
+// happens (naming the job when there are several), the exit status is the
+// first failure's, the summary counts them.
+class JobTally {
+ public:
+  void add(LoadedSpec const& job, std::optional<Problem> problem, bool name_the_job);
+  // "<verb> 2 of 3 jobs; failed: cosmic-ac/b (b.yaml)"
+  std::string summary(std::string const& verb) const;
+  int exit_code() const noexcept { return first_exit_.value_or(0); }
+
+ private:
+  std::size_t jobs_ = 0;
+  std::vector<std::string> failed_;
+  std::optional<int> first_exit_;
 };
 
 // -o/--output yaml|json. Empty: the command's own default (a table, progress lines).

@@ -1,4 +1,4 @@
-// render, render-userdata and apply: the objects of one job spec, printed or
+// render, render-userdata and apply: the objects of job specs, printed or
 // applied.
 #include "host/cli/commands.hpp"
 
@@ -24,13 +24,13 @@ void RenderCommand::bind(CLI::App& app) {
 
 Outcome RenderCommand::validate() const {
   if (mirror) {
-    if (!file.filename.empty()) return usage_problem("render --mirror takes no -f (the mirror is the operator's)");
+    if (file.has_files()) return usage_problem("render --mirror takes no -f (the mirror is the operator's)");
     if (!spec_detail::is_dns_label(cluster.ns))
       return usage_problem("render --mirror needs -n NAMESPACE (the VMs' namespace, a DNS label)");
     if (auto p = no_positional()) return p;
     return print.validate();
   }
-  if (file.filename.empty()) return usage_problem("-f SPEC is required");
+  if (!file.has_files()) return usage_problem("-f SPEC is required");
   if (auto p = no_positional()) return p;
   // The user-data is a cloud-config, not a Kubernetes object: -o and --output alike are refused.
   if (userdata_only && !print.output.empty()) return usage_problem("render-userdata takes no -o/--output");
@@ -38,7 +38,13 @@ Outcome RenderCommand::validate() const {
 }
 
 Outcome RenderCommand::complete() {
-  if (!mirror) return file.load_spec(cluster.ns, spec);
+  if (userdata_only) {  // one cloud-config: one job
+    std::optional<JobSpec> one;
+    if (auto p = file.load_spec(cluster.ns, one, "render-userdata")) return p;
+    specs.push_back(LoadedSpec{.source = "", .file = "", .spec = std::move(*one)});
+    return std::nullopt;
+  }
+  if (!mirror) return file.load_specs(cluster.ns, specs);
   auto loaded = file.load_profile(cluster.ns);
   if (!loaded) return failure(loaded.error());
   profile = std::move(*loaded);
@@ -51,10 +57,13 @@ int RenderCommand::run() {
     return kExitOk;
   }
   if (userdata_only) {
-    std::fputs(render_userdata(*spec).c_str(), stdout);
+    std::fputs(render_userdata(specs.front().spec).c_str(), stdout);
     return kExitOk;
   }
-  std::fputs(print.format_objects(render_manifests(*spec)).c_str(), stdout);
+  std::vector<Json> objects;
+  for (auto const& job : specs)
+    for (auto& o : render_manifests(job.spec)) objects.push_back(std::move(o));
+  std::fputs(print.format_objects(objects).c_str(), stdout);
   return kExitOk;
 }
 
@@ -69,7 +78,7 @@ void ApplyCommand::bind(CLI::App& app) {
 }
 
 Outcome ApplyCommand::validate() const {
-  if (file.filename.empty()) return usage_problem("-f SPEC is required");
+  if (!file.has_files()) return usage_problem("-f SPEC is required");
   if (auto p = no_positional()) return p;
   if (auto p = dry_run.validate()) return p;
   if (auto p = print.validate()) return p;
@@ -77,17 +86,24 @@ Outcome ApplyCommand::validate() const {
   return parse_duration_flag("--timeout", timeout, ignored);
 }
 
-Outcome ApplyCommand::complete() { return file.load_spec(cluster.ns, spec); }
+Outcome ApplyCommand::complete() { return file.load_specs(cluster.ns, specs); }
 
+// Each job in turn (every spec was read before the first request): one that
+// fails is said and the next is still applied, as kubectl does; the exit
+// status is the first failure's.
 int ApplyCommand::run() {
-  auto objects = render_manifests(*spec);
+  bool const many = specs.size() > 1;
   if (dry_run.mode() == DryRunMode::Client) {  // kubectl's client dry run: the objects, no API call
+    std::vector<Json> all;
+    for (auto const& job : specs)
+      for (auto& o : render_manifests(job.spec)) all.push_back(std::move(o));
     if (!print.output.empty()) {
-      std::fputs(print.format_objects(objects).c_str(), stdout);
+      std::fputs(print.format_objects(all).c_str(), stdout);
       return kExitOk;
     }
-    for (auto const& o : objects)
-      say(o.value("kind", "") + " " + spec->ns + "/" + o["metadata"].value("name", "") + " (client dry run)");
+    for (auto const& o : all)
+      say(o.value("kind", "") + " " + o["metadata"].value("namespace", "") + "/" + o["metadata"].value("name", "") +
+          " (client dry run)");
     return kExitOk;
   }
   host::ApplyOptions options;
@@ -101,17 +117,24 @@ int ApplyCommand::run() {
   // With -o, stdout carries the objects only; progress goes to stderr.
   Say progress =
       print.output.empty() ? Say(say) : Say([](std::string const& s) { std::fprintf(stderr, "%s\n", s.c_str()); });
-  auto res = apply_objects(client, objects, options, progress);
-  if (!res) return report(failure(res.error()));
-  if (!print.output.empty()) {
-    std::vector<Json> applied;
+  std::vector<Json> applied;
+  JobTally tally;
+  std::string wait_files;
+  for (auto const& job : specs) {
+    auto res = apply_objects(client, render_manifests(job.spec), options, progress);
+    tally.add(job, res ? std::nullopt : std::optional<Problem>(failure(res.error())), many);
+    if (!res) continue;
     for (auto const& r : *res) applied.push_back(r.applied);
-    std::fputs(print.format_objects(applied).c_str(), stdout);
-    return kExitOk;
+    wait_files += " -f " + job.file;
   }
-  if (options.dry_run == DryRun::None)
-    say("applied; run `cosmicac-vmi wait -n " + spec->ns + " -f " + file.filename + "` to wait for readiness");
-  return kExitOk;
+  if (!print.output.empty()) {
+    if (!applied.empty()) std::fputs(print.format_objects(applied).c_str(), stdout);
+    return tally.exit_code();
+  }
+  if (many) progress(tally.summary(options.dry_run == DryRun::None ? "applied" : "applied (server dry run)"));
+  if (options.dry_run == DryRun::None && !wait_files.empty())
+    say("applied; run `cosmicac-vmi wait -n " + specs.front().spec.ns + wait_files + "` to wait for readiness");
+  return tally.exit_code();
 }
 
 }  // namespace cosmicac::host::cli

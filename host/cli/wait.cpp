@@ -36,8 +36,7 @@ std::string ready_summary(readiness::Event const& last) {
 }  // namespace
 
 void WaitCommand::bind(CLI::App& app) {
-  app.add_option("-f,--filename", files);
-  app.add_option("--profile", file.profile);
+  file.bind(app);
   app.add_option("-l,--selector", selector);
   app.add_flag("--fail-fast", fail_fast);
   app.add_option("--max-log-streams", max_log_streams);
@@ -50,7 +49,7 @@ void WaitCommand::bind(CLI::App& app) {
 }
 
 Outcome WaitCommand::validate() const {
-  int const forms = (positional.empty() ? 0 : 1) + (files.empty() ? 0 : 1) + (selector.empty() ? 0 : 1);
+  int const forms = (positional.empty() ? 0 : 1) + (file.has_files() ? 1 : 0) + (selector.empty() ? 0 : 1);
   if (!serial.empty()) {
     if (forms > 0) return usage_problem("wait --serial takes no NAME, -f SPEC or -l SELECTOR");
   } else if (forms > 1) {
@@ -74,16 +73,11 @@ Outcome WaitCommand::complete() {
   if (!operator_profile) return failure(operator_profile.error());
   ns = operator_profile->ns;
   names = positional;
-  for (auto const& f : files) {
-    std::optional<JobSpec> spec;
-    file.filename = f;
-    if (auto p = file.load_spec(cluster.ns, spec)) return p;
-    // One watch per kind is in one namespace.
-    if (!names.empty() && spec->ns != ns)
-      return usage_problem("the specs name different namespaces (" + readiness::terminal_safe(ns) + ", " +
-                           readiness::terminal_safe(spec->ns) + "): wait follows one namespace at a time");
-    ns = spec->ns;
-    names.push_back(spec->name);
+  if (file.has_files()) {
+    std::vector<LoadedSpec> specs;  // each in the operator's namespace: one watch per kind
+    if (auto p = file.load_specs(cluster.ns, specs)) return p;
+    ns = specs.front().spec.ns;
+    for (auto const& job : specs) names.push_back(job.spec.name);
   }
   // A job named twice is followed once.
   std::vector<std::string> unique;

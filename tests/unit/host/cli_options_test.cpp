@@ -75,7 +75,11 @@ TEST_CASE("cli options: -f SPEC is required by render, render-userdata, apply an
   }
   ApplyCommand a;
   REQUIRE_FALSE(parse_command(a, {"-f", "-", "--profile=p.yaml", "-n", "ns", "--kubeconfig=kc", "--context", "c"}));
-  CHECK(a.file.filename == "-");
+  CHECK(a.file.filenames == std::vector<std::string>{"-"});
+  ApplyCommand many;  // kubectl's -f: repeated and comma-separated, in order; -R for directories
+  REQUIRE_FALSE(parse_command(many, {"-f", "a.yaml", "--filename=b.yaml,c.yml", "-f", "d", "-R"}));
+  CHECK(many.file.filenames == std::vector<std::string>{"a.yaml", "b.yaml", "c.yml", "d"});
+  CHECK(many.file.recursive);
   CHECK(a.file.profile == "p.yaml");
   CHECK(a.cluster.ns == "ns");
   CHECK(a.cluster.kubeconfig == "kc");

@@ -7,6 +7,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -286,4 +287,113 @@ TEST_CASE("cli: wait against a server that never answered fails at once, naming 
   CHECK(w.err.find("context t") != std::string::npos);
   CHECK(w.err.find("connection refused") != std::string::npos);
   CHECK(w.err.find("did not become ready") == std::string::npos);
+}
+
+namespace {
+// The example as job `name` (its other fields as they are), written to `path`.
+std::string job_file(std::string const& path, std::string const& name, std::string const& cpu = "64") {
+  std::string text = test::read_text(kExample);
+  for (auto const& [from, to] : {std::pair<std::string, std::string>{"name: llama-70b-0", "name: " + name},
+                                 std::pair<std::string, std::string>{"cpu: 64", "cpu: " + cpu}}) {
+    auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  }
+  test::write_text(path, text);
+  return path;
+}
+
+std::vector<std::string> vmi_names(std::string const& list_json) {
+  std::vector<std::string> names;
+  json const list = json::parse(list_json);  // not a temporary: the loop refers into it
+  for (auto const& o : list["items"])
+    if (o["kind"] == "VirtualMachineInstance") names.push_back(o["metadata"]["name"].get<std::string>());
+  return names;
+}
+}  // namespace
+
+TEST_CASE("cli: -f accumulates as kubectl's: repeated, comma-separated, a directory sorted (-R below it), - once") {
+  test::TempDir dir;
+  ::mkdir((dir.path + "/jobs").c_str(), 0755);
+  ::mkdir((dir.path + "/jobs/more").c_str(), 0755);
+  job_file(dir.path + "/jobs/b.yml", "job-b");
+  job_file(dir.path + "/jobs/a.yaml", "job-a");
+  job_file(dir.path + "/jobs/more/c.json", "job-c");  // YAML is JSON's superset: a .json may hold either
+  test::write_text(dir.path + "/jobs/README.md", "not a spec\n");
+  std::string const a = dir.path + "/jobs/a.yaml", b = dir.path + "/jobs/b.yml";
+  auto render = [&](std::vector<std::string> args, std::string input = {}) {
+    args.insert(args.begin(), "render");
+    for (auto const& x : {"-n", "cosmic-ac", "-o", "json"}) args.emplace_back(x);
+    return vmi(args, input);
+  };
+  using Names = std::vector<std::string>;
+  // The bug: `-f a -f b` rendered, applied and deleted b alone, exit 0.
+  CHECK(vmi_names(render({"-f", a, "-f", b}).out) == Names{"job-a", "job-b"});
+  CHECK(vmi_names(render({"-f", b + "," + a}).out) == Names{"job-b", "job-a"});
+  CHECK(vmi_names(render({"-f", dir.path + "/jobs"}).out) == Names{"job-a", "job-b"});  // sorted, README.md not read
+  CHECK(vmi_names(render({"-R", "-f", dir.path + "/jobs"}).out) == Names{"job-a", "job-b", "job-c"});
+  CHECK(vmi_names(render({"-f", "-", "-f", b}, test::read_text(a)).out) == Names{"job-a", "job-b"});
+
+  auto refused = [&](std::vector<std::string> args, std::string const& err, std::string input = {}) {
+    auto r = render(std::move(args), std::move(input));
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());  // nothing of the other specs either
+    CHECK(r.err.find(err) != std::string::npos);
+  };
+  refused({"-f", "-", "-f", "-"}, "-f -: stdin can be read once", test::read_text(a));
+  refused({"-f", a, "-f", a}, "-f names " + a + " twice");
+  ::mkdir((dir.path + "/empty").c_str(), 0755);
+  refused({"-f", dir.path + "/empty"}, dir.path + "/empty: no *.yaml, *.yml or *.json file in it");
+  job_file(dir.path + "/again.yaml", "job-a");
+  refused({"-f", a, "-f", dir.path + "/again.yaml"}, "are both job cosmic-ac/job-a: one spec a job");
+  refused({"-f", a, "-f", dir.path + "/missing.yaml"}, "missing.yaml");
+  auto userdata = vmi({"render-userdata", "-f", a, "-f", b, "-n", "cosmic-ac"});
+  CHECK(userdata.exit_code == 2);
+  CHECK(userdata.err.find("render-userdata takes one job spec; -f names 2") != std::string::npos);
+  auto doctor = vmi({"doctor", "-f", a, "-f", b, "-n", "cosmic-ac"});
+  CHECK(doctor.exit_code == 2);
+  CHECK(doctor.err.find("doctor takes one job spec; -f names 2") != std::string::npos);
+}
+
+TEST_CASE("cli: apply, wait and delete of several jobs: each job, a summary; a failed job is said, the others done") {
+  test::ApiServerStandIn server("Bearer good-token");
+  test::TempDir dir;
+  std::string kc = kubeconfig_for(server, dir);
+  std::string const a = job_file(dir.path + "/a.yaml", "job-a"), b = job_file(dir.path + "/b.yaml", "job-b");
+  auto both = vmi({"apply", "-f", a, "-f", b, "-n", "cosmic-ac", "--kubeconfig", kc});
+  INFO(both.out << both.err);
+  REQUIRE(both.exit_code == 0);
+  CHECK(both.out.find("VirtualMachineInstance cosmic-ac/job-a created") != std::string::npos);
+  CHECK(both.out.find("VirtualMachineInstance cosmic-ac/job-b created") != std::string::npos);
+  CHECK(both.out.find("applied 2 of 2 jobs\n") != std::string::npos);
+  CHECK(both.out.find("run `cosmicac-vmi wait -n cosmic-ac -f " + a + " -f " + b + "`") != std::string::npos);
+
+  // job-a changed (its VMI's spec cannot change), then job-b: b is still applied.
+  std::string const a2 = job_file(dir.path + "/a2.yaml", "job-a", "32");
+  auto one_fails = vmi({"apply", "-f", a2, "-f", b, "-n", "cosmic-ac", "--kubeconfig", kc});
+  INFO(one_fails.out << one_fails.err);
+  CHECK(one_fails.exit_code == 1);
+  CHECK(one_fails.err.find("cosmicac-vmi: job cosmic-ac/job-a (" + a2 + "): ") != std::string::npos);
+  CHECK(one_fails.out.find("VirtualMachineInstance cosmic-ac/job-b unchanged") != std::string::npos);
+  CHECK(one_fails.out.find("applied 1 of 2 jobs; failed: cosmic-ac/job-a (" + a2 + ")\n") != std::string::npos);
+
+  for (std::string const name : {"job-a", "job-b"})
+    server.script_status("/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/" + name,
+                         {json{{"phase", "Running"},
+                               {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}});
+  auto w =
+      vmi({"wait", "-f", a, "-f", b, "-n", "cosmic-ac", "--kubeconfig", kc, "--interval", "50ms", "--timeout", "20s"});
+  INFO(w.out << w.err);
+  CHECK(w.exit_code == 0);
+  CHECK(w.out.find("job-a") != std::string::npos);
+  CHECK(w.out.find("job-b") != std::string::npos);
+
+  auto d = vmi({"delete", "-f", a, "-f", b, "-n", "cosmic-ac", "--kubeconfig", kc});
+  INFO(d.out << d.err);
+  CHECK(d.exit_code == 0);
+  CHECK(d.out.find("job cosmic-ac/job-a (" + a + "):") != std::string::npos);
+  CHECK(d.out.find("deleted 2 of 2 jobs\n") != std::string::npos);
+  CHECK_FALSE(server.has("/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/job-a"));
+  CHECK_FALSE(server.has("/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/job-b"));
 }
