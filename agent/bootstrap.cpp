@@ -249,20 +249,6 @@ int run_disk_only(config::Settings const& s, Environment const& env, readiness::
 
 namespace {
 
-void print_gpu_health(readiness::GpuHealth const& h) {
-  std::string line = "GPU health: " + h.verdict;
-  if (h.reason) line += " reason=" + std::string(reason_name(*h.reason));
-  if (!h.message.empty()) line += " message=" + readiness::terminal_quoted(h.message);
-  std::printf("%s\n", line.c_str());
-  for (auto const& g : h.gpus)
-    std::printf("  GPU %u %s fabric %s ecc %s\n", g.index, readiness::terminal_safe(g.bus_id).c_str(),
-                readiness::terminal_safe(g.fabric).c_str(), readiness::terminal_safe(g.ecc).c_str());
-  for (auto const& p : h.ib_ports)
-    std::printf("  InfiniBand %s port %u %s\n", readiness::terminal_safe(p.device).c_str(), p.port,
-                readiness::terminal_safe(p.state).c_str());
-  std::fflush(stdout);
-}
-
 // The summary into the state file, the rest of it as it was.
 void store_gpu_health(std::string const& state_path, readiness::GpuHealth const& h) {
   auto state = readiness::read_state(state_path);
@@ -295,7 +281,8 @@ bool follow_look(ModuleOptions const& o, Environment const& env, bool passed, st
 int run_gpu_check_only(config::Settings const& s, Environment const& env, std::string const& state_path) {
   auto const opts = module_options(s, env);
   auto const look = look_at_gpus(opts.gpu_health);
-  print_gpu_health(look.summary);
+  std::fputs(gpu_health_text(look.summary).c_str(), stdout);
+  std::fflush(stdout);
   store_gpu_health(state_path, look.summary);
   bool const passed = look.skipped || look.verdict.outcome == gpu::Outcome::Healthy;
   auto const& h = look.summary;

@@ -1,5 +1,7 @@
 #include "agent/gpu_health.hpp"
 
+#include "readiness/terminal_text.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <thread>
@@ -7,11 +9,11 @@
 namespace cosmicac::agent {
 namespace {
 
-// What a wait that ran out is: the fabric's reason when a GPU is still registering, else the link's.
+// What a wait that ran out is: the verdict says (the fabric's reason while a GPU is still registering).
 Error waited_too_long(gpu::Verdict const& v, std::chrono::milliseconds wait) {
-  Reason const r = v.waiting_for.find("GPU") != std::string::npos ? Reason::GpuFabric : Reason::IbLink;
-  return make_error(r, "still not ready after " + std::to_string(wait.count() / 1000) + " s: " + v.waiting_for +
-                           " (expected NVLink fabric Completed with status Success and InfiniBand ports 4: ACTIVE)");
+  return make_error(v.wait_reason,
+                    "still not ready after " + std::to_string(wait.count() / 1000) + " s: " + v.waiting_for +
+                        " (expected NVLink fabric Completed with status Success and InfiniBand ports 4: ACTIVE)");
 }
 
 std::string ecc_verdict(gpu::GpuRow const& g) {
@@ -29,12 +31,25 @@ std::string fabric_of(gpu::Measurements const& m, gpu::GpuRow const& g) {
   return "n/a";
 }
 
-// The summary of a check that did not look, and why.
-readiness::GpuHealth skipped(std::string why) {
+}  // namespace
+
+readiness::GpuHealth skipped_gpu_health(std::string why) {
   return {.verdict = "skipped", .reason = std::nullopt, .message = std::move(why), .gpus = {}, .ib_ports = {}};
 }
 
-}  // namespace
+std::string gpu_health_text(readiness::GpuHealth const& h) {
+  std::string out = "GPU health: " + h.verdict;
+  if (h.reason) out += " reason=" + std::string(reason_name(*h.reason));
+  if (!h.message.empty()) out += " message=" + readiness::terminal_quoted(h.message);
+  out += '\n';
+  for (auto const& g : h.gpus)
+    out += "  GPU " + std::to_string(g.index) + " " + readiness::terminal_safe(g.bus_id) + " fabric " +
+           readiness::terminal_safe(g.fabric) + " ecc " + readiness::terminal_safe(g.ecc) + "\n";
+  for (auto const& p : h.ib_ports)
+    out += "  InfiniBand " + readiness::terminal_safe(p.device) + " port " + std::to_string(p.port) + " " +
+           readiness::terminal_safe(p.state) + "\n";
+  return out;
+}
 
 readiness::GpuHealth summarize(gpu::Measurements const& m, gpu::Verdict const& v) {
   readiness::GpuHealth h;
@@ -64,19 +79,16 @@ readiness::GpuHealth summarize(gpu::Measurements const& m, gpu::Verdict const& v
 
 GpuLook look_at_gpus(GpuHealthOptions const& o) {
   if (!o.expected.gpus && gpu::nvidia_smi_path(o.measure.nvidia_smi).empty())
-    return {.summary = skipped("nvidia-smi is not installed (looked at " +
-                               gpu::nvidia_smi_looked_at(o.measure.nvidia_smi) + ") and GPU_COUNT is not set"),
+    return {.summary =
+                skipped_gpu_health("nvidia-smi is not installed (looked at " +
+                                   gpu::nvidia_smi_looked_at(o.measure.nvidia_smi) + ") and GPU_COUNT is not set"),
             .verdict = {},
-            .skipped = true};
+            .skipped = true,
+            .measured = {}};
   auto const seen = gpu::measure(o.measure);
   auto v = gpu::evaluate(o.expected, seen);
-  switch (v.outcome) {
-    case gpu::Outcome::Healthy: spdlog::info("GPU health:\n{}", describe(seen)); break;
-    case gpu::Outcome::Failed: spdlog::error("GPU health:\n{}", describe(seen)); break;
-    case gpu::Outcome::Wait: break;
-  }
   auto summary = summarize(seen, v);
-  return {.summary = std::move(summary), .verdict = std::move(v), .skipped = false};
+  return {.summary = std::move(summary), .verdict = std::move(v), .skipped = false, .measured = describe(seen)};
 }
 
 Status check_gpu_health(GpuHealthOptions const& o, std::function<void(std::string const&)> const& progress,
@@ -86,6 +98,8 @@ Status check_gpu_health(GpuHealthOptions const& o, std::function<void(std::strin
   for (;;) {
     auto look = look_at_gpus(o);
     if (look.skipped) progress("GPU health not checked: " + look.summary.message);
+    if (!look.skipped && look.verdict.outcome == gpu::Outcome::Healthy) spdlog::info("GPU health:\n{}", look.measured);
+    if (!look.skipped && look.verdict.outcome == gpu::Outcome::Failed) spdlog::error("GPU health:\n{}", look.measured);
     if (look.skipped || look.verdict.outcome != gpu::Outcome::Wait) {
       if (record) record(look.summary);
       return look.skipped || look.verdict.outcome == gpu::Outcome::Healthy ? ok() : Status(look.verdict.error());

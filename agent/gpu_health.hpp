@@ -30,6 +30,7 @@ struct GpuLook {
   readiness::GpuHealth summary;
   gpu::Verdict verdict;
   bool skipped = false;
+  std::string measured;  // describe() of what was measured (empty when skipped)
 };
 
 // Measures once. nvidia-smi missing is a skip (with why) when GPU_COUNT is
@@ -46,10 +47,21 @@ Status check_gpu_health(GpuHealthOptions const& o, std::function<void(std::strin
                         std::function<void()> const& on_wait = {});
 
 // The summary of one look for the state file: per GPU its fabric and ECC
-// verdict, per InfiniBand port its state.
+// verdict, per InfiniBand port its state. Its verdict is one of "healthy",
+// "waiting", "failed", "skipped": the check's only words for them, which
+// `status --json`, `plan`, `run --step=gpu-check` and the events all carry.
 readiness::GpuHealth summarize(gpu::Measurements const& m, gpu::Verdict const& v);
 
-// One line per GPU and InfiniBand port, for `plan` and the journal.
+// The check not made, and why.
+readiness::GpuHealth skipped_gpu_health(std::string why);
+
+// A summary as `run --step=gpu-check` and `plan` print it: "GPU health:
+// VERDICT[ reason=R][ message="…"]", then a line per GPU and port; every
+// string through the terminal escaper.
+std::string gpu_health_text(readiness::GpuHealth const& h);
+
+// One line per GPU and InfiniBand port as measured (name, driver, ECC, fabric;
+// Xids): the journal's record of a look.
 std::string describe(gpu::Measurements const& m);
 
 }  // namespace cosmicac::agent

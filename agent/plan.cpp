@@ -20,57 +20,19 @@ std::vector<std::string> env_names(std::vector<std::string> const& env) {
   return names;
 }
 
-std::string_view outcome_name(gpu::Outcome o) {
-  switch (o) {
-    case gpu::Outcome::Healthy: return "healthy";
-    case gpu::Outcome::Wait: return "wait";
-    case gpu::Outcome::Failed: return "failed";
-  }
-  return "failed";
-}
-
-nlohmann::json gpu_json(gpu::Measurements const& m, gpu::Verdict const& v) {
-  nlohmann::json gpus = nlohmann::json::array(), ports = nlohmann::json::array(), xids = nlohmann::json::array();
-  for (auto const& g : m.gpus) {
-    nlohmann::json j = {{"index", g.index}, {"bus_id", g.bus_id_text}, {"name", g.name}, {"driver", g.driver_version}};
-    if (g.ecc_uncorrected) j["ecc_uncorrected"] = *g.ecc_uncorrected;
-    for (auto const& f : m.fabric)
-      if (f.bus_id.same_device(g.bus_id))
-        j["fabric"] = {{"state", gpu::fabric_state_name(f.state)}, {"status", f.status}};
-    gpus.push_back(std::move(j));
-  }
-  for (auto const& d : m.infiniband)
-    for (auto const& p : d.ports)
-      ports.push_back({{"device", d.name}, {"port", p.port}, {"state", p.state ? p.state->name : "unreadable"}});
-  for (auto const& x : m.xids) xids.push_back({{"xid", x.code}, {"pci", x.gpu.str()}, {"detail", x.detail}});
-  nlohmann::json out = {{"verdict", outcome_name(v.outcome)}, {"gpus", gpus}, {"infiniband", ports}, {"xids", xids}};
-  if (v.outcome == gpu::Outcome::Failed) {
-    auto const e = v.error();
-    out["reason"] = reason_name(e.reason);
-    out["message"] = e.message;
-  }
-  if (v.outcome == gpu::Outcome::Wait) out["waiting_for"] = v.waiting_for;
-  return out;
-}
-
-// The GPU health check's view: what it would measure and conclude now (no wait).
+// The GPU health check's view, in its own words (look_at_gpus: the same skip
+// rule as `run`, the summary `status --json` carries): what it would conclude
+// now, without waiting.
 std::pair<nlohmann::json, std::string> gpu_view(config::Settings const& s, GpuHealthOptions const& o) {
   nlohmann::json expected = {{"gpus", nullptr}, {"infiniband", nullptr}};
   if (s.gpu_count) expected["gpus"] = *s.gpu_count;
   if (s.ib_count) expected["infiniband"] = *s.ib_count;
-  if (!o.enabled) {
-    std::string const why = s.gpu_check ? "the container gets no GPU" : "GPU_CHECK=off";
-    return {{{"skipped", why}, {"expected", expected}}, "GPU health: skipped (" + why + ")\n"};
-  }
-  auto const m = gpu::measure(o.measure);
-  auto const v = gpu::evaluate(o.expected, m);
-  auto j = gpu_json(m, v);
+  readiness::GpuHealth const h = o.enabled
+                                     ? look_at_gpus(o).summary
+                                     : skipped_gpu_health(s.gpu_check ? "the container gets no GPU" : "GPU_CHECK=off");
+  auto j = nlohmann::json::parse(readiness::to_json(h).dump());  // the state file's object, as plain json
   j["expected"] = expected;
-  std::string text = "GPU health: " + std::string(outcome_name(v.outcome));
-  if (v.outcome == gpu::Outcome::Failed)
-    text += " (" + std::string(reason_name(v.error().reason)) + ": " + v.error().message + ")";
-  if (v.outcome == gpu::Outcome::Wait) text += " (" + v.waiting_for + ")";
-  return {j, text + "\n" + describe(m)};
+  return {j, gpu_health_text(h)};
 }
 
 }  // namespace

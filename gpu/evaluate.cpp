@@ -199,12 +199,14 @@ Verdict evaluate(Expected const& expected, Measurements const& seen) {
     check_memory(seen, v.problems);
     check_fabric(expected, seen, v.problems, waiting);
   }
+  bool const fabric_waits = !waiting.empty();
   check_infiniband(expected, seen, v.problems, waiting);
   if (!v.problems.empty()) {
     v.outcome = Outcome::Failed;
   } else if (!waiting.empty()) {
     v.outcome = Outcome::Wait;
     v.waiting_for = std::move(waiting);
+    v.wait_reason = fabric_waits ? Reason::GpuFabric : Reason::IbLink;
   }
   return v;
 }

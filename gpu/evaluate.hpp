@@ -61,6 +61,9 @@ struct Verdict {
   Outcome outcome = Outcome::Healthy;
   std::vector<Problem> problems;  // Failed: the first decides the reason
   std::string waiting_for;        // Wait: what is still coming up
+  // Wait: what a wait that runs out is: GpuFabric while a GPU's NVLink fabric
+  // registration is still coming up, else IbLink (an InfiniBand port).
+  Reason wait_reason = Reason::GpuFabric;
   // Failed: the first problem's reason, its message and the next two's.
   Error error() const;
 };

@@ -209,17 +209,42 @@ TEST_CASE("plan shows the GPU health view: each GPU with its fabric, the verdict
   CHECK(g.at("expected").at("infiniband").is_null());
   REQUIRE(g.at("gpus").size() == 8);
   CHECK(g.at("gpus").at(6).at("bus_id") == "00000000:10:00.0");
-  CHECK(g.at("gpus").at(6).at("fabric").at("status") == "Insufficient Resources");
+  CHECK(g.at("gpus").at(6).at("fabric") == "Completed Insufficient Resources");
 
   auto const text = capture_stdout(vm.dir.path / "plan.txt", [&] { print_plan(s, env, false); });
-  CHECK(text.find("GPU health: failed (gpu-fabric: GPU 6 (00000000:10:00.0)") != std::string::npos);
-  CHECK(text.find("  GPU 0 00000000:0A:00.0 NVIDIA H100 80GB HBM3 driver 550.90.07 uncorrectable ECC 0 fabric "
-                  "Completed Success\n") != std::string::npos);
+  CHECK(text.find("GPU health: failed reason=gpu-fabric message=\"GPU 6 (00000000:10:00.0)") != std::string::npos);
+  CHECK(text.find("  GPU 0 00000000:0A:00.0 fabric Completed Success ecc ok\n") != std::string::npos);
 
   auto const off = config::parse_settings("GPU_CHECK=off\n", "test").value().settings;
   auto const skipped =
       nlohmann::json::parse(capture_stdout(vm.dir.path / "off.json", [&] { print_plan(off, env, true); }));
-  CHECK(skipped.at("gpu_health").at("skipped") == "GPU_CHECK=off");
+  CHECK(skipped.at("gpu_health").at("verdict") == "skipped");
+  CHECK(skipped.at("gpu_health").at("message") == "GPU_CHECK=off");
+}
+
+TEST_CASE("plan says what run and status say: the same summary object, the same words, the same skip") {
+  FakeGpuVm vm("query-gpu-healthy.csv", "smi-q-fabric-in-progress.txt", "smi-q-fabric-in-progress.txt");
+  Environment env;
+  env.sysfs_root = (vm.dir.path / "sys").string();
+  env.nvidia_smi = vm.smi.string();
+  env.kmsg_path = (vm.dir.path / "kmsg").string();
+  auto const s = config::parse_settings("GPU_COUNT=8\n", "test").value().settings;
+  // A fabric still registering: `status --json` says "waiting" (the summary's word); plan said "wait".
+  auto const waiting = plan_json(capture_stdout(vm.dir.path / "w.json", [&] { print_plan(s, env, true); }));
+  auto const look = look_at_gpus(module_options(s, env).gpu_health);
+  CHECK(waiting.at("gpu_health").at("verdict") == "waiting");
+  auto plan_view = waiting.at("gpu_health");
+  plan_view.erase("expected");
+  CHECK(plan_view.dump() == nlohmann::json::parse(readiness::to_json(look.summary).dump()).dump());
+
+  // No nvidia-smi and no GPU_COUNT: run skips the check (a VM made before the
+  // host wrote counts); plan said gpu-driver failed.
+  env.nvidia_smi = (vm.dir.path / "absent-nvidia-smi").string();
+  auto const none = config::parse_settings("", "test").value().settings;
+  auto const skipped = plan_json(capture_stdout(vm.dir.path / "s.json", [&] { print_plan(none, env, true); }));
+  CHECK(skipped.at("gpu_health").at("verdict") == "skipped");
+  CHECK(skipped.at("gpu_health").at("message").get<std::string>().starts_with("nvidia-smi is not installed"));
+  CHECK(look_at_gpus(module_options(none, env).gpu_health).skipped);
 }
 
 TEST_CASE("gpu health step: nvidia-smi missing with GPU_COUNT set is gpu-driver naming the path; unset, a skip") {

@@ -66,6 +66,7 @@ TEST_CASE("gpu health: fabric In Progress waits, naming the GPUs; once Completed
   auto const v = evaluate(kEight, m);
   REQUIRE(v.outcome == Outcome::Wait);
   CHECK(v.waiting_for == "GPU 2 (00000000:0C:00.0) In Progress, GPU 5 (00000000:0F:00.0) In Progress");
+  CHECK(v.wait_reason == Reason::GpuFabric);
   m.fabric = parse_fabric(recorded("smi-q-fabric-completed.txt")).value();
   CHECK(evaluate(kEight, m).outcome == Outcome::Healthy);
 }
@@ -140,6 +141,7 @@ TEST_CASE("gpu health: IB ports Down are ib-link naming device and port; INIT wa
   v = evaluate({.gpus = 8, .ib_devices = 2}, m);
   REQUIRE(v.outcome == Outcome::Wait);
   CHECK(v.waiting_for == "mlx5_1 port 1 INIT");
+  CHECK(v.wait_reason == Reason::IbLink);  // a port, not a GPU, is what a wait that runs out names
   v = evaluate(kEight, m);
   REQUIRE(v.outcome == Outcome::Failed);
   CHECK(v.error().reason == Reason::IbCount);
