@@ -25,7 +25,7 @@ void RenderCommand::bind(CLI::App& app) {
 Outcome RenderCommand::validate() const {
   if (mirror) {
     if (file.has_files()) return usage_problem("render --mirror takes no -f (the mirror is the operator's)");
-    if (!spec_detail::is_dns_label(cluster.ns))
+    if (!is_dns1123_label(cluster.ns))
       return usage_problem("render --mirror needs -n NAMESPACE (the VMs' namespace, a DNS label)");
     if (auto p = no_positional()) return p;
     return print.validate();

@@ -31,36 +31,6 @@ ApiResource const* find_resource(std::string_view api_version, std::string_view 
   return nullptr;
 }
 
-bool is_dns1123_label(std::string_view s) {
-  if (s.empty() || s.size() > 63 || !lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
-  for (char c : s)
-    if (!lower_alnum(c) && c != '-') return false;
-  return true;
-}
-
-bool is_dns1123_subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  // Dot-separated labels, each [a-z0-9]([-a-z0-9]*[a-z0-9])? (no length limit of its own).
-  std::size_t start = 0;
-  for (;;) {
-    auto dot = s.find('.', start);
-    std::string_view part = s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-    if (part.empty() || !lower_alnum(part.front()) || !lower_alnum(part.back())) return false;
-    for (char c : part)
-      if (!lower_alnum(c) && c != '-') return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-bool is_label_value(std::string_view s) {
-  if (s.empty()) return true;
-  if (s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
-  for (char c : s)
-    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
-  return true;
-}
-
 Status check_name(std::string_view name, std::string const& field) {
   if (!is_dns1123_subdomain(name)) return invalid(field, name, "a Kubernetes object name (DNS-1123 subdomain)");
   return ok();

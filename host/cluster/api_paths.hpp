@@ -8,6 +8,7 @@
 #pragma once
 
 #include "host/base/host_error.hpp"
+#include "host/base/kube_names.hpp"  // the name rules these paths are built with
 
 #include <string>
 #include <string_view>
@@ -46,10 +47,6 @@ inline constexpr const char* kVersionPath = "/version";
 
 // The resource of an object's apiVersion and kind ("v1", "Secret"), or null.
 ApiResource const* find_resource(std::string_view api_version, std::string_view kind);
-
-bool is_dns1123_label(std::string_view s);      // namespaces
-bool is_dns1123_subdomain(std::string_view s);  // object names
-bool is_label_value(std::string_view s);        // label selector values (a uid)
 
 // An error naming `field` (where the value came from: "metadata.name of the
 // launcher pod in the pod list") and the value, terminal-safe, when it is not

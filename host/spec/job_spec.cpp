@@ -22,7 +22,6 @@ namespace {
 using spec_detail::check_image;
 using spec_detail::fail;
 using spec_detail::Fields;
-using spec_detail::is_dns_label;
 using spec_detail::is_resource_suffix;
 using spec_detail::SpecError;
 
@@ -94,7 +93,7 @@ void agent_rule(std::string const& field, std::string_view key, std::string cons
 // The job's identity: its name (the VMI's, and the guest's hostname).
 void read_identity(Fields& top, JobSpec& spec) {
   spec.name = top.required_str("name");
-  if (!is_dns_label(spec.name, kMaxJobName))
+  if (!is_dns1123_label(spec.name, kMaxJobName))
     fail("name", "'" + spec.name + "' must be a DNS label of at most " + std::to_string(kMaxJobName) +
                      " characters (lowercase letters, digits, '-')");
 }
@@ -107,7 +106,7 @@ void read_identity(Fields& top, JobSpec& spec) {
 // command line never parses a spec without one (host/cli: FileFlags::load_spec).
 void read_namespace(Fields& top, OperatorProfile const& profile, JobSpec& spec) {
   auto named = profile.ns.empty() ? std::optional(top.required_str("namespace")) : top.str("namespace");
-  if (named && !is_dns_label(*named)) fail("namespace", "'" + *named + "' is not a valid namespace name");
+  if (named && !is_dns1123_label(*named)) fail("namespace", "'" + *named + "' is not a valid namespace name");
   if (named && !profile.ns.empty() && *named != profile.ns)
     fail("namespace", "'" + *named + "' is not the operator's namespace '" + profile.ns +
                           "' (-n or operator profile key namespace): a job spec may repeat the namespace, never "

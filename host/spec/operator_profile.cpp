@@ -100,7 +100,7 @@ OperatorProfile build(Json const& doc, std::string origin) {
   p.origin = std::move(origin);
   Fields top(doc, "");
   if (auto v = top.str("namespace")) {
-    if (!spec_detail::is_dns_label(*v)) fail("namespace", "'" + *v + "' is not a valid namespace name");
+    if (!is_dns1123_label(*v)) fail("namespace", "'" + *v + "' is not a valid namespace name");
     p.ns = *v;
   }
   if (auto image = top.str("rootImage")) {
@@ -133,7 +133,7 @@ OperatorProfile build(Json const& doc, std::string origin) {
     if (slash == std::string::npos) {
       check_subdomain("overlayNetwork", *v);
     } else {
-      if (!spec_detail::is_dns_label(v->substr(0, slash))) fail("overlayNetwork", "the namespace part is not valid");
+      if (!is_dns1123_label(v->substr(0, slash))) fail("overlayNetwork", "the namespace part is not valid");
       check_subdomain("overlayNetwork", v->substr(slash + 1));
     }
     p.overlay_network = *v;

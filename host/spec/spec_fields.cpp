@@ -22,20 +22,6 @@ HostError spec_error(std::string_view origin, SpecError const& e) {
                                     readiness::terminal_safe(e.message));
 }
 
-bool is_dns_label(std::string_view s, std::size_t max) {
-  if (s.empty() || s.size() > max || !lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
-  for (char c : s)
-    if (!lower_alnum(c) && c != '-') return false;
-  return true;
-}
-
-bool is_dns_subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253 || !lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
-  for (char c : s)
-    if (!lower_alnum(c) && c != '-' && c != '.') return false;
-  return true;
-}
-
 bool is_resource_suffix(std::string_view s) {
   if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
   for (char c : s)
@@ -49,7 +35,7 @@ void check_image(std::string const& field, std::string const& image) {
 }
 
 void check_subdomain(std::string const& field, std::string const& value) {
-  if (!is_dns_subdomain(value))
+  if (!is_dns1123_subdomain(value))
     fail(field, "'" + value + "' is not a valid Kubernetes object name (RFC 1123 subdomain)");
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "host/base/host_error.hpp"
+#include "host/base/kube_names.hpp"
 #include "host/base/yaml_json.hpp"
 
 #include <optional>
@@ -26,9 +27,7 @@ struct SpecError {
 // value the document gave.
 HostError spec_error(std::string_view origin, SpecError const& e);
 
-bool is_dns_label(std::string_view s, std::size_t max = 63);  // RFC 1123 label (namespaces, the job name)
-bool is_dns_subdomain(std::string_view s);                    // RFC 1123 subdomain (Secrets, ConfigMaps, …)
-bool is_resource_suffix(std::string_view s);                  // the name part of nvidia.com/<this>
+bool is_resource_suffix(std::string_view s);  // the name part of nvidia.com/<this>
 void check_image(std::string const& field, std::string const& image);
 void check_subdomain(std::string const& field, std::string const& value);
 

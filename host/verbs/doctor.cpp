@@ -474,7 +474,7 @@ std::optional<MirrorService> mirror_service(std::string const& url) {
       if (dot == std::string_view::npos || rest.find('.', dot + 1) != std::string_view::npos) return std::nullopt;
       m.name = std::string(rest.substr(0, dot));
       m.ns = std::string(rest.substr(dot + 1));
-      if (!spec_detail::is_dns_label(m.name) || !spec_detail::is_dns_label(m.ns)) return std::nullopt;
+      if (!is_dns1123_label(m.name) || !is_dns1123_label(m.ns)) return std::nullopt;
       return m;
     }
   return std::nullopt;

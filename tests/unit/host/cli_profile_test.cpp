@@ -4,6 +4,7 @@
 // and the profile key, and without it the render carries the operator's
 // value.
 #include "common/process.hpp"
+#include "host/cluster/api_paths.hpp"
 #include "host/spec/job_spec.hpp"
 #include "host/spec/operator_profile.hpp"
 #include "test_files.hpp"
@@ -338,4 +339,24 @@ TEST_CASE("cli profile: the namespace is the operator's; a job spec naming anoth
     json const list = json::parse(r.out);  // held: a range-for over a temporary's member would dangle
     for (auto const& o : list["items"]) CHECK(o["metadata"]["namespace"] == "tenant-a");
   }
+}
+
+TEST_CASE("cli profile: one set of Kubernetes name rules: what the profile accepts, the API paths accept") {
+  // "a..b" and "a.-b" passed the profile's own looser check and failed only at
+  // apply, in the path builder.
+  for (std::string const& name :
+       std::vector<std::string>{"ghcr-pull-cred", "a.b", "a..b", "a.-b", "-a", "a-", ".a", "a.", "A", "a_b",
+                                std::string(253, 'a'), std::string(254, 'a')}) {
+    INFO(name);
+    bool const profile_ok = static_cast<bool>(parse_operator_profile("pullSecret: '" + name + "'\n", "p.yaml"));
+    bool const path_ok = static_cast<bool>(check_name(name, "metadata.name"));
+    CHECK(profile_ok == path_ok);
+    CHECK(profile_ok == is_dns1123_subdomain(name));
+  }
+  CHECK_FALSE(is_dns1123_subdomain("a..b"));
+  CHECK(is_dns1123_subdomain("a.b-c.d"));
+  auto r = parse_operator_profile("credentialSecret: a..b\n", "p.yaml");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message ==
+        "p.yaml: credentialSecret: 'a..b' is not a valid Kubernetes object name (RFC 1123 subdomain)");
 }
