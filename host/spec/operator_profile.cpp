@@ -95,6 +95,25 @@ std::string pem_certificates(std::string const& key, std::string const& text) {
   return out;
 }
 
+// registryMirror and registryMirrorCA.
+void registry_mirror(Fields& top, OperatorProfile& p) {
+  if (auto v = top.str("registryMirror")) {
+    // The agent's own rule (config/settings.cpp), so what is rendered is what it reads.
+    if (auto st = config::check_setting("REGISTRY_MIRROR", *v); !st) fail("registryMirror", st.error().message);
+    // The agent also takes http (a VM configured by hand, the VM bed); a profile
+    // does not: every pull carries the mirror's login, and behind the mirror is
+    // what the organisation's token can read.
+    if (!v->starts_with("https://"))
+      fail("registryMirror", "must be https://host[:port]: a mirror is reached over TLS");
+    p.registry_mirror = *v;
+  }
+  if (Json const* ca = top.get("registryMirrorCA")) {
+    if (!ca->is_string()) fail("registryMirrorCA", "must be a string (PEM certificates)");
+    if (p.registry_mirror.empty()) fail("registryMirrorCA", "needs registryMirror (the mirror it is the CA of)");
+    p.registry_mirror_ca = pem_certificates("registryMirrorCA", ca->get<std::string>());
+  }
+}
+
 OperatorProfile build(Json const& doc, std::string origin) {
   OperatorProfile p;
   p.origin = std::move(origin);
@@ -138,21 +157,7 @@ OperatorProfile build(Json const& doc, std::string origin) {
     }
     p.overlay_network = *v;
   }
-  if (auto v = top.str("registryMirror")) {
-    // The agent's own rule (config/settings.cpp), so what is rendered is what it reads.
-    if (auto st = config::check_setting("REGISTRY_MIRROR", *v); !st) fail("registryMirror", st.error().message);
-    // The agent also takes http (a VM configured by hand, the VM bed); a profile
-    // does not: every pull carries the mirror's login, and behind the mirror is
-    // what the organisation's token can read.
-    if (!v->starts_with("https://"))
-      fail("registryMirror", "must be https://host[:port]: a mirror is reached over TLS");
-    p.registry_mirror = *v;
-  }
-  if (Json const* ca = top.get("registryMirrorCA")) {
-    if (!ca->is_string()) fail("registryMirrorCA", "must be a string (PEM certificates)");
-    if (p.registry_mirror.empty()) fail("registryMirrorCA", "needs registryMirror (the mirror it is the CA of)");
-    p.registry_mirror_ca = pem_certificates("registryMirrorCA", ca->get<std::string>());
-  }
+  registry_mirror(top, p);
   p.allowed_images = allowed_images(top);
   p.gpu_types = resource_names(top, "gpuTypes");
   p.infiniband_names = resource_names(top, "infinibandNames");
