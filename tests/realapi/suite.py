@@ -791,8 +791,8 @@ class Suite:
               f"the launcher pod does not carry the VMI's labels under KubeVirt's own: {got}")
 
         def addresses():
-            slices = a.request("GET", path_of("EndpointSlice", None, ns),
-                               query={"labelSelector": "kubernetes.io/service-name=cosmicac-registry-mirror"})
+            _, slices = a.request("GET", path_of("EndpointSlice", None, ns),
+                                  query={"labelSelector": "kubernetes.io/service-name=cosmicac-registry-mirror"})
             found = sorted(addr for sl in slices.get("items", []) for ep in sl.get("endpoints") or []
                            for addr in ep.get("addresses", []))
             return found or None
