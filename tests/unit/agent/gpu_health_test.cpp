@@ -67,6 +67,14 @@ struct FakeGpuVm {
     o.poll_interval = std::chrono::milliseconds(10);
     return o;
   }
+  // The same tool, sysfs and kernel log for the commands (plan, run --step) that build their options.
+  Environment environment() const {
+    Environment env;
+    env.sysfs_root = (dir.path / "sys").string();
+    env.nvidia_smi = smi.string();
+    env.kmsg_path = (dir.path / "kmsg").string();
+    return env;
+  }
 };
 
 }  // namespace
@@ -195,10 +203,7 @@ nlohmann::json plan_json(std::string const& out) {
 
 TEST_CASE("plan shows the GPU health view: each GPU with its fabric, the verdict with its reason") {
   FakeGpuVm vm("query-gpu-healthy.csv", "smi-q-fabric-failure.txt", "smi-q-fabric-failure.txt");
-  Environment env;
-  env.sysfs_root = (vm.dir.path / "sys").string();
-  env.nvidia_smi = vm.smi.string();
-  env.kmsg_path = (vm.dir.path / "kmsg").string();
+  Environment env = vm.environment();
   auto const s = config::parse_settings("GPU_COUNT=8\n", "test").value().settings;
   auto const out = capture_stdout(vm.dir.path / "plan.json", [&] { print_plan(s, env, true); });
   auto const j = plan_json(out);
@@ -224,10 +229,7 @@ TEST_CASE("plan shows the GPU health view: each GPU with its fabric, the verdict
 
 TEST_CASE("plan says what run and status say: the same summary object, the same words, the same skip") {
   FakeGpuVm vm("query-gpu-healthy.csv", "smi-q-fabric-in-progress.txt", "smi-q-fabric-in-progress.txt");
-  Environment env;
-  env.sysfs_root = (vm.dir.path / "sys").string();
-  env.nvidia_smi = vm.smi.string();
-  env.kmsg_path = (vm.dir.path / "kmsg").string();
+  Environment env = vm.environment();
   auto const s = config::parse_settings("GPU_COUNT=8\n", "test").value().settings;
   // A fabric still registering: `status --json` says "waiting" (the summary's word); plan said "wait".
   auto const waiting = plan_json(capture_stdout(vm.dir.path / "w.json", [&] { print_plan(s, env, true); }));
@@ -315,10 +317,7 @@ readiness::State ready_state() {
 
 TEST_CASE("run --step=gpu-check: the verdict on stdout and exit 1, the summary into the state file, nothing else") {
   FakeGpuVm vm("query-gpu-healthy.csv", "smi-q-fabric-failure.txt", "smi-q-fabric-failure.txt");
-  Environment env;
-  env.sysfs_root = (vm.dir.path / "sys").string();
-  env.nvidia_smi = vm.smi.string();
-  env.kmsg_path = (vm.dir.path / "kmsg").string();
+  Environment env = vm.environment();
   auto const state_path = (vm.dir.path / "run/state.json").string();
   REQUIRE(readiness::write_state(state_path, ready_state()));
   auto const s = config::parse_settings("GPU_COUNT=8\nGPU_CHECK=off\n", "test").value().settings;

@@ -117,15 +117,22 @@ TEST_CASE("cli: apply, apply again (unchanged), wait until ready, delete") {
 }
 
 namespace {
-// The example with another CPU count: a VMI spec that differs.
-std::string changed_example(test::TempDir const& dir) {
+// The example as job `name` (its other fields as they are), written to `path`.
+std::string job_file(std::string const& path, std::string const& name, std::string const& cpu = "64") {
   std::string text = test::read_text(kExample);
-  auto at = text.find("cpu: 64");
-  REQUIRE(at != std::string::npos);
-  text.replace(at, 7, "cpu: 32");
-  std::string path = dir.path + "/changed.yaml";
+  for (auto const& [from, to] : {std::pair<std::string, std::string>{"name: llama-70b-0", "name: " + name},
+                                 std::pair<std::string, std::string>{"cpu: 64", "cpu: " + cpu}}) {
+    auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  }
   test::write_text(path, text);
   return path;
+}
+
+// The example with another CPU count: a VMI spec that differs.
+std::string changed_example(test::TempDir const& dir) {
+  return job_file(dir.path + "/changed.yaml", "llama-70b-0", "32");
 }
 }  // namespace
 
@@ -290,19 +297,6 @@ TEST_CASE("cli: wait against a server that never answered fails at once, naming 
 }
 
 namespace {
-// The example as job `name` (its other fields as they are), written to `path`.
-std::string job_file(std::string const& path, std::string const& name, std::string const& cpu = "64") {
-  std::string text = test::read_text(kExample);
-  for (auto const& [from, to] : {std::pair<std::string, std::string>{"name: llama-70b-0", "name: " + name},
-                                 std::pair<std::string, std::string>{"cpu: 64", "cpu: " + cpu}}) {
-    auto at = text.find(from);
-    REQUIRE(at != std::string::npos);
-    text.replace(at, from.size(), to);
-  }
-  test::write_text(path, text);
-  return path;
-}
-
 std::vector<std::string> vmi_names(std::string const& list_json) {
   std::vector<std::string> names;
   json const list = json::parse(list_json);  // not a temporary: the loop refers into it
