@@ -39,4 +39,17 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
   return std::chrono::milliseconds(total_ms);
 }
 
+std::string format_duration(std::chrono::milliseconds d) {
+  std::int64_t ms = d.count();
+  if (ms <= 0) return "0s";
+  std::string out;
+  std::int64_t const h = ms / 3'600'000, m = ms / 60'000 % 60, s = ms / 1000 % 60;
+  ms %= 1000;
+  if (h > 0) out += std::to_string(h) + "h";
+  if (m > 0) out += std::to_string(m) + "m";
+  if (s > 0) out += std::to_string(s) + "s";
+  if (ms > 0) out += std::to_string(ms) + "ms";
+  return out;
+}
+
 }  // namespace cosmicac::host

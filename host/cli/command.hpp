@@ -1,17 +1,20 @@
-// One cosmicac-vmi command: its Options struct binds its flags, validates
-// them (pure: no file, no network, so unit tests call it directly), completes
-// them from what it reads (the spec, the profile, the kubeconfig's namespace)
-// and runs. kubectl completes before it validates; here the pure checks come
-// first, so a bad flag is refused before any file or cluster is touched.
+// One cosmicac-vmi command: its Options struct binds its flags (each with its
+// help line), validates them (pure: no file, no network, so unit tests call it
+// directly), completes them from what it reads (the spec, the profile, the
+// kubeconfig's namespace) and runs. kubectl completes before it validates;
+// here the pure checks come first, so a bad flag is refused before any file or
+// cluster is touched. Each step returns its problem; run_cli prints it.
 #pragma once
 
 #include "host/cli/flags.hpp"
+#include "host/cli/problem.hpp"
 
-#include <memory>
 #include <string>
-#include <string_view>
-#include <utility>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace cosmicac::host::cli {
 
@@ -25,7 +28,7 @@ class CommandOptions {
   virtual void bind(CLI::App& app) = 0;
   virtual Outcome validate() const = 0;
   virtual Outcome complete() = 0;
-  virtual int run() = 0;
+  virtual Outcome run() = 0;
 
   std::vector<std::string> positional;       // NAME and anything else not an option
   std::vector<std::string> unknown_options;  // refused before validate
@@ -34,27 +37,5 @@ class CommandOptions {
   // "unexpected argument X" for a command without positionals.
   Outcome no_positional() const;
 };
-
-// A row of the command table: it drives dispatch and the --help text.
-struct CommandEntry {
-  std::string_view name;
-  // The help lines: each form's synopsis, then its summary (lines after the
-  // first are continuation lines).
-  std::vector<std::pair<std::string_view, std::string_view>> help;
-  std::unique_ptr<CommandOptions> (*make)();
-};
-
-std::vector<CommandEntry> const& command_table();
-CommandEntry const* find_command(std::string_view name);
-
-// The --help text, made from the table.
-std::string usage_text();
-
-// Binds `options`, parses `args` (without the command name) and validates:
-// the first problem, if any. Pure: nothing is read.
-Outcome parse_command(CommandOptions& options, std::vector<std::string> const& args);
-
-// The whole command line (argv without the program name): the exit status.
-int run_cli(std::vector<std::string> const& args);
 
 }  // namespace cosmicac::host::cli

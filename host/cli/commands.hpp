@@ -5,6 +5,8 @@
 #include "host/cli/command.hpp"
 #include "host/cluster/cluster_access.hpp"
 #include "host/spec/job_spec.hpp"
+#include "host/verbs/follow.hpp"
+#include "host/verbs/kube_ops.hpp"
 
 #include <optional>
 #include <string>
@@ -26,7 +28,7 @@ struct RenderCommand : CommandOptions {
   void bind(CLI::App& app) override;
   Outcome validate() const override;
   Outcome complete() override;
-  int run() override;
+  Outcome run() override;
 };
 
 // apply -f SPEC... [-R] [--recreate] [--force-conflicts] [--dry-run=...] [-o ...] [--timeout D]
@@ -35,7 +37,7 @@ struct ApplyCommand : CommandOptions {
   ClusterFlags cluster;
   PrintFlags print;
   DryRunFlag dry_run;
-  std::string timeout;
+  DurationFlag timeout{ApplyOptions{}.delete_timeout};  // --recreate's delete
   bool recreate = false;
   bool force_conflicts = false;
   std::vector<LoadedSpec> specs;
@@ -43,7 +45,7 @@ struct ApplyCommand : CommandOptions {
   void bind(CLI::App& app) override;
   Outcome validate() const override;
   Outcome complete() override;
-  int run() override;
+  Outcome run() override;
 };
 
 // wait NAME... [-n NS] | -f SPEC... [-R] | -l SELECTOR [--timeout D] [--schedule-timeout D] [--interval D]
@@ -54,8 +56,9 @@ struct WaitCommand : CommandOptions {
   ClusterFlags cluster;
   std::string serial, selector;
   bool json = false, fail_fast = false;
-  int max_log_streams = 20;
-  std::string timeout, interval, schedule_timeout;
+  int max_log_streams = FollowOptions{}.max_log_streams;
+  DurationFlag timeout{FollowOptions{}.timeout}, interval{FollowOptions{}.interval},
+      schedule_timeout{FollowOptions{}.schedule_timeout};
   // complete: the VMIs to follow and where.
   std::string ns;
   std::vector<std::string> names;
@@ -64,10 +67,10 @@ struct WaitCommand : CommandOptions {
   void bind(CLI::App& app) override;
   Outcome validate() const override;
   Outcome complete() override;
-  int run() override;
+  Outcome run() override;
 
  private:
-  int run_serial() const;
+  Outcome run_serial() const;
 };
 
 // delete -f SPEC... [-R] [--delete-data] [--wait=false] [--timeout D] [--dry-run=...]
@@ -76,14 +79,14 @@ struct DeleteCommand : CommandOptions {
   ClusterFlags cluster;
   DryRunFlag dry_run;
   std::string wait;  // --wait[=true|false]
-  std::string timeout;
+  DurationFlag timeout{DeleteOptions{}.timeout};
   bool delete_data = false;
   std::vector<LoadedSpec> specs;
 
   void bind(CLI::App& app) override;
   Outcome validate() const override;
   Outcome complete() override;
-  int run() override;
+  Outcome run() override;
 };
 
 // doctor [-n NS] [-f SPEC | --gpu-type T [--gpus N]] [--json]
@@ -102,7 +105,7 @@ struct DoctorCommand : CommandOptions {
   void bind(CLI::App& app) override;
   Outcome validate() const override;
   Outcome complete() override;
-  int run() override;
+  Outcome run() override;
 
  private:
   Outcome probe_devices();
@@ -120,10 +123,10 @@ struct ListCommand : CommandOptions {
   void bind(CLI::App& app) override;
   Outcome validate() const override;
   Outcome complete() override;
-  int run() override;
+  Outcome run() override;
 
  private:
-  int print_table(Json const& found) const;
+  void print_table(Json const& found) const;
 };
 
 }  // namespace cosmicac::host::cli

@@ -18,17 +18,16 @@ void DeleteCommand::bind(CLI::App& app) {
   file.bind(app);
   cluster.bind(app);
   dry_run.bind(app);
-  app.add_flag("--wait{true}", wait);  // kubectl's bool flags: --wait, --wait=false
-  app.add_option("--timeout", timeout);
-  app.add_flag("--delete-data", delete_data);
+  app.add_flag("--wait{true}", wait, "wait until every deleted object is gone (the default);\n--wait=false: do not")
+      ->type_name("[=true|false]");  // kubectl's bool flags: --wait, --wait=false
+  timeout.bind(app, "--timeout", "how long to wait until they are gone");
+  app.add_flag("--delete-data", delete_data, "delete the data PVC too (its data is lost); else it is kept");
 }
 
 Outcome DeleteCommand::validate() const {
   if (!file.has_files()) return usage_problem("-f SPEC is required");
   if (auto p = no_positional()) return p;
   if (!wait.empty() && wait != "true" && wait != "false") return usage_problem("--wait must be true or false");
-  std::chrono::milliseconds ignored{};
-  if (auto p = parse_duration_flag("--timeout", timeout, ignored)) return p;
   return dry_run.validate();
 }
 
@@ -36,19 +35,19 @@ Outcome DeleteCommand::complete() { return file.load_specs(cluster.ns, specs); }
 
 // Each job in turn: one that fails is said and the next is still deleted
 // (as kubectl does); the exit status is the first failure's.
-int DeleteCommand::run() {
+Outcome DeleteCommand::run() {
   bool const client_dry_run = dry_run.mode() == DryRunMode::Client;
   bool const many = specs.size() > 1;
   std::optional<KubeClient> client;
   if (!client_dry_run) {
     auto access = cluster.access();
-    if (!access) return report(failure(access.error()));
+    if (!access) return failure(access.error());
     client.emplace(std::move(*access));
   }
   host::DeleteOptions options;
   options.wait = wait != "false";
   options.dry_run_server = dry_run.mode() == DryRunMode::Server;
-  (void)parse_duration_flag("--timeout", timeout, options.timeout);  // validated
+  options.timeout = timeout.value;
   JobTally tally;
   for (auto const& job : specs) {
     if (many) say("job " + job.spec.ns + "/" + job.spec.name + " (" + job.source + "):");
@@ -61,15 +60,16 @@ int DeleteCommand::run() {
     tally.add(job, st ? std::nullopt : std::optional<Problem>(failure(st.error())), many);
   }
   if (many && !client_dry_run) say(tally.summary("deleted"));
-  return tally.exit_code();
+  return tally.outcome();
 }
 
 void DoctorCommand::bind(CLI::App& app) {
   file.bind(app);
   cluster.bind(app);
-  app.add_option("--gpu-type", gpu_type);
-  app.add_option("--gpus", gpus);
-  app.add_flag("--json", json);
+  app.add_option("--gpu-type", gpu_type, "check for this GPU type (a profile's allowed one), not a spec's")
+      ->type_name("TYPE");
+  app.add_option("--gpus", gpus, "with --gpu-type: this many GPUs (default 1)")->type_name("N");
+  app.add_flag("--json", json, "the checks as one JSON document");
 }
 
 Outcome DoctorCommand::validate() const {
@@ -118,13 +118,14 @@ Outcome DoctorCommand::complete() {
   return std::nullopt;
 }
 
-int DoctorCommand::run() {
+Outcome DoctorCommand::run() {
   KubeClient client(std::move(*access));
   auto checks = run_doctor(client, doctor_request(ns, std::move(spec), std::move(devices), COSMICAC_VERSION, *profile));
-  if (!checks) return report(failure(checks.error()));
+  if (!checks) return failure(checks.error());
   if (json) say(doctor_json(*checks).dump(2, ' ', false, Json::error_handler_t::replace));
   else std::fputs(doctor_text(*checks).c_str(), stdout);
-  return doctor_ok(*checks) ? kExitOk : kExitFailed;
+  if (doctor_ok(*checks)) return std::nullopt;
+  return already_said(Errc::Failed);  // the failed checks are in the list
 }
 
 }  // namespace cosmicac::host::cli

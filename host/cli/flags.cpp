@@ -2,7 +2,6 @@
 
 #include "common/file_io.hpp"
 #include "host/base/duration.hpp"
-#include "host/cli/command.hpp"
 #include "host/render/manifests.hpp"
 #include "readiness/terminal_text.hpp"
 
@@ -11,32 +10,20 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cstdio>
 
 namespace cosmicac::host::cli {
 
-Problem usage_problem(std::string message) { return Problem{Errc::Usage, std::move(message), true}; }
-Problem failure(HostError error) { return Problem{error.kind, std::move(error.message), false}; }
-Problem failure(Errc kind, std::string message) { return Problem{kind, std::move(message), false}; }
-
-int report(Problem const& problem) {
-  std::fprintf(stderr, "cosmicac-vmi: %s\n", problem.message.c_str());
-  if (problem.show_usage) std::fprintf(stderr, "\n%s", usage_text().c_str());
-  return problem.exit_code();
-}
-
-void say(std::string const& line) {
-  std::fputs(line.c_str(), stdout);
-  std::fputc('\n', stdout);
-  std::fflush(stdout);
-}
-
 void ClusterFlags::bind(CLI::App& app, bool with_kubeconfig) {
   if (with_kubeconfig) {
-    app.add_option("--kubeconfig", kubeconfig);
-    app.add_option("--context", context);
+    app.add_option("--kubeconfig", kubeconfig,
+                   "the kubeconfig (else $KUBECONFIG, ~/.kube/config,\nthe in-cluster service account)")
+        ->type_name("FILE");
+    app.add_option("--context", context, "the kubeconfig's context (else its current-context)")->type_name("NAME");
   }
-  app.add_option("-n,--namespace", ns);
+  app.add_option("-n,--namespace", ns,
+                 "the operator's namespace (the profile's, else this, else the\n"
+                 "context's); a job spec may repeat it, never choose it")
+      ->type_name("NS");
 }
 
 Result<ClusterAccess> ClusterFlags::access() const {
@@ -45,12 +32,18 @@ Result<ClusterAccess> ClusterFlags::access() const {
 
 void FileFlags::bind(CLI::App& app) {
   // Each -f takes one value (a comma splits it), so a positional NAME after it stays one.
-  app.add_option("-f,--filename", filenames)
+  app.add_option("-f,--filename", filenames,
+                 "a job spec (YAML or JSON); repeated or comma-separated;\n"
+                 "a directory: its *.yaml, *.yml, *.json by name; - stdin (once)")
+      ->type_name("SPEC")
       ->delimiter(',')
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);  // not the last-wins of single values
-  app.add_flag("-R,--recursive", recursive);
-  app.add_option("--profile", profile);
+  app.add_flag("-R,--recursive", recursive, "-f DIRECTORY reads its subdirectories too");
+  app.add_option("--profile", profile,
+                 "the operator profile (root image, Secrets, ConfigMap, storage\n"
+                 "class, network, GPU types, mirror); else compiled-in defaults")
+      ->type_name("FILE");
 }
 
 namespace {
@@ -169,9 +162,14 @@ void JobTally::add(LoadedSpec const& job, std::optional<Problem> problem, bool n
   if (!problem) return;
   std::string const who = job.spec.ns + "/" + job.spec.name + " (" + job.source + ")";
   if (name_the_job) problem->message = "job " + who + ": " + problem->message;
-  report(*problem);
+  print_problem(*problem);
   failed_.push_back(who);
-  if (!first_exit_) first_exit_ = problem->exit_code();
+  if (!first_failure_) first_failure_ = problem->kind;
+}
+
+Outcome JobTally::outcome() const {
+  if (!first_failure_) return std::nullopt;
+  return already_said(*first_failure_);
 }
 
 std::string JobTally::summary(std::string const& verb) const {
@@ -180,7 +178,9 @@ std::string JobTally::summary(std::string const& verb) const {
   return s;
 }
 
-void PrintFlags::bind(CLI::App& app) { app.add_option("-o,--output", output); }
+void PrintFlags::bind(CLI::App& app) {
+  app.add_option("-o,--output", output, "print the objects as yaml or json")->type_name("FORMAT");
+}
 
 Outcome PrintFlags::validate() const {
   if (!output.empty() && output != "yaml" && output != "json") return usage_problem("-o must be yaml or json");
@@ -197,7 +197,12 @@ std::string PrintFlags::format_objects(std::vector<Json> const& objects) const {
   return to_yaml_stream(objects);
 }
 
-void DryRunFlag::bind(CLI::App& app) { app.add_flag("--dry-run{client}", value); }
+void DryRunFlag::bind(CLI::App& app) {
+  app.add_flag("--dry-run{client}", value,
+               "client (a bare --dry-run): the objects, no API call; server:\n"
+               "the API server checks each request, stores nothing; none")
+      ->type_name("[=client|server|none]");
+}
 
 Outcome DryRunFlag::validate() const {
   if (!value.empty() && value != "none" && value != "client" && value != "server")
@@ -211,12 +216,17 @@ DryRunMode DryRunFlag::mode() const {
   return DryRunMode::None;
 }
 
-Outcome parse_duration_flag(std::string const& flag, std::string const& text, std::chrono::milliseconds& into) {
-  if (text.empty()) return std::nullopt;
-  auto d = parse_duration(text);
-  if (!d) return usage_problem(flag + ": " + d.error().message);
-  into = *d;
-  return std::nullopt;
+void DurationFlag::bind(CLI::App& app, std::string const& name, std::string const& what) {
+  app.add_option_function<std::string>(
+         name,
+         [this, name](std::string const& text) {
+           if (text.empty()) return;  // --timeout= keeps the default, as before
+           auto parsed = parse_duration(text);
+           if (!parsed) throw CLI::ValidationError(name, parsed.error().message);  // "--timeout: ..."
+           value = *parsed;
+         },
+         what + " [default " + format_duration(value) + "]")
+      ->type_name("DURATION");
 }
 
 Outcome namespace_conflict(std::string const& ns_flag, OperatorProfile const& profile) {

@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "host/base/host_error.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/cli/problem.hpp"
 #include "host/cluster/cluster_access.hpp"
 #include "host/cluster/kubeconfig.hpp"
 #include "host/spec/job_spec.hpp"
@@ -24,32 +25,8 @@ class App;
 
 namespace cosmicac::host::cli {
 
-// Exit status (README, "cosmicac-vmi"): 0 done, 1 failed, 2 usage or spec
-// error; a failure's status comes from its kind (host/base/host_error.hpp).
-constexpr int kExitOk = 0, kExitFailed = 1;
-
-// Why a command stops before or instead of its work: its kind (which gives
-// the exit status) and the message printed after "cosmicac-vmi: ". A usage
-// problem is followed by the usage text.
-struct Problem {
-  Errc kind = Errc::Internal;
-  std::string message;
-  bool show_usage = false;
-  int exit_code() const noexcept { return host::exit_code(kind); }
-};
-using Outcome = std::optional<Problem>;  // empty: go on
-
-Problem usage_problem(std::string message);  // the command line; the usage text after it
-Problem failure(HostError error);            // the spec, the cluster or the work: the error's kind
-Problem failure(Errc kind, std::string message);
-
-// Prints "cosmicac-vmi: MESSAGE" (and the usage text for a usage problem) on
-// stderr: the problem's exit status.
-int report(Problem const& problem);
-// One line on stdout, flushed (progress lines interleave with stderr's).
-void say(std::string const& line);
-
-// --kubeconfig, --context, -n/--namespace.
+// --kubeconfig, --context, -n/--namespace. Each bind gives every flag its
+// help line (COMMAND --help is made from them: host/cli/dispatch.hpp).
 struct ClusterFlags {
   std::string kubeconfig, context, ns;
   void bind(CLI::App& app, bool with_kubeconfig = true);
@@ -98,12 +75,13 @@ class JobTally {
   void add(LoadedSpec const& job, std::optional<Problem> problem, bool name_the_job);
   // "<verb> 2 of 3 jobs; failed: cosmic-ac/b (b.yaml)"
   std::string summary(std::string const& verb) const;
-  int exit_code() const noexcept { return first_exit_.value_or(0); }
+  // Done, or the first failure's exit status (each failure said already).
+  Outcome outcome() const;
 
  private:
   std::size_t jobs_ = 0;
   std::vector<std::string> failed_;
-  std::optional<int> first_exit_;
+  std::optional<Errc> first_failure_;
 };
 
 // -o/--output yaml|json. Empty: the command's own default (a table, progress lines).
@@ -127,9 +105,15 @@ struct DryRunFlag {
   DryRunMode mode() const;
 };
 
-// Every duration flag (--timeout, --interval, --schedule-timeout): Go's
-// duration syntax (5m, 1h30m, 500ms); empty keeps the command's default.
-Outcome parse_duration_flag(std::string const& flag, std::string const& text, std::chrono::milliseconds& into);
+// A duration flag (--timeout, --interval, --schedule-timeout) in Go's syntax
+// (5m, 1h30m, 500ms), parsed once, while the command line is: a bad value is
+// a usage problem naming the flag; an empty one keeps the default.
+struct DurationFlag {
+  std::chrono::milliseconds value;
+  explicit DurationFlag(std::chrono::milliseconds default_value) : value(default_value) {}
+  // `what` says what the duration bounds; the help line adds the default.
+  void bind(CLI::App& app, std::string const& name, std::string const& what);
+};
 
 // -n against the profile's namespace: empty when either is absent or they agree.
 Outcome namespace_conflict(std::string const& ns_flag, OperatorProfile const& profile);

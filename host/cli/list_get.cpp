@@ -31,18 +31,16 @@ Outcome ListCommand::complete() {
   return std::nullopt;
 }
 
-int ListCommand::run() {
+Outcome ListCommand::run() {
   KubeClient client(std::move(*access));
   auto found = one ? get_vmi(client, ns, positional.front()) : list_vmis(client, ns);
-  if (!found) return report(failure(found.error()));
-  if (!print.output.empty()) {
-    std::fputs(print.format(*found).c_str(), stdout);
-    return kExitOk;
-  }
-  return print_table(*found);
+  if (!found) return failure(found.error());
+  if (!print.output.empty()) std::fputs(print.format(*found).c_str(), stdout);
+  else print_table(*found);
+  return std::nullopt;
 }
 
-int ListCommand::print_table(Json const& found) const {
+void ListCommand::print_table(Json const& found) const {
   std::vector<VmiRow> rows;
   auto const now = std::chrono::system_clock::now();
   if (one) rows.push_back(vmi_row(found, now));
@@ -50,10 +48,9 @@ int ListCommand::print_table(Json const& found) const {
     for (auto const& item : found["items"]) rows.push_back(vmi_row(item, now));
   if (rows.empty()) {
     std::fprintf(stderr, "No VMIs managed by cosmicac-vmi found in %s namespace.\n", ns.c_str());
-    return kExitOk;
+    return;
   }
   std::fputs(format_vmi_table(rows).c_str(), stdout);
-  return kExitOk;
 }
 
 }  // namespace cosmicac::host::cli

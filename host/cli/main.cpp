@@ -1,7 +1,7 @@
 // cosmicac-vmi: renders and applies the KubeVirt objects of one CosmicAC GPU
-// VM (README, "cosmicac-vmi"). The commands are in host/cli/command.cpp.
+// VM (README, "cosmicac-vmi"). The commands are in host/cli/dispatch.cpp.
 #include "common/log.hpp"
-#include "host/cli/command.hpp"
+#include "host/cli/dispatch.hpp"
 
 #include <string>
 #include <vector>

@@ -19,7 +19,8 @@ void RenderCommand::bind(CLI::App& app) {
   file.bind(app);
   cluster.bind(app, false);
   print.bind(app);
-  if (!userdata_only) app.add_flag("--mirror", mirror);
+  if (!userdata_only)
+    app.add_flag("--mirror", mirror, "the registry mirror's objects for -n NS (operator), not a job's");
 }
 
 Outcome RenderCommand::validate() const {
@@ -51,20 +52,20 @@ Outcome RenderCommand::complete() {
   return std::nullopt;
 }
 
-int RenderCommand::run() {
+Outcome RenderCommand::run() {
   if (mirror) {
     std::fputs(print.format_objects(render_mirror_manifests(mirror_objects(cluster.ns, *profile))).c_str(), stdout);
-    return kExitOk;
+    return std::nullopt;
   }
   if (userdata_only) {
     std::fputs(render_userdata(specs.front().spec).c_str(), stdout);
-    return kExitOk;
+    return std::nullopt;
   }
   std::vector<Json> objects;
   for (auto const& job : specs)
     for (auto& o : render_manifests(job.spec)) objects.push_back(std::move(o));
   std::fputs(print.format_objects(objects).c_str(), stdout);
-  return kExitOk;
+  return std::nullopt;
 }
 
 void ApplyCommand::bind(CLI::App& app) {
@@ -72,18 +73,17 @@ void ApplyCommand::bind(CLI::App& app) {
   cluster.bind(app);
   print.bind(app);
   dry_run.bind(app);
-  app.add_option("--timeout", timeout);
-  app.add_flag("--recreate", recreate);
-  app.add_flag("--force-conflicts", force_conflicts);
+  timeout.bind(app, "--timeout", "--recreate: how long until the old VMI is gone");
+  app.add_flag("--recreate", recreate,
+               "a VMI whose spec differs (immutable): delete it, wait until it\nis gone, create it again");
+  app.add_flag("--force-conflicts", force_conflicts, "server-side apply takes the fields another manager owns");
 }
 
 Outcome ApplyCommand::validate() const {
   if (!file.has_files()) return usage_problem("-f SPEC is required");
   if (auto p = no_positional()) return p;
   if (auto p = dry_run.validate()) return p;
-  if (auto p = print.validate()) return p;
-  std::chrono::milliseconds ignored{};
-  return parse_duration_flag("--timeout", timeout, ignored);
+  return print.validate();
 }
 
 Outcome ApplyCommand::complete() { return file.load_specs(cluster.ns, specs); }
@@ -91,7 +91,7 @@ Outcome ApplyCommand::complete() { return file.load_specs(cluster.ns, specs); }
 // Each job in turn (every spec was read before the first request): one that
 // fails is said and the next is still applied, as kubectl does; the exit
 // status is the first failure's.
-int ApplyCommand::run() {
+Outcome ApplyCommand::run() {
   bool const many = specs.size() > 1;
   if (dry_run.mode() == DryRunMode::Client) {  // kubectl's client dry run: the objects, no API call
     std::vector<Json> all;
@@ -99,20 +99,20 @@ int ApplyCommand::run() {
       for (auto& o : render_manifests(job.spec)) all.push_back(std::move(o));
     if (!print.output.empty()) {
       std::fputs(print.format_objects(all).c_str(), stdout);
-      return kExitOk;
+      return std::nullopt;
     }
     for (auto const& o : all)
       say(o.value("kind", "") + " " + o["metadata"].value("namespace", "") + "/" + o["metadata"].value("name", "") +
           " (client dry run)");
-    return kExitOk;
+    return std::nullopt;
   }
   host::ApplyOptions options;
   options.dry_run = dry_run.mode() == DryRunMode::Server ? DryRun::Server : DryRun::None;
   options.recreate = recreate;
   options.force_conflicts = force_conflicts;
-  (void)parse_duration_flag("--timeout", timeout, options.delete_timeout);  // validated
+  options.delete_timeout = timeout.value;
   auto access = cluster.access();
-  if (!access) return report(failure(access.error()));
+  if (!access) return failure(access.error());
   KubeClient client(std::move(*access));
   // With -o, stdout carries the objects only; progress goes to stderr.
   Say progress =
@@ -129,12 +129,12 @@ int ApplyCommand::run() {
   }
   if (!print.output.empty()) {
     if (!applied.empty()) std::fputs(print.format_objects(applied).c_str(), stdout);
-    return tally.exit_code();
+    return tally.outcome();
   }
   if (many) progress(tally.summary(options.dry_run == DryRun::None ? "applied" : "applied (server dry run)"));
   if (options.dry_run == DryRun::None && !wait_files.empty())
     say("applied; run `cosmicac-vmi wait -n " + specs.front().spec.ns + wait_files + "` to wait for readiness");
-  return tally.exit_code();
+  return tally.outcome();
 }
 
 }  // namespace cosmicac::host::cli

@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <tuple>
 
 namespace cosmicac::host::cli {
 
@@ -37,15 +36,21 @@ std::string ready_summary(readiness::Event const& last) {
 
 void WaitCommand::bind(CLI::App& app) {
   file.bind(app);
-  app.add_option("-l,--selector", selector);
-  app.add_flag("--fail-fast", fail_fast);
-  app.add_option("--max-log-streams", max_log_streams);
+  app.add_option("-l,--selector", selector, "the VMIs with these labels (a selector: app=x,tier!=y)")
+      ->type_name("SELECTOR");
+  app.add_flag("--fail-fast", fail_fast, "several jobs: stop at the first that fails");
+  app.add_option("--max-log-streams", max_log_streams,
+                 "several jobs: console-log streams open at once (0: none;\n"
+                 "the VMI's Ready condition still says when each is ready)\n[default " +
+                     std::to_string(max_log_streams) + "]")
+      ->type_name("N");
   cluster.bind(app);
-  app.add_option("--serial", serial);
-  app.add_flag("--json", json);
-  app.add_option("--timeout", timeout);
-  app.add_option("--interval", interval);
-  app.add_option("--schedule-timeout", schedule_timeout);
+  app.add_option("--serial", serial, "follow the agent's virtio-serial port through QEMU's unix\nsocket instead")
+      ->type_name("SOCKET");
+  app.add_flag("--json", json, "the agent's events as JSON lines (NDJSON) on stdout");
+  timeout.bind(app, "--timeout", "how long to wait for ready");
+  interval.bind(app, "--interval", "how often objects without a watch are read again");
+  schedule_timeout.bind(app, "--schedule-timeout", "how long a VMI may wait to be scheduled on a node");
 }
 
 Outcome WaitCommand::validate() const {
@@ -58,11 +63,6 @@ Outcome WaitCommand::validate() const {
     return usage_problem("wait needs a VMI NAME, -f SPEC or -l SELECTOR");
   }
   if (max_log_streams < 0) return usage_problem("--max-log-streams must be 0 or more");
-  FollowOptions ignored;
-  for (auto const& [flag, text, into] :
-       {std::tuple{"--timeout", &timeout, &ignored.timeout}, std::tuple{"--interval", &interval, &ignored.interval},
-        std::tuple{"--schedule-timeout", &schedule_timeout, &ignored.schedule_timeout}})
-    if (auto p = parse_duration_flag(flag, *text, *into)) return p;
   return std::nullopt;
 }
 
@@ -91,12 +91,12 @@ Outcome WaitCommand::complete() {
   return std::nullopt;
 }
 
-int WaitCommand::run() {
+Outcome WaitCommand::run() {
   if (!serial.empty()) return run_serial();
   FollowOptions w;
-  (void)parse_duration_flag("--timeout", timeout, w.timeout);  // validated
-  (void)parse_duration_flag("--interval", interval, w.interval);
-  (void)parse_duration_flag("--schedule-timeout", schedule_timeout, w.schedule_timeout);
+  w.timeout = timeout.value;
+  w.interval = interval.value;
+  w.schedule_timeout = schedule_timeout.value;
   w.fail_fast = fail_fast;
   w.max_log_streams = max_log_streams;
   KubeClient client(std::move(*access));
@@ -105,52 +105,50 @@ int WaitCommand::run() {
     auto st = follow_vmi(client, ns, names.front(), w, printer);
     if (!st) {
       printer.end_progress();
-      return report(failure(st.error()));  // escaped by follow_vmi
+      return failure(st.error());  // escaped by follow_vmi
     }
     printer.final_line(st->summary, false);
-    return kExitOk;
+    return std::nullopt;
   }
   JobsPrinter printer(output_mode(json), stdout, stderr);
   auto outcomes = follow_jobs(client, ns, FollowTargets{.names = names, .selector = selector}, w, printer);
-  if (!outcomes) return report(failure(outcomes.error()));
+  if (!outcomes) return failure(outcomes.error());
   std::vector<std::string> jobs = names;
   if (jobs.empty())
     for (auto const& o : *outcomes) jobs.push_back(o.name);
-  return printer.summary(jobs, *outcomes);
+  if (auto first_failure = printer.summary(jobs, *outcomes)) return already_said(*first_failure);
+  return std::nullopt;
 }
 
 // `wait --serial SOCKET`: readiness straight from the agent's virtio-serial
 // port (QEMU exposes its host end as a unix socket; KubeVirt does not, so
 // there `wait` reads the VMI's Ready condition instead). Prints every event;
 // exit 0 on `ready`, 1 on `failed` or when the timeout passes.
-int WaitCommand::run_serial() const {
-  std::chrono::milliseconds limit = std::chrono::minutes(20);
-  (void)parse_duration_flag("--timeout", timeout, limit);  // validated
+Outcome WaitCommand::run_serial() const {
   WaitPrinter printer(output_mode(json), stdout, stderr);
   readiness::SocketFollower follower(serial);
   std::optional<readiness::Event> last;
-  auto end = follower.run(std::chrono::steady_clock::now() + limit, [&](readiness::Event const& e) {
+  auto end = follower.run(std::chrono::steady_clock::now() + timeout.value, [&](readiness::Event const& e) {
     printer.agent(e);
     last = e;
     return e.phase != readiness::Phase::Ready && e.phase != readiness::Phase::Failed;
   });
-  if (!end) return report(failure(from_guest(end.error(), Errc::Transport)));
+  if (!end) return failure(from_guest(end.error(), Errc::Transport));
   if (last && last->phase == readiness::Phase::Ready) {
     printer.final_line(ready_summary(*last), json);  // with --json, stdout carries event lines only
-    return kExitOk;
+    return std::nullopt;
   }
   if (last && last->phase == readiness::Phase::Failed) {
     printer.end_progress();
     // The agent's reason is the guest's vocabulary: it stays as the agent said it.
-    return report(failure(Errc::Failed, "bootstrap failed: reason=" +
-                                            std::string(reason_name(last->reason.value_or(Reason::Internal))) +
-                                            " message=" + readiness::terminal_quoted(last->message)));
+    return failure(Errc::Failed,
+                   "bootstrap failed: reason=" + std::string(reason_name(last->reason.value_or(Reason::Internal))) +
+                       " message=" + readiness::terminal_quoted(last->message));
   }
   std::string const last_error = follower.last_error();
-  return report(
-      failure(Errc::Timeout,
-              "no readiness within the timeout" +
-                  (last_error.empty() ? std::string() : " (last: " + readiness::terminal_safe(last_error) + ")")));
+  return failure(Errc::Timeout,
+                 "no readiness within the timeout" +
+                     (last_error.empty() ? std::string() : " (last: " + readiness::terminal_safe(last_error) + ")"));
 }
 
 }  // namespace cosmicac::host::cli

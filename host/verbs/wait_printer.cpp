@@ -152,9 +152,10 @@ void JobsPrinter::done(std::string const& name, Result<FollowResult> const& resu
   std::fflush(out_);
 }
 
-int JobsPrinter::summary(std::vector<std::string> const& jobs, std::vector<JobOutcome> const& outcomes) {
+std::optional<Errc> JobsPrinter::summary(std::vector<std::string> const& jobs,
+                                         std::vector<JobOutcome> const& outcomes) {
   std::size_t ready = 0, failed = 0, timed_out = 0;
-  int code = 0;  // the first failure's exit code
+  std::optional<Errc> first_failure;
   std::string reasons;
   for (auto const& o : outcomes) {
     if (o.result) {
@@ -162,18 +163,18 @@ int JobsPrinter::summary(std::vector<std::string> const& jobs, std::vector<JobOu
       continue;
     }
     (o.result.error().kind == Errc::Timeout ? timed_out : failed) += 1;
-    if (code == 0) code = exit_code(o.result.error().kind);
+    if (!first_failure) first_failure = o.result.error().kind;
     reasons += "  " + terminal_safe(o.name) + ": " + o.result.error().message + "\n";
   }
   std::size_t const unfinished = jobs.size() - outcomes.size();
-  if (unfinished > 0 && code == 0) code = exit_code(Errc::Failed);
+  if (unfinished > 0 && !first_failure) first_failure = Errc::Failed;
   std::string text = "summary: " + std::to_string(jobs.size()) + " jobs: " + std::to_string(ready) + " ready, " +
                      std::to_string(failed) + " failed, " + std::to_string(timed_out) + " timed out";
   if (unfinished > 0) text += ", " + std::to_string(unfinished) + " not followed to the end (--fail-fast)";
-  std::FILE* f = mode_ == WaitOutput::NdJson || code != 0 ? err_ : out_;
+  std::FILE* f = mode_ == WaitOutput::NdJson || first_failure ? err_ : out_;
   std::fputs((text + "\n" + reasons).c_str(), f);
   std::fflush(f);
-  return code;
+  return first_failure;
 }
 
 }  // namespace cosmicac::host

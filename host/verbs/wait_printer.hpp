@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,9 @@ class JobsPrinter : public JobsSink {
   FollowSink& job(std::string const& name) override;
   void notice(std::string const& text) override;
   void done(std::string const& name, Result<FollowResult> const& result) override;
-  // The summary of all `jobs`; the exit code: 0 only when every one is ready.
-  int summary(std::vector<std::string> const& jobs, std::vector<JobOutcome> const& outcomes);
+  // The summary of all `jobs`; the first failure's kind (a job not followed
+  // to the end is Failed), none when every one is ready.
+  std::optional<Errc> summary(std::vector<std::string> const& jobs, std::vector<JobOutcome> const& outcomes);
 
  private:
   WaitOutput mode_;

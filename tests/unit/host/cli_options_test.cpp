@@ -1,13 +1,18 @@
 // cosmicac-vmi's command line without a subprocess: each command's flags
 // parsed and validated (host/cli/commands.hpp), the command table and the
 // --help made from it; and, through the binary, the drift the table removed.
-#include "host/cli/command.hpp"
 #include "host/cli/commands.hpp"
+#include "host/cli/dispatch.hpp"
 
 #include "common/process.hpp"
 #include "test_files.hpp"
 
+#include <CLI/CLI.hpp>
 #include <catch2/catch_test_macros.hpp>
+
+#include <map>
+#include <regex>
+#include <set>
 
 using namespace cosmicac;
 using namespace cosmicac::host::cli;
@@ -163,7 +168,7 @@ TEST_CASE("cli options: doctor takes -f SPEC or --gpu-type [--gpus N], not both"
   CHECK(problem_of("doctor", {"-f", "s", "--gpus", "2"}) == "give either -f SPEC or --gpu-type/--gpus, not both");
 }
 
-TEST_CASE("cli options: --help is made from the command table and lists every command") {
+TEST_CASE("cli options: --help is made from the command table; COMMAND --help is that command's page") {
   std::string const help = usage_text();
   for (auto const& entry : command_table()) {
     INFO(entry.name);
@@ -176,8 +181,80 @@ TEST_CASE("cli options: --help is made from the command table and lists every co
   auto h = vmi({"--help"});
   CHECK(h.exit_code == 0);
   CHECK(h.out == help);
-  auto per_command = vmi({"apply", "-h"});
-  CHECK(per_command.out == help);
+  CHECK(vmi({"help"}).out == help);
+  std::string const apply_page = command_help(*find_command("apply"));
+  CHECK(apply_page.rfind("usage: cosmicac-vmi apply -f SPEC... [-R]\n", 0) == 0);
+  CHECK(vmi({"apply", "-h"}).out == apply_page);
+  CHECK(vmi({"apply", "-f", "x.yaml", "--help"}).out == apply_page);
+  CHECK(vmi({"help", "wait"}).out == command_help(*find_command("wait")));
+  CHECK(vmi({"wait", "--help"}).out.find("\n   or: cosmicac-vmi wait --serial SOCKET") != std::string::npos);
+  // A usage problem in a command is followed by that command's page.
+  auto bad = vmi({"delete", "-f", "x.yaml", "--wait=maybe"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "cosmicac-vmi: --wait must be true or false\n\n" + command_help(*find_command("delete")));
+}
+
+namespace {
+
+// "-f", "--filename", ... of every option `entry` binds, with -h/--help.
+std::set<std::string> known_flags(CommandEntry const& entry, std::map<std::string, std::string>* descriptions) {
+  CLI::App app;
+  app.set_help_flag();
+  auto options = entry.make();
+  options->bind(app);
+  std::set<std::string> known{"-h", "--help"};
+  for (CLI::Option const* o : app.get_options()) {
+    if (!o->nonpositional()) continue;
+    for (auto const& n : o->get_snames()) known.insert("-" + n);
+    for (auto const& n : o->get_lnames()) {
+      known.insert("--" + n);
+      if (descriptions != nullptr) (*descriptions)["--" + n] = o->get_description();
+    }
+  }
+  return known;
+}
+
+// The flags a text names: "-f", "--dry-run" (of "[--dry-run=client|server]").
+std::vector<std::string> flags_named(std::string const& text) {
+  static std::regex const flag(R"((?:^|[\s\[|(,])(--?[A-Za-z][A-Za-z-]*))");
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), flag); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cli options: a command's page lists every flag its parser knows, and its pages name no other") {
+  for (auto const& entry : command_table()) {
+    INFO(entry.name);
+    std::map<std::string, std::string> descriptions;
+    auto const known = known_flags(entry, &descriptions);
+    std::string const page = command_help(entry);
+    for (auto const& flag : known) {
+      INFO(flag);
+      CHECK(std::regex_search(page, std::regex("\n  (-[a-zA-Z], |    )?" + flag + "[ ,\n\\[]")));  // its own line
+    }
+    std::size_t start = 0;  // no line wider than a 100-column terminal
+    for (auto end = page.find('\n'); end != std::string::npos; start = end + 1, end = page.find('\n', start))
+      CHECK(end - start <= 100);
+    std::string synopses;  // the table's forms and summaries (the global page's lines)
+    for (auto const& [synopsis, summary] : entry.help) synopses += std::string(synopsis) + "\n" + std::string(summary);
+    auto const named = flags_named(page + synopses);
+    CHECK(named.size() >= known.size());  // every option line names its flag at least
+    for (auto const& flag : named) {
+      INFO("named: " << flag);
+      CHECK(known.count(flag) == 1);
+    }
+    // "[--timeout 20m]" in the table: the default the flag's own help line gives.
+    static std::regex const with_default(R"(--([a-z-]+) ([0-9][0-9a-z]*)\])");
+    for (auto it = std::sregex_iterator(synopses.begin(), synopses.end(), with_default); it != std::sregex_iterator();
+         ++it) {
+      std::string const flag = "--" + (*it)[1].str();
+      INFO(flag << " " << (*it)[2].str());
+      CHECK(descriptions[flag].find("[default " + (*it)[2].str() + "]") != std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("cli options: the binary refuses render-userdata --output as it refuses -o, and doctor's -n must match -f") {

@@ -19,3 +19,14 @@ TEST_CASE("duration: malformed or zero is refused") {
     CHECK_FALSE(parse_duration(bad));
   }
 }
+
+TEST_CASE("duration: a default is written as parse_duration reads it back") {
+  CHECK(format_duration(20min) == "20m");
+  CHECK(format_duration(90min) == "1h30m");
+  CHECK(format_duration(5s) == "5s");
+  CHECK(format_duration(0ms) == "0s");
+  for (std::chrono::milliseconds d : {1ms, 999ms, 1000ms, 61000ms, 60500ms, 3601000ms, 1200000ms, 90000000ms}) {
+    INFO(d.count());
+    CHECK(parse_duration(format_duration(d)).value() == d);
+  }
+}
