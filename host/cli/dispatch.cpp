@@ -58,7 +58,7 @@ std::string option_names(CLI::Option const& option) {
   std::string names;
   for (auto const& s : option.get_snames()) names += "-" + s + ", ";
   if (names.empty()) names = "    ";
-  auto const longs = option.get_lnames();
+  auto const& longs = option.get_lnames();
   for (std::size_t i = 0; i < longs.size(); ++i) names += (i == 0 ? "--" : ", --") + longs[i];
   std::string const value = option.get_type_name();
   if (!value.empty()) names += (value.front() == '[' ? "" : " ") + value;
