@@ -1,23 +1,11 @@
 // The bootstrap as a small graph of steps (agent/bootstrap.cpp shows it whole).
 #pragma once
 
-#include "agent/gpu_hold.hpp"
+#include "agent/environment.hpp"
 #include "config/settings.hpp"
 #include "readiness/reporter.hpp"
 
 namespace cosmicac::agent {
-
-// Everything the run needs besides the settings; tests and the VM bed override paths.
-struct Environment {
-  std::string fstab_path = "/etc/fstab";
-  std::string sysfs_root = "/sys";
-  std::string dev_root = "/dev";
-  std::string nvidia_smi = "nvidia-smi";  // the GPU health check's tool (a name in the system directories, or a path)
-  std::string kmsg_path = "/dev/kmsg";    // the kernel log, read for Xid errors
-  std::string data_root = "/var/lib/cosmicac/data";                // disk/layout.hpp; "" keeps the earlier layout
-  std::string instance_id_path = "/var/lib/cosmicac/instance-id";  // agent/store.hpp: this root disk's id
-  std::string gpu_hold_path = kDefaultGpuHoldPath;                 // agent/gpu_hold.hpp
-};
 
 // Runs every step, reporting through `reporter`. Returns the process exit code
 // (0 ready, 1 failed). Idempotent: a second run with nothing changed only checks.

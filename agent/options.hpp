@@ -4,7 +4,7 @@
 // (bootstrap.cpp) acts on these options and `plan` (plan.cpp) prints them.
 #pragma once
 
-#include "agent/bootstrap.hpp"
+#include "agent/environment.hpp"
 #include "agent/gpu_health.hpp"
 #include "config/settings.hpp"
 #include "container/converge.hpp"

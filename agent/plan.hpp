@@ -2,7 +2,8 @@
 // probes and decisions, with nothing written.
 #pragma once
 
-#include "agent/bootstrap.hpp"
+#include "agent/environment.hpp"
+#include "config/settings.hpp"
 
 namespace cosmicac::agent {
 
