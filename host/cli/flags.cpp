@@ -10,8 +10,28 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace cosmicac::host::cli {
+
+namespace {
+
+// "--qps: 'x' is not a number of at least 0.001" (CLI11's own validators
+// print their whole range, up to DBL_MAX written out).
+CLI::Validator number_at_least(double least) {
+  return CLI::Validator(
+      [least](std::string& text) -> std::string {
+        char* end = nullptr;
+        double const value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !(value >= least))
+          return "'" + readiness::terminal_safe(text) + "' is not a number of at least " +
+                 CLI::detail::to_string(least);
+        return {};
+      },
+      "NUMBER");
+}
+
+}  // namespace
 
 void ClusterFlags::bind(CLI::App& app, bool with_kubeconfig) {
   if (with_kubeconfig) {
@@ -19,6 +39,15 @@ void ClusterFlags::bind(CLI::App& app, bool with_kubeconfig) {
                    "the kubeconfig (else $KUBECONFIG, ~/.kube/config,\nthe in-cluster service account)")
         ->type_name("FILE");
     app.add_option("--context", context, "the kubeconfig's context (else its current-context)")->type_name("NAME");
+    app.add_option("--qps", rate.qps,
+                   "requests a second to the API server, on average [default " +
+                       std::to_string(static_cast<int>(rate.qps)) + "]")
+        ->type_name("N")
+        ->check(number_at_least(0.001));
+    app.add_option("--burst", rate.burst,
+                   "requests at once before --qps holds them [default " + std::to_string(rate.burst) + "]")
+        ->type_name("N")
+        ->check(number_at_least(1));
   }
   app.add_option("-n,--namespace", ns,
                  "the operator's namespace (the profile's, else this, else the\n"
@@ -27,7 +56,9 @@ void ClusterFlags::bind(CLI::App& app, bool with_kubeconfig) {
 }
 
 Result<ClusterAccess> ClusterFlags::access() const {
-  return load_cluster_access(kubeconfig, context, KubeEnvironment::from_process());
+  auto loaded = load_cluster_access(kubeconfig, context, KubeEnvironment::from_process());
+  if (loaded) loaded->rate = rate;
+  return loaded;
 }
 
 void FileFlags::bind(CLI::App& app) {

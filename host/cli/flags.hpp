@@ -29,8 +29,13 @@ namespace cosmicac::host::cli {
 // help line (COMMAND --help is made from them: host/cli/dispatch.hpp).
 struct ClusterFlags {
   std::string kubeconfig, context, ns;
+  // --qps, --burst: the client-side rate limit (client-go's QPS and Burst).
+  // kube-controller-manager's 20 and 30: client-go's own 5 and 10 would hold a
+  // hundred-job apply for minutes; a fleet's `wait` still stays bounded.
+  RequestRate rate{.qps = 20, .burst = 30};
   void bind(CLI::App& app, bool with_kubeconfig = true);
-  // The kubeconfig (else $KUBECONFIG, ~/.kube/config, in-cluster); a failure exits 1.
+  // The kubeconfig (else $KUBECONFIG, ~/.kube/config, in-cluster), with the
+  // rate limit; a failure exits 1.
   Result<ClusterAccess> access() const;
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "common/secret.hpp"
+#include "host/cluster/rate_limit.hpp"
 
 #include <optional>
 #include <string>
@@ -44,6 +45,9 @@ struct ClusterAccess {
   // Credentials come from this plugin (only when no static token, basic auth
   // or client certificate is set: client-go's order).
   std::optional<ExecPluginConfig> exec;
+  // At most this many requests (client-go's rest.Config QPS and Burst: the
+  // command line sets them; a kubeconfig has no such key).
+  RequestRate rate;
 };
 
 }  // namespace cosmicac::host

@@ -320,7 +320,7 @@ void set_credentials(CURL* h, ClusterAccess const& a, ExecCredential const* plug
 }  // namespace
 
 KubeClient::KubeClient(ClusterAccess access, std::chrono::seconds request_timeout)
-    : access_(std::move(access)), timeout_(request_timeout) {
+    : access_(std::move(access)), timeout_(request_timeout), limiter_(access_.rate) {
   global_init();
   if (access_.exec) exec_ = std::make_unique<ExecCredentialSource>(*access_.exec, access_);
 }
@@ -364,6 +364,7 @@ Result<HttpResponse> KubeClient::perform_once(std::string const& method, std::st
     if (!cred) return cred.error();
     plugin = std::move(*cred);
   }
+  limiter_.acquire();  // each attempt is a request to the server: retries and re-tries with fresh credentials too
   Easy e;
   if (!e.h) return host_error(Errc::Internal, "curl_easy_init failed");
   HttpResponse resp;

@@ -6,6 +6,7 @@
 
 #include "host/base/host_error.hpp"
 #include "host/cluster/cluster_access.hpp"
+#include "host/cluster/rate_limit.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -70,6 +71,7 @@ class KubeClient {
   std::chrono::seconds timeout_;
   std::unique_ptr<ExecCredentialSource> exec_;
   std::atomic<bool> answered_before_{false};  // `wait`'s two threads share the client
+  RequestRateLimiter limiter_;                // access_.rate, for every attempt of every request
 };
 
 }  // namespace cosmicac::host

@@ -159,6 +159,32 @@ TEST_CASE("cli options: --dry-run and --wait as kubectl's: a bare flag, or =valu
   CHECK(problem_of("apply", {"-f", "s", "--wait"}) == "unknown option --wait");
 }
 
+TEST_CASE("cli options: --qps and --burst bound the requests of every command that talks to the cluster") {
+  ListCommand defaults(false);
+  REQUIRE_FALSE(parse_command(defaults, {}));
+  CHECK(defaults.cluster.rate.qps == 20);
+  CHECK(defaults.cluster.rate.burst == 30);
+  ApplyCommand a;
+  REQUIRE_FALSE(parse_command(a, {"-f", "s", "--qps", "2.5", "--burst=4"}));
+  CHECK(a.cluster.rate.qps == 2.5);
+  CHECK(a.cluster.rate.burst == 4);
+  for (std::string cmd : {"apply", "wait", "delete", "doctor", "list"}) {
+    INFO(cmd);
+    std::vector<std::string> args = cmd == "wait" ? std::vector<std::string>{"x"} : std::vector<std::string>{};
+    if (cmd == "apply" || cmd == "delete") args = {"-f", "s"};
+    auto with = [&](std::string flag, std::string value) {
+      auto all = args;
+      all.push_back(flag + "=" + value);
+      return problem_of(cmd, all);
+    };
+    CHECK(with("--qps", "0") == "--qps: '0' is not a number of at least 0.001");
+    CHECK(with("--qps", "fast") == "--qps: 'fast' is not a number of at least 0.001");
+    CHECK(with("--burst", "0") == "--burst: '0' is not a number of at least 1");
+    CHECK(with("--qps", "100").empty());
+  }
+  CHECK(problem_of("render", {"-f", "s", "--qps", "5"}) == "unknown option --qps");  // render asks no server
+}
+
 TEST_CASE("cli options: doctor takes -f SPEC or --gpu-type [--gpus N], not both") {
   CHECK(problem_of("doctor", {}).empty());
   CHECK(problem_of("doctor", {"--gpu-type", "T", "--gpus", "2", "--json"}).empty());

@@ -8,6 +8,7 @@
 #include "common/process.hpp"
 #include "host/cluster/exec_credential.hpp"
 #include "host/cluster/kubeconfig.hpp"
+#include "host/cluster/rate_limit.hpp"
 #include "test_files.hpp"
 
 #include <curl/curl.h>
@@ -174,6 +175,38 @@ TEST_CASE("kube_client: refused once the server has answered is transient (an AP
   auto r = client.request("GET", "/api/v1/namespaces/x/secrets/y");
   REQUIRE_FALSE(r);
   CHECK(r.error().transient);
+}
+
+TEST_CASE("rate limit: burst requests at once, then one every 1/qps, waiters in the order they asked") {
+  using namespace std::chrono_literals;
+  RequestRateLimiter limit(RequestRate{.qps = 10, .burst = 2});
+  auto const t0 = RequestRateLimiter::Clock::time_point{} + 1h;
+  auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+  CHECK(ms(limit.reserve(t0)) == 0);
+  CHECK(ms(limit.reserve(t0)) == 0);
+  CHECK(ms(limit.reserve(t0)) == 100);  // the third waits for the next token, the fourth for the one after
+  CHECK(ms(limit.reserve(t0)) == 200);
+  CHECK(ms(limit.reserve(t0 + 300ms)) == 0);  // three tokens came; three were promised or taken
+  CHECK(ms(limit.reserve(t0 + 300ms)) == 100);
+  CHECK(ms(limit.reserve(t0 + 10s)) == 0);  // a long pause refills to burst, no more
+  CHECK(ms(limit.reserve(t0 + 10s)) == 0);
+  CHECK(ms(limit.reserve(t0 + 10s)) == 100);
+  RequestRateLimiter none(RequestRate{.qps = 0, .burst = 1});
+  for (int i = 0; i < 1000; ++i) REQUIRE(none.reserve(t0) == RequestRateLimiter::Clock::duration::zero());
+}
+
+TEST_CASE("kube_client: requests wait for the rate limit (its qps and burst), retries and all") {
+  test::ApiServerStandIn server("Bearer t");
+  ClusterAccess a;
+  a.server = server.url();
+  a.origin = "test";
+  a.bearer_token = Secret("t");
+  a.rate = RequestRate{.qps = 20, .burst = 1};
+  KubeClient client(std::move(a));
+  auto const start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) REQUIRE(client.request("GET", "/api/v1/namespaces/x/secrets/y"));
+  // The first at once, then one every 50 ms: never sooner (a busy machine is only later).
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(200));
 }
 
 TEST_CASE("kube_client: tls-server-name is the SNI and the verified name; Host stays the server's") {
