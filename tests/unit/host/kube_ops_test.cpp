@@ -1,7 +1,11 @@
 // The API client against the STAND-IN API server (apiserver_standin.hpp; no
 // kube-apiserver runs here). Plain HTTP on 127.0.0.1: TLS options are passed
 // to libcurl but not exercised by these tests.
-#include "host/verbs/kube_ops.hpp"
+#include "host/verbs/apply.hpp"
+#include "host/verbs/delete.hpp"
+#include "host/verbs/list.hpp"
+#include "host/verbs/rendered_diff.hpp"
+#include "host/verbs/request.hpp"
 
 #include "apiserver_standin.hpp"
 #include "host/cluster/api_paths.hpp"

@@ -1,4 +1,4 @@
-#include "host/verbs/kube_request.hpp"
+#include "host/verbs/request.hpp"
 
 #include "host/base/json_read.hpp"
 #include "host/cluster/api_status.hpp"

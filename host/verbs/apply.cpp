@@ -1,7 +1,10 @@
+#include "host/verbs/apply.hpp"
+
 #include "common/secret.hpp"
 #include "host/base/json_read.hpp"
 #include "host/base/quantity.hpp"
-#include "host/verbs/kube_request.hpp"
+#include "host/verbs/deletion.hpp"
+#include "host/verbs/rendered_diff.hpp"
 #include "readiness/terminal_text.hpp"
 
 #include <map>

@@ -1,6 +1,8 @@
+#include "host/verbs/list.hpp"
+
 #include "host/base/json_read.hpp"
 #include "host/base/rfc3339.hpp"
-#include "host/verbs/kube_request.hpp"
+#include "host/verbs/request.hpp"
 #include "readiness/terminal_text.hpp"
 
 namespace cosmicac::host {
