@@ -9,6 +9,7 @@
 #include "readiness/event.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
