@@ -1,37 +1,60 @@
 #include "host/verbs/delete.hpp"
 
 #include "host/base/json_read.hpp"
+#include "host/render/job_objects.hpp"
 #include "host/verbs/deletion.hpp"
+
+#include <algorithm>
 
 namespace cosmicac::host {
 
+namespace {
+
+// The order of the plan: the VMI first (it holds the volumes, and foreground
+// propagation removes what it owns before it), then what it owns, then the rest.
+int delete_rank(JobPart const& part) {
+  if (part.object == JobObject::Vmi) return 0;
+  return part.owner == Owner::Vmi ? 1 : 2;
+}
+
+// Why the plan deletes or keeps it, as printed: "the root disk (owned by …)".
+std::string plan_why(JobPart const& part, bool deleted) {
+  std::string const role = part.role;
+  if (part.on_delete == DeletePolicy::KeptUnlessDeleteData)
+    return deleted ? role + " (--delete-data)" : role + " is kept (pass --delete-data to delete it)";
+  return *part.delete_note ? role + " (" + part.delete_note + ")" : role;
+}
+
+DeleteStep plan_step(JobSpec const& spec, JobPart const& part, bool delete_data) {
+  std::string const name = job_object_name(spec, part.object);
+  bool const deleted = part.on_delete != DeletePolicy::KeptUnlessDeleteData || delete_data;
+  DeleteStep s{.object = std::string(part.kind) + " " + spec.ns + "/" + name,
+               .path = {},
+               .why = plan_why(part, deleted),
+               .unreadable = part.on_delete == DeletePolicy::WithOwner,
+               .owns_others = part.object == JobObject::Vmi,
+               .ns = spec.ns,
+               .name = name,
+               .job = spec.name};
+  if (!deleted) return s;
+  ApiResource const* r = find_resource(part.api_version, part.kind);
+  auto path = r ? api_path(*r, spec.ns, name)
+                : Result<std::string>(host_error(Errc::Internal, std::string("no REST mapping for ") + part.kind));
+  if (path) s.path = *path;
+  else s.why = "not deleted: " + path.error().message;
+  return s;
+}
+
+}  // namespace
+
 std::vector<DeleteStep> plan_delete(JobSpec const& spec, bool delete_data) {
+  std::vector<JobPart const*> parts;
+  for (auto const& part : kJobParts)
+    if (job_has(spec, part)) parts.push_back(&part);
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](JobPart const* a, JobPart const* b) { return delete_rank(*a) < delete_rank(*b); });
   std::vector<DeleteStep> plan;
-  std::string const& ns = spec.ns;
-  auto step = [&](ApiResource const& r, std::string const& name, std::string why, bool deleted) {
-    DeleteStep
-        s{std::string(r.kind) + " " + ns + "/" + name, {}, std::move(why), &r == &api::kSecrets, ns, name, spec.name};
-    if (deleted) {
-      auto path = api_path(r, ns, name);
-      if (path) s.path = *path;
-      else s.why = "not deleted: " + path.error().message;
-    }
-    return s;
-  };
-  // The VMI first: it holds the volumes; foreground propagation removes what
-  // it owns (root DataVolume, user-data Secret) before it.
-  plan.push_back(step(api::kVirtualMachineInstances, spec.name, "the VM", true));
-  plan.push_back(step(api::kDataVolumes, root_datavolume_name(spec),
-                      "the root disk (owned by the VMI; re-imported by CDI on the next apply)", true));
-  plan.push_back(step(api::kSecrets, userdata_secret_name(spec),
-                      "the user-data (owned by the VMI: the garbage collector deletes it with the VMI)", true));
-  if (spec.data_disk) {
-    if (delete_data)
-      plan.push_back(step(api::kPersistentVolumeClaims, data_pvc_name(spec), "the data disk (--delete-data)", true));
-    else
-      plan.push_back(step(api::kPersistentVolumeClaims, data_pvc_name(spec),
-                          "the data disk is kept (pass --delete-data to delete it)", false));
-  }
+  for (auto const* part : parts) plan.push_back(plan_step(spec, *part, delete_data));
   return plan;
 }
 
@@ -100,7 +123,7 @@ Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, D
       continue;
     }
     say(step.object + " deleted (" + step.why + ")" + dry);
-    if (step.object.rfind("VirtualMachineInstance ", 0) == 0) vmi_going = true;
+    if (step.owns_others) vmi_going = true;
     pending.push_back({step.object, step.path, *uid[i], {}});
   }
   if (!options.wait || options.dry_run_server || pending.empty()) return ok();

@@ -22,8 +22,11 @@ struct DeleteStep {
   // name either — it is owned by the VMI and the garbage collector deletes it
   // with the VMI; its absence is seen by a server dry-run create.
   bool unreadable = false;
+  bool owns_others = false;   // the VMI: what it owns goes with it
   std::string ns, name, job;  // the object's; job: the kJobLabel value it must carry
 };
+// From the job's table (host/render/job_objects.hpp): the VMI, what it owns,
+// then the rest; the data PVC kept unless delete_data.
 std::vector<DeleteStep> plan_delete(JobSpec const& spec, bool delete_data);
 
 struct DeleteOptions {

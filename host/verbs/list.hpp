@@ -17,7 +17,7 @@ struct VmiRow {
 };
 VmiRow vmi_row(Json const& vmi, std::chrono::system_clock::time_point now);
 std::string format_vmi_table(std::vector<VmiRow> const& rows);
-// A VMI list (labelSelector kManagedBySelector), or one VMI by name.
+// A VMI list (labelSelector: managed_by_selector(), host/render/job_objects.hpp), or one VMI by name.
 Result<Json> list_vmis(KubeClient& client, std::string const& ns);
 Result<Json> get_vmi(KubeClient& client, std::string const& ns, std::string const& name);
 

@@ -21,12 +21,6 @@ using Say = std::function<void(std::string const&)>;
 // Every object's writes are recorded under this field manager (server-side
 // apply's owner of the fields, and `fieldManager` on creates).
 inline constexpr const char* kFieldManager = "cosmicac-vmi";
-// The label every rendered object carries; `list` selects on it.
-inline constexpr const char* kManagedBySelector = "app.kubernetes.io/managed-by=cosmicac-vmi";
-// An object is this job's when it carries both labels render_manifests sets:
-// apply, delete and the roll-back act on nothing else.
-inline constexpr const char* kManagedByLabel = "app.kubernetes.io/managed-by";
-inline constexpr const char* kJobLabel = "cosmicac.io/job";
 
 // REST paths for the kinds cosmicac-vmi renders (host/cluster/api_paths.hpp builds
 // them: an invalid name is an error, not a path), with the query given.
@@ -58,8 +52,9 @@ Query write_query(bool dry_run_server);
 
 bool is_success(long status);
 
-// The label the live object lacks to be this job's (render_manifests sets
-// both), or empty when it is this job's.
+// The label the live object lacks to be this job's (job_labels in
+// host/render/job_objects.hpp: every rendered object carries both; apply,
+// delete and the roll-back act on nothing else), or empty when it is this job's.
 std::string missing_label(Json const& live, std::string const& job);
 
 // The refusal to act on an object that is not this job's; verb: "deletes".

@@ -2,6 +2,7 @@
 // each is ready or failed or the timeout passes (wait.hpp's follow_jobs).
 #include "host/base/json_read.hpp"
 #include "host/cluster/api_paths.hpp"
+#include "host/render/job_objects.hpp"
 #include "host/verbs/wait/job.hpp"
 #include "host/verbs/wait/views.hpp"
 #include "host/verbs/wait/wait.hpp"
@@ -19,9 +20,6 @@ namespace {
 
 using readiness::terminal_safe;
 using clock = std::chrono::steady_clock;
-
-// The tool's own label on everything `apply` creates.
-constexpr std::string_view kManagedBy = "app.kubernetes.io/managed-by=cosmicac-vmi";
 
 // Several jobs on one watch per kind: each change re-reads the jobs from
 // what the watches hold; a tick each interval for the timeouts that need no
@@ -78,7 +76,7 @@ class Runner {
       return {{"fieldSelector", "metadata.name=" + names_.front()}};
     }
     names_ = targets_.names;
-    std::string sel(kManagedBy);
+    std::string sel = managed_by_selector();
     if (!targets_.selector.empty()) sel += "," + targets_.selector;
     return {{"labelSelector", sel}};
   }
@@ -106,7 +104,7 @@ class Runner {
     }
     if (names_.empty())
       return host_error(Errc::NotFound, "no VirtualMachineInstance in " + ns_ + " matches " +
-                                            terminal_safe(std::string(kManagedBy) + "," + targets_.selector));
+                                            terminal_safe(managed_by_selector() + "," + targets_.selector));
     return ok();
   }
 
@@ -121,7 +119,7 @@ class Runner {
   void watch_dependents() {
     if (!single()) {
       if (!from_.watching_dependents()) {
-        from_.watch_datavolumes({{"labelSelector", std::string(kManagedBy)}});
+        from_.watch_datavolumes({{"labelSelector", managed_by_selector()}});
         from_.watch_pods({{"labelSelector", "kubevirt.io=virt-launcher"}});
       }
       return;
