@@ -4,8 +4,8 @@
 
 #include "host/cluster/kube_client.hpp"
 #include "host/render/manifests.hpp"
+#include "host/verbs/delete.hpp"
 #include "host/verbs/doctor.hpp"
-#include "host/verbs/kube_ops.hpp"
 
 #include <CLI/CLI.hpp>
 

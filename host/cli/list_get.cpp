@@ -2,7 +2,7 @@
 #include "host/cli/commands.hpp"
 
 #include "host/cluster/kube_client.hpp"
-#include "host/verbs/kube_ops.hpp"
+#include "host/verbs/list.hpp"
 
 #include <CLI/CLI.hpp>
 

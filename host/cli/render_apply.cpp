@@ -7,7 +7,7 @@
 #include "host/render/mirror_manifests.hpp"
 #include "host/render/userdata.hpp"
 #include "host/spec/spec_fields.hpp"
-#include "host/verbs/kube_ops.hpp"
+#include "host/verbs/apply.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -3,8 +3,8 @@
 #include "host/cli/commands.hpp"
 
 #include "host/cluster/kube_client.hpp"
-#include "host/verbs/follow.hpp"
-#include "host/verbs/wait_printer.hpp"
+#include "host/verbs/wait/printer.hpp"
+#include "host/verbs/wait/wait.hpp"
 #include "readiness/event.hpp"
 #include "readiness/socket_follower.hpp"
 #include "readiness/terminal_text.hpp"

@@ -1,7 +1,7 @@
 // A minimal Kubernetes REST client over libcurl: one handle per request (so
 // threads may share a client: `wait` does), JSON bodies, the authentication
 // of a ClusterAccess. It knows HTTP, not
-// Kubernetes semantics (those are in kube_ops).
+// Kubernetes semantics (those are in host/verbs/).
 #pragma once
 
 #include "host/base/host_error.hpp"

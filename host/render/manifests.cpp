@@ -1,5 +1,6 @@
 #include "host/render/manifests.hpp"
 
+#include "host/render/job_objects.hpp"
 #include "host/render/userdata.hpp"
 #include "host/render/vmi_resources.hpp"
 #include "host/spec/guest_layout.hpp"
@@ -10,47 +11,48 @@
 namespace cosmicac::host {
 namespace {
 
-Json metadata(JobSpec const& spec, std::string const& name) {
-  return Json{{"name", name},
-              {"namespace", spec.ns},
-              {"labels", Json{{"app.kubernetes.io/managed-by", "cosmicac-vmi"}, {"cosmicac.io/job", spec.name}}}};
+// What every object of the job starts with, from its row of kJobParts:
+// apiVersion, kind, and metadata with its name, namespace and labels.
+Json job_object(JobSpec const& spec, JobObject which) {
+  JobPart const& part = job_part(which);
+  return Json{{"apiVersion", part.api_version},
+              {"kind", part.kind},
+              {"metadata", Json{{"name", job_object_name(spec, which)},
+                                {"namespace", spec.ns},
+                                {"labels", job_labels(spec.name)}}}};
 }
 
 // The user-data (ENVS included: API keys) lives only here. Inline in the VMI,
 // anyone allowed to `get` VMIs could read it. `apply` adds an ownerReference
 // to the VMI (its uid exists only once the VMI is created), so deleting the
 // VMI collects the Secret.
-Json userdata_secret(JobSpec const& spec, std::string const& userdata) {
-  return Json{{"apiVersion", "v1"},
-              {"kind", "Secret"},
-              {"metadata", metadata(spec, userdata_secret_name(spec))},
-              {"type", "Opaque"},
-              // KubeVirt reads the key "userdata" (or "userData").
-              {"stringData", Json{{"userdata", userdata}}}};
+Json userdata_secret(JobSpec const& spec) {
+  Json secret = job_object(spec, JobObject::UserData);
+  secret["type"] = "Opaque";
+  // KubeVirt reads the key "userdata" (or "userData").
+  secret["stringData"] = Json{{"userdata", render_userdata(spec)}};
+  return secret;
 }
 
 Json root_datavolume(JobSpec const& spec) {
-  return Json{{"apiVersion", "cdi.kubevirt.io/v1beta1"},
-              {"kind", "DataVolume"},
-              {"metadata", metadata(spec, root_datavolume_name(spec))},
-              {"spec",
-               Json{{"source", Json{{"registry", Json{{"url", "docker://" + spec.root_image},
+  Json dv = job_object(spec, JobObject::RootDisk);
+  dv["spec"] = Json{{"source", Json{{"registry", Json{{"url", "docker://" + spec.root_image},
                                                       // CDI reads accessKeyId/secretKey from it.
                                                       {"secretRef", spec.pull_secret}}}}},
                     {"storage", Json{// local-path has no StorageProfile access modes: CDI needs them spelled out.
                                      {"accessModes", Json::array({"ReadWriteOnce"})},
                                      {"storageClassName", spec.storage_class},
-                                     {"resources", Json{{"requests", Json{{"storage", spec.root_size}}}}}}}}}};
+                                     {"resources", Json{{"requests", Json{{"storage", spec.root_size}}}}}}}};
+  return dv;
 }
 
 Json data_pvc(JobSpec const& spec) {
-  return Json{{"apiVersion", "v1"},
-              {"kind", "PersistentVolumeClaim"},
-              {"metadata", metadata(spec, data_pvc_name(spec))},
-              {"spec", Json{{"accessModes", Json::array({"ReadWriteOnce"})},
-                            {"storageClassName", spec.storage_class},
-                            {"volumeMode", "Filesystem"},
-                            {"resources", Json{{"requests", Json{{"storage", spec.data_disk->size}}}}}}}};
+  Json pvc = job_object(spec, JobObject::DataDisk);
+  pvc["spec"] = Json{{"accessModes", Json::array({"ReadWriteOnce"})},
+                     {"storageClassName", spec.storage_class},
+                     {"volumeMode", "Filesystem"},
+                     {"resources", Json{{"requests", Json{{"storage", spec.data_disk->size}}}}}};
+  return pvc;
 }
 
 // The VMI's disks and the volumes behind them, index for index.
@@ -62,14 +64,16 @@ struct DisksAndVolumes {
 DisksAndVolumes vmi_storage(JobSpec const& spec) {
   DisksAndVolumes s;
   s.disks.push_back(Json{{"name", "rootdisk"}, {"bootOrder", 1}, {"disk", Json{{"bus", "virtio"}}}});
-  s.volumes.push_back(Json{{"name", "rootdisk"}, {"dataVolume", Json{{"name", root_datavolume_name(spec)}}}});
+  s.volumes.push_back(
+      Json{{"name", "rootdisk"}, {"dataVolume", Json{{"name", job_object_name(spec, JobObject::RootDisk)}}}});
 
   if (spec.data_disk) {
     // The serial is how the agent finds this disk (/dev/disk/by-id/virtio-<serial>).
     s.disks.push_back(
         Json{{"name", "datadisk"}, {"serial", spec.data_disk->serial}, {"disk", Json{{"bus", "virtio"}}}});
     s.volumes.push_back(
-        Json{{"name", "datadisk"}, {"persistentVolumeClaim", Json{{"claimName", data_pvc_name(spec)}}}});
+        Json{{"name", "datadisk"},
+             {"persistentVolumeClaim", Json{{"claimName", job_object_name(spec, JobObject::DataDisk)}}}});
   }
 
   // CD-ROMs: bus sata (a cdrom cannot be virtio); no serial (applies to disks
@@ -83,8 +87,9 @@ DisksAndVolumes vmi_storage(JobSpec const& spec) {
                            {"configMap", Json{{"name", spec.bootstrap_configmap}, {"volumeLabel", kBootVolumeLabel}}}});
 
   s.disks.push_back(Json{{"name", "cloudinit"}, {"disk", Json{{"bus", "virtio"}}}});
-  s.volumes.push_back(Json{{"name", "cloudinit"},
-                           {"cloudInitNoCloud", Json{{"secretRef", Json{{"name", userdata_secret_name(spec)}}}}}});
+  s.volumes.push_back(
+      Json{{"name", "cloudinit"},
+           {"cloudInitNoCloud", Json{{"secretRef", Json{{"name", job_object_name(spec, JobObject::UserData)}}}}}});
   return s;
 }
 
@@ -151,29 +156,34 @@ Json vmi_domain(JobSpec const& spec, Json disks, Json interfaces) {
 Json vmi(JobSpec const& spec) {
   DisksAndVolumes storage = vmi_storage(spec);
   Networking net = vmi_networking(spec);
-  return Json{{"apiVersion", "kubevirt.io/v1"},
-              {"kind", "VirtualMachineInstance"},
-              {"metadata", metadata(spec, spec.name)},
-              {"spec", Json{{"domain", vmi_domain(spec, std::move(storage.disks), std::move(net.interfaces))},
-                            // Passthrough GPUs cannot live-migrate: with a cluster default of
-                            // LiveMigrate the VMI would block every drain of its node.
-                            {"evictionStrategy", "None"},
-                            {"terminationGracePeriodSeconds", spec.termination_grace_seconds},
-                            {"networks", std::move(net.networks)},
-                            {"volumes", std::move(storage.volumes)},
-                            {"readinessProbe", readiness_probe()}}}};
+  Json object = job_object(spec, JobObject::Vmi);
+  object["spec"] = Json{{"domain", vmi_domain(spec, std::move(storage.disks), std::move(net.interfaces))},
+                        // Passthrough GPUs cannot live-migrate: with a cluster default of
+                        // LiveMigrate the VMI would block every drain of its node.
+                        {"evictionStrategy", "None"},
+                        {"terminationGracePeriodSeconds", spec.termination_grace_seconds},
+                        {"networks", std::move(net.networks)},
+                        {"volumes", std::move(storage.volumes)},
+                        {"readinessProbe", readiness_probe()}};
+  return object;
+}
+
+Json render_part(JobSpec const& spec, JobObject which) {
+  switch (which) {
+    case JobObject::RootDisk: return root_datavolume(spec);
+    case JobObject::DataDisk: return data_pvc(spec);
+    case JobObject::Vmi: return vmi(spec);
+    case JobObject::UserData: return userdata_secret(spec);
+  }
+  return Json::object();  // not reached: every JobObject has its renderer
 }
 
 }  // namespace
 
 std::vector<Json> render_manifests(JobSpec const& spec) {
   std::vector<Json> out;
-  out.push_back(root_datavolume(spec));
-  if (spec.data_disk) out.push_back(data_pvc(spec));
-  out.push_back(vmi(spec));
-  // After the VMI: its ownerReference needs the VMI's uid. Until the Secret
-  // exists, the kubelet retries mounting it into the launcher pod.
-  out.push_back(userdata_secret(spec, render_userdata(spec)));
+  for (auto const& part : kJobParts)
+    if (job_has(spec, part)) out.push_back(render_part(spec, part.object));
   return out;
 }
 

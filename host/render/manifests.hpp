@@ -11,7 +11,9 @@
 
 namespace cosmicac::host {
 
-// In creation order: root DataVolume, [data PVC,] VMI, user-data Secret.
+// In the order of kJobParts (host/render/job_objects.hpp): root DataVolume,
+// [data PVC,] VMI, user-data Secret. (Not the order `apply` creates them in:
+// it writes what has no owner, then the VMI, then what the VMI owns.)
 // The user-data always goes into the Secret (cloudInitNoCloud.secretRef):
 // no other object carries an env value. The Secret has no ownerReferences
 // here; apply_objects adds the VMI's once it exists.

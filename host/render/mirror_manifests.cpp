@@ -1,14 +1,14 @@
 #include "host/render/mirror_manifests.hpp"
 
+#include "host/render/job_objects.hpp"
+
 namespace cosmicac::host {
 namespace {
 
 constexpr const char* kCreatedByLabel = "kubevirt.io/created-by";
 constexpr const char* kTlsMountPath = "/tls";
 
-Json labels() {
-  return Json{{"app.kubernetes.io/name", kMirrorName}, {"app.kubernetes.io/managed-by", "cosmicac-vmi"}};
-}
+Json labels() { return Json{{"app.kubernetes.io/name", kMirrorName}, {kManagedByLabel, kManagedByValue}}; }
 Json pod_labels() {
   Json l = labels();
   Json const selector = mirror_pod_selector();  // not a temporary: items() refers to it

@@ -25,8 +25,6 @@ using spec_detail::Fields;
 using spec_detail::is_resource_suffix;
 using spec_detail::SpecError;
 
-constexpr std::size_t kMaxJobName = 63 - 9;  // the longest suffix, "-userdata", must still fit a DNS label
-
 bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z'); }
 
 bool is_env_name(std::string_view s) {
@@ -93,8 +91,8 @@ void agent_rule(std::string const& field, std::string_view key, std::string cons
 // The job's identity: its name (the VMI's, and the guest's hostname).
 void read_identity(Fields& top, JobSpec& spec) {
   spec.name = top.required_str("name");
-  if (!is_dns1123_label(spec.name, kMaxJobName))
-    fail("name", "'" + spec.name + "' must be a DNS label of at most " + std::to_string(kMaxJobName) +
+  if (!is_dns1123_label(spec.name, kMaxJobNameLength))
+    fail("name", "'" + spec.name + "' must be a DNS label of at most " + std::to_string(kMaxJobNameLength) +
                      " characters (lowercase letters, digits, '-')");
 }
 
@@ -306,9 +304,5 @@ Result<JobSpec> load_job_spec(std::string const& path, OperatorProfile const& pr
   if (err != 0) return host_error(Errc::Spec, "cannot read job spec " + readiness::terminal_safe(path));
   return parse_job_spec(text, path == "-" ? "<stdin>" : path, profile);
 }
-
-std::string root_datavolume_name(JobSpec const& spec) { return spec.name + "-root"; }
-std::string data_pvc_name(JobSpec const& spec) { return spec.name + "-data"; }
-std::string userdata_secret_name(JobSpec const& spec) { return spec.name + "-userdata"; }
 
 }  // namespace cosmicac::host

@@ -11,6 +11,7 @@
 #include "host/base/host_error.hpp"
 #include "host/spec/operator_profile.hpp"
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -123,9 +124,9 @@ Result<JobSpec> parse_job_spec(std::string_view text, std::string_view origin,
                                OperatorProfile const& profile = OperatorProfile());
 Result<JobSpec> load_job_spec(std::string const& path, OperatorProfile const& profile = OperatorProfile());
 
-// Names of the objects derived from the job.
-std::string root_datavolume_name(JobSpec const& spec);
-std::string data_pvc_name(JobSpec const& spec);
-std::string userdata_secret_name(JobSpec const& spec);
+// The longest job name: the names of the job's objects add a suffix to it
+// (the longest, "-userdata"), and each must still be a DNS label of 63
+// characters (host/render/job_objects.cpp checks every suffix against it).
+inline constexpr std::size_t kMaxJobNameLength = 63 - 9;
 
 }  // namespace cosmicac::host

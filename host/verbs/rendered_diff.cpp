@@ -1,5 +1,6 @@
+#include "host/verbs/rendered_diff.hpp"
+
 #include "host/base/quantity.hpp"
-#include "host/verbs/kube_ops.hpp"
 
 namespace cosmicac::host {
 namespace {

@@ -111,12 +111,15 @@ def module_includes(folder: Path, module: str) -> tuple[dict[str, list[str]], di
     ours: dict[str, list[str]] = {}
     theirs: dict[str, list[str]] = {}
     headers: set[str] = set()
-    for f in sorted(folder.iterdir()):
+    # A module's subfolders (host/verbs/wait/) are part of it, unless one is a module of its own.
+    for f in sorted(folder.rglob("*")):
         if f.suffix not in (".cpp", ".hpp") or not f.is_file():
+            continue
+        where = f"{module}/{f.relative_to(folder).as_posix()}"
+        if any(where.startswith(inner + "/") for inner in ALLOWED if inner.startswith(module + "/")):
             continue
         for kind, path in INCLUDE.findall(f.read_text(errors="replace")):
             top = module_of(path)
-            where = f"{module}/{f.name}"
             if kind == '"':
                 if top and top != module:
                     ours.setdefault(top, []).append(where)

@@ -62,6 +62,13 @@ class PlantedViolations(unittest.TestCase):
             "host/render/ must not depend on host/cluster/ (host/render/planted.cpp includes it; "
             "host/render/ may use: common, config, host/base, host/spec)"])
 
+    def test_a_subfolder_is_part_of_its_module(self):
+        # host/verbs/wait/ is host/verbs: its includes are held to the same layer.
+        self.plant("host/verbs/wait/planted.cpp", '#include "host/cli/command.hpp"\n')
+        self.assertIn("host/verbs/ must not depend on host/cli/ (host/verbs/wait/planted.cpp includes it; "
+                      "host/verbs/ may use: common, host/base, host/cluster, host/render, host/spec, readiness)",
+                      self.findings())
+
     def test_an_include_without_its_link(self):
         self.edit("agent/CMakeLists.txt", "cosmicac_disk ", "")
         self.assertEqual(self.findings(), [

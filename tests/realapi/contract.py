@@ -31,7 +31,7 @@ import kube_bin  # noqa: E402
 SKIP = 77
 NS = "contract"
 MANAGER = "cosmicac-vmi"
-# What cosmicac-vmi puts on every write (host/verbs/kube_ops.cpp, write_query).
+# What cosmicac-vmi puts on every write (host/verbs/request.cpp, write_query).
 WRITE = {"fieldManager": MANAGER, "fieldValidation": "Strict"}
 DRY_WRITE = dict(WRITE, dryRun="All")
 APPLY = "application/apply-patch+yaml"
@@ -105,7 +105,7 @@ class StandInServer:
 
 # --- what the tool reads of an answer ---------------------------------------------------------
 def view(status, body):
-    """The parts of an answer cosmicac-vmi relies on (host/verbs/kube_ops.cpp's api_error and
+    """The parts of an answer cosmicac-vmi relies on (host/verbs/request.cpp's api_error and
     its readers of objects and lists), nothing the server makes up (uids, times, versions)."""
     out = {"code": status}
     if not isinstance(body, dict):
@@ -175,7 +175,7 @@ def secret(name, **meta):
 
 
 def delete_options(propagation="Foreground", dry=False, uid=None):
-    """As cosmicac-vmi writes them (kube_ops.cpp, delete_options): dryRun in the body."""
+    """As cosmicac-vmi writes them (host/verbs/deletion.cpp, delete_options): dryRun in the body."""
     body = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
     if dry:
         body["dryRun"] = ["All"]
@@ -412,7 +412,7 @@ def case_apply_to_terminating(c, r):
 
 
 def case_list_by_label(c, r):
-    """list: VMIs by the managed-by label (kube_ops.cpp's list)."""
+    """list: VMIs by the managed-by label (host/verbs/list.cpp's list_vmis)."""
     out = [_apply(c, r.objects("list-a")["VirtualMachineInstance"], label="apply list-a"),
            _apply(c, r.objects("list-b")["VirtualMachineInstance"], label="apply list-b")]
     stray = r.objects("list-c")["VirtualMachineInstance"]

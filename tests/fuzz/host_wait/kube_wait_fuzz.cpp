@@ -4,8 +4,10 @@
 // escaper's output never holds a byte a terminal acts on.
 #include "host/cluster/api_paths.hpp"
 #include "host/cluster/api_status.hpp"
-#include "host/verbs/follow.hpp"
-#include "host/verbs/kube_ops.hpp"
+#include "host/verbs/list.hpp"
+#include "host/verbs/rendered_diff.hpp"
+#include "host/verbs/request.hpp"
+#include "host/verbs/wait/views.hpp"
 #include "readiness/terminal_text.hpp"
 
 #include <chrono>

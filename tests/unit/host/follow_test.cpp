@@ -3,13 +3,14 @@
 // object shapes follow the Kubernetes (Pod conditions, containerStatuses,
 // core/v1 Event, metav1.Status), KubeVirt (VMI status, launcher pod labels,
 // guest-console-log) and CDI (DataVolume phase/progress/conditions) docs.
-#include "host/verbs/follow.hpp"
+#include "host/verbs/wait/views.hpp"
+#include "host/verbs/wait/wait.hpp"
 
 #include "apiserver_standin.hpp"
 #include "common/process.hpp"
 #include "host/base/yaml_json.hpp"
 #include "host/cluster/watch.hpp"
-#include "host/verbs/wait_printer.hpp"
+#include "host/verbs/wait/printer.hpp"
 #include "readiness/console_line.hpp"
 #include "readiness/event.hpp"
 #include "test_files.hpp"

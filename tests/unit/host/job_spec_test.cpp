@@ -181,13 +181,10 @@ TEST_CASE("job_spec: errors escape what the document spells — keys, names — 
   CHECK(yaml_err.find(": invalid YAML: unknown escape character") != std::string::npos);
 }
 
-TEST_CASE("job_spec: derived object names") {
-  auto s = parse_job_spec(kBase, "t").value();
-  CHECK(root_datavolume_name(s) == "job-1-root");
-  CHECK(data_pvc_name(s) == "job-1-data");
-  CHECK(userdata_secret_name(s) == "job-1-userdata");
-  std::string long_name(55, 'a');
-  CHECK_FALSE(parse_job_spec("name: " + long_name + "\nnamespace: ns\ncpu: 1\nmemory: 1Gi\n", "t"));
+TEST_CASE("job_spec: a name leaves room for the suffixes of its objects' names") {
+  std::string const longest(kMaxJobNameLength, 'a');
+  CHECK(parse_job_spec("name: " + longest + "\nnamespace: ns\ncpu: 1\nmemory: 1Gi\n", "t"));
+  CHECK_FALSE(parse_job_spec("name: " + longest + "a\nnamespace: ns\ncpu: 1\nmemory: 1Gi\n", "t"));
 }
 
 TEST_CASE("job_spec: VMIs that fit the nodes — dedicatedCpuPlacement, hugepageSize, terminationGracePeriodSeconds") {

@@ -1,7 +1,11 @@
 // The API client against the STAND-IN API server (apiserver_standin.hpp; no
 // kube-apiserver runs here). Plain HTTP on 127.0.0.1: TLS options are passed
 // to libcurl but not exercised by these tests.
-#include "host/verbs/kube_ops.hpp"
+#include "host/verbs/apply.hpp"
+#include "host/verbs/delete.hpp"
+#include "host/verbs/list.hpp"
+#include "host/verbs/rendered_diff.hpp"
+#include "host/verbs/request.hpp"
 
 #include "apiserver_standin.hpp"
 #include "host/cluster/api_paths.hpp"
@@ -740,6 +744,24 @@ TEST_CASE("kube_ops: the delete plan (pure)") {
   CHECK(plan[0].object == "VirtualMachineInstance cosmic-ac/llama-70b-0");
   CHECK(plan[3].path.empty());
   CHECK(plan_delete(example(), true)[3].path == std::string(kPvcPath) + "/llama-70b-0-data");
+  // The VMI first, what it owns next, the data disk last; the words the plan prints.
+  std::vector<std::string> printed;
+  for (auto const& step : plan)
+    printed.push_back(step.object + " | " + step.path + " | " + step.why + (step.unreadable ? " | unreadable" : ""));
+  CHECK(printed ==
+        std::vector<std::string>{
+            "VirtualMachineInstance cosmic-ac/llama-70b-0 | " + std::string(kVmiPath) + "/llama-70b-0 | the VM",
+            "DataVolume cosmic-ac/llama-70b-0-root | " + std::string(kDvPath) +
+                "/llama-70b-0-root | the root disk (owned by the VMI; re-imported by CDI on the next apply)",
+            "Secret cosmic-ac/llama-70b-0-userdata | " + std::string(kSecretPath) +
+                "/llama-70b-0-userdata | the user-data (owned by the VMI: the garbage collector deletes it "
+                "with the VMI) | unreadable",
+            "PersistentVolumeClaim cosmic-ac/llama-70b-0-data |  | the data disk is kept (pass --delete-data "
+            "to delete it)"});
+  CHECK(plan_delete(example(), true)[3].why == "the data disk (--delete-data)");
+  JobSpec no_data = example();
+  no_data.data_disk.reset();
+  CHECK(plan_delete(no_data, true).size() == 3);
 }
 
 // ---- Ownership: apply, delete and the roll-back act only on this job's objects.

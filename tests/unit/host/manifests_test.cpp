@@ -5,6 +5,7 @@
 #include "host/spec/operator_profile.hpp"
 
 #include "host/base/quantity.hpp"
+#include "host/render/job_objects.hpp"
 #include "host/render/userdata.hpp"
 #include "host/render/vmi_resources.hpp"
 #include "host/spec/guest_layout.hpp"
@@ -444,4 +445,27 @@ TEST_CASE("manifests: golden files (COSMICAC_UPDATE_GOLDEN=1 rewrites them)") {
       CHECK(text == golden);
     }
   }
+}
+
+TEST_CASE("job objects: render reads the table — each object's kind, name and labels, in its order") {
+  auto spec = load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value();
+  CHECK(job_object_name(spec, JobObject::RootDisk) == "llama-70b-0-root");
+  CHECK(job_object_name(spec, JobObject::DataDisk) == "llama-70b-0-data");
+  CHECK(job_object_name(spec, JobObject::Vmi) == "llama-70b-0");
+  CHECK(job_object_name(spec, JobObject::UserData) == "llama-70b-0-userdata");
+  std::vector<std::string> rendered;
+  for (auto const& o : render_manifests(spec)) {
+    JobPart const* part = job_part_of(o);
+    REQUIRE(part != nullptr);
+    CHECK(o.at("metadata").at("name").get<std::string>() == job_object_name(spec, part->object));
+    CHECK(o.at("metadata").at("labels").dump() ==
+          R"({"app.kubernetes.io/managed-by":"cosmicac-vmi","cosmicac.io/job":"llama-70b-0"})");
+    rendered.push_back(o.at("apiVersion").get<std::string>() + " " + o.at("kind").get<std::string>());
+  }
+  CHECK(rendered == std::vector<std::string>{"cdi.kubevirt.io/v1beta1 DataVolume", "v1 PersistentVolumeClaim",
+                                             "kubevirt.io/v1 VirtualMachineInstance", "v1 Secret"});
+  CHECK(managed_by_selector() == "app.kubernetes.io/managed-by=cosmicac-vmi");
+  CHECK(job_part_of(json{{"apiVersion", "apps/v1"}, {"kind", "Deployment"}}) == nullptr);
+  spec.data_disk.reset();
+  CHECK(render_manifests(spec).size() == 3);
 }

@@ -1,36 +1,15 @@
-// What the kube_* verbs share to talk to the API server: naming an object in
-// messages, reading a reply, the query of every write, whether an object is
-// this job's, and deleting one object and waiting until objects are gone.
-// Internal to host/verbs/ (the public interface is kube_ops.hpp).
+// Deleting one object and waiting until objects are gone: what `delete`
+// does, and what `apply` does for --recreate, its roll-back and an object it
+// finds being deleted.
 #pragma once
 
-#include "host/verbs/kube_ops.hpp"
+#include "host/verbs/request.hpp"
 
 #include <chrono>
 #include <string>
 #include <vector>
 
 namespace cosmicac::host {
-
-// "DataVolume cosmic-ac/job-root"
-std::string describe(Json const& o);
-
-// A reply's body as an object; anything else (no JSON, a list) as an empty one.
-Json parse_body(HttpResponse const& resp);
-
-// Query strings: every write names its field manager and asks for strict
-// field validation (as kubectl's default --validate=strict does); a
-// server-side dry run adds dryRun=All to every write.
-Query write_query(bool dry_run_server);
-
-bool is_success(long status);
-
-// The label the live object lacks to be this job's (render_manifests sets
-// both), or empty when it is this job's.
-std::string missing_label(Json const& live, std::string const& job);
-
-// The refusal to act on an object that is not this job's; verb: "deletes".
-HostError not_ours(std::string const& object, std::string const& label, char const* verb);
 
 inline constexpr const char* kForeground = "Foreground";
 inline constexpr const char* kBackground = "Background";

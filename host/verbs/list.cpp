@@ -1,6 +1,9 @@
+#include "host/verbs/list.hpp"
+
 #include "host/base/json_read.hpp"
 #include "host/base/rfc3339.hpp"
-#include "host/verbs/kube_request.hpp"
+#include "host/render/job_objects.hpp"
+#include "host/verbs/request.hpp"
 #include "readiness/terminal_text.hpp"
 
 namespace cosmicac::host {
@@ -63,7 +66,7 @@ std::string format_vmi_table(std::vector<VmiRow> const& rows) {
 }
 
 Result<Json> list_vmis(KubeClient& client, std::string const& ns) {
-  auto path = api_path(api::kVirtualMachineInstances, ns, {}, {}, {{"labelSelector", kManagedBySelector}});
+  auto path = api_path(api::kVirtualMachineInstances, ns, {}, {}, {{"labelSelector", managed_by_selector()}});
   if (!path) return path.error();
   auto resp = client.request("GET", *path);
   if (!resp) return resp.error();

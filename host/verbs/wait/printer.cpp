@@ -1,4 +1,4 @@
-#include "host/verbs/wait_printer.hpp"
+#include "host/verbs/wait/printer.hpp"
 
 #include "readiness/terminal_text.hpp"
 

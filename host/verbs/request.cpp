@@ -1,7 +1,8 @@
-#include "host/verbs/kube_request.hpp"
+#include "host/verbs/request.hpp"
 
 #include "host/base/json_read.hpp"
 #include "host/cluster/api_status.hpp"
+#include "host/render/job_objects.hpp"
 #include "readiness/terminal_text.hpp"
 
 namespace cosmicac::host {
@@ -24,8 +25,8 @@ Query write_query(bool dry_run_server) {
 bool is_success(long status) { return status >= 200 && status < 300; }
 
 std::string missing_label(Json const& live, std::string const& job) {
-  if (string_at(live, {"metadata", "labels", kManagedByLabel}) != kFieldManager)
-    return std::string(kManagedByLabel) + "=" + kFieldManager;
+  if (string_at(live, {"metadata", "labels", kManagedByLabel}) != kManagedByValue)
+    return std::string(kManagedByLabel) + "=" + kManagedByValue;
   if (job.empty() || string_at(live, {"metadata", "labels", kJobLabel}) != job)
     return std::string(kJobLabel) + "=" + job;
   return {};

@@ -1,7 +1,11 @@
+#include "host/verbs/apply.hpp"
+
 #include "common/secret.hpp"
 #include "host/base/json_read.hpp"
 #include "host/base/quantity.hpp"
-#include "host/verbs/kube_request.hpp"
+#include "host/render/job_objects.hpp"
+#include "host/verbs/deletion.hpp"
+#include "host/verbs/rendered_diff.hpp"
 #include "readiness/terminal_text.hpp"
 
 #include <map>
@@ -9,6 +13,12 @@
 
 namespace cosmicac::host {
 namespace {
+
+// Whether a rendered object's row of the job's table (host/render/job_objects.hpp) says it is applied so.
+bool applied_as(Json const& o, ApplyMode mode) {
+  JobPart const* part = job_part_of(o);
+  return part && part->apply == mode;
+}
 
 class Applier {
  public:
@@ -136,7 +146,7 @@ std::vector<std::string> Applier::spec_differences(Json const& vmi, Json const& 
   for (auto const& d : rendered_differences(vmi["spec"], value_at(live_vmi, {"spec"}), "spec"))
     diffs.push_back(describe(vmi) + " " + d);
   for (auto const& o : owned) {
-    if (o.value("kind", "") != "DataVolume") continue;
+    if (!applied_as(o, ApplyMode::ApplyCompared)) continue;
     if (auto const& dv = live(o))
       for (auto const& d : rendered_differences(o["spec"], value_at(*dv, {"spec"}), "spec"))
         diffs.push_back(describe(o) + " " + d);
@@ -184,7 +194,7 @@ Status Applier::recreate(Json const& vmi, Json const& live_vmi, std::vector<Json
   }
   std::vector<Pending> gone{{describe(vmi), *path, vmi_uid, {}}};
   for (auto const& o : owned) {
-    if (o.value("kind", "") == "Secret") {
+    if (applied_as(o, ApplyMode::CreateUnread)) {
       // Not deleted by name (it cannot be read to check it is this job's):
       // the VMI owns it, the garbage collector deletes it.
       auto coll = collection_path(o, write_query(true));
@@ -251,7 +261,7 @@ Status Applier::create_vmi(Json const& o) {
   // No blockOwnerDeletion: that would need update on
   // virtualmachineinstances/finalizers; delete removes the dependents itself.
   owner_ = Json{{"apiVersion", o.value("apiVersion", "")},
-                {"kind", "VirtualMachineInstance"},
+                {"kind", job_part(JobObject::Vmi).kind},
                 {"name", o["metadata"].value("name", "")},
                 {"uid", uid}};
   return ok();
@@ -353,11 +363,14 @@ Result<std::vector<ApplyResult>> Applier::run(std::vector<Json> const& objects) 
   Json const* secret = nullptr;
   std::vector<Json> owned, others;
   for (auto const& o : objects) {
-    std::string const kind = o.value("kind", "");
-    if (kind == "VirtualMachineInstance") vmi = &o;
-    else if (kind == "DataVolume" || kind == "Secret") owned.push_back(o);
+    JobPart const* part = job_part_of(o);
+    if (!part)
+      return host_error(Errc::Internal,
+                        "applying " + describe(o) + ": not an object of a job (host/render/job_objects.hpp)");
+    if (part->object == JobObject::Vmi) vmi = &o;
+    else if (part->owner == Owner::Vmi) owned.push_back(o);
     else others.push_back(o);
-    if (kind == "Secret") secret = &o;
+    if (part->apply == ApplyMode::CreateUnread) secret = &o;
   }
   if (!vmi && !owned.empty())
     return host_error(Errc::Internal, "applying " + describe(owned[0]) + ": no VirtualMachineInstance to own it");
@@ -366,10 +379,10 @@ Result<std::vector<ApplyResult>> Applier::run(std::vector<Json> const& objects) 
     if (auto st = look(*vmi); !st) return st.error();
   for (auto const* group : {&others, &owned})
     for (auto const& o : *group)
-      if (o.value("kind", "") != "Secret")
+      if (!applied_as(o, ApplyMode::CreateUnread))
         if (auto st = look(o); !st) return st.error();
   for (auto const& o : others)
-    if (o.value("kind", "") == "PersistentVolumeClaim")
+    if (applied_as(o, ApplyMode::ApplyGrowing))
       if (auto st = check_claim_size(o); !st) return st.error();
   if (vmi)
     if (auto st = check_immutable(*vmi, owned); !st) return failed(st.error());
@@ -381,7 +394,7 @@ Result<std::vector<ApplyResult>> Applier::run(std::vector<Json> const& objects) 
     if (auto st = create_vmi(*vmi); !st) return failed(st.error());
   for (auto o : owned) {
     o["metadata"]["ownerReferences"] = Json::array({owner_});
-    auto st = o.value("kind", "") == "Secret" ? create_secret(o) : server_side_apply(o);
+    auto st = applied_as(o, ApplyMode::CreateUnread) ? create_secret(o) : server_side_apply(o);
     if (!st) return failed(st.error());
   }
   return results_;

@@ -1,5 +1,5 @@
-// `cosmicac-vmi wait NAME`: follows one VMI through the Kubernetes API until
-// the agent inside it is ready or has failed (README, "cosmicac-vmi", wait).
+// `cosmicac-vmi wait`: follows VMIs through the Kubernetes API until the
+// agent inside each is ready or has failed (docs/host-tool.md, "wait").
 // Sources, each followed by one watch per kind in the namespace (a list,
 // then watch=true from its resourceVersion; cluster/watch.hpp), listed every
 // interval instead where the watch is refused: the VMI (phase, conditions
@@ -11,67 +11,23 @@
 // output in the pod's events. It reports what it learns to a FollowSink and
 // knows nothing about terminals; every API string it puts in a report has
 // been through readiness::terminal_safe already.
+// The parts, in host/verbs/wait/: views.* (what each object says),
+// console_log.* (the agent's events from the console log), watched_objects.*
+// (the watches the jobs share), job.* (one job's rounds), jobs.cpp (the jobs
+// and their timeouts: follow_jobs, follow_vmi), printer.* (how it is shown).
 #pragma once
 
 #include "host/base/host_error.hpp"
-#include "host/base/yaml_json.hpp"
 #include "host/cluster/kube_client.hpp"
 #include "readiness/event.hpp"
 
 #include <chrono>
-#include <optional>
+#include <cstddef>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace cosmicac::host {
 
-// KubeVirt's container that streams the VMI's serial console log; the agent's
-// lines in it are read with readiness::parse_console_line (console_line.hpp).
-inline constexpr std::string_view kConsoleLogContainer = "guest-console-log";
-
-// --- What each object says, as pure functions of its JSON -----------------
-struct VmiView {
-  std::string phase;      // "Pending" when the status has none yet
-  bool ready = false;     // condition Ready=True
-  bool terminal = false;  // Failed/Succeeded: never ready
-  std::string uid;
-  std::vector<std::string> datavolumes;  // spec.volumes[].dataVolume.name
-  std::vector<std::string> active_pods;  // status.activePods: the uids of its launcher pods (virt-controller's)
-  std::string line;                      // "phase=Running Ready=False (ContainersNotReady: …) …", escaped
-};
-VmiView view_vmi(Json const& vmi);
-
-struct DataVolumeView {
-  std::string phase;     // ImportScheduled, ImportInProgress, Succeeded, Failed, …
-  std::string progress;  // "45.20%", or empty
-  bool failed = false;   // phase Failed
-  std::string line;      // escaped
-};
-DataVolumeView view_datavolume(Json const& dv);
-
-struct PodView {
-  std::string name;
-  bool deleting = false;
-  bool unschedulable = false;        // PodScheduled=False, reason Unschedulable
-  std::string unschedulable_why;     // its message, escaped
-  bool has_console_log = false;      // a guest-console-log container in the spec
-  bool console_log_started = false;  // … that has started (its log can be read)
-  std::string line;                  // escaped
-};
-PodView view_pod(Json const& pod);
-// Whether `pod` is a launcher pod of `vmi`: its uid is one of the VMI's
-// status.activePods (which virt-controller writes, and only those with the
-// VMI's status write access can) and its controller ownerReference is the
-// VMI's uid. Labels prove nothing: anyone who may create a pod can set them.
-bool is_launcher_of(Json const& pod, VmiView const& vmi);
-// The launcher pod among a PodList: the newest that is not being deleted.
-std::optional<Json> pick_launcher_pod(Json const& pod_list);
-
-// The newest "Readiness probe failed: …" message among an EventList, escaped.
-std::optional<std::string> latest_probe_failure(Json const& event_list);
-
-// --- Following ---------------------------------------------------------------
 enum class Source { Vmi, DataVolume, Pod, Probe, Events };
 
 class FollowSink {
@@ -96,15 +52,6 @@ struct FollowOptions {
   // only with the fields `wait` reads (held_fields); more are not followed.
   std::size_t max_held_objects = 10000;
 };
-
-// The fields of a VMI, DataVolume or pod that `wait` reads, and nothing else:
-// apiVersion, kind; metadata's name, namespace, uid, resourceVersion,
-// creation and deletion times and its controller ownerReference; the names
-// of spec.volumes[].dataVolume and spec.containers[]; the status (written by
-// KubeVirt, CDI and the kubelet, not by whoever creates the object).
-// Annotations, labels, managedFields and the rest of the spec, which anyone
-// who may create objects in the namespace writes at will, are not held.
-Json held_fields(Json const& object);
 
 struct FollowResult {
   bool agent_reported = false;  // the console log gave the agent's ready

@@ -1,0 +1,42 @@
+#include "host/render/job_objects.hpp"
+
+#include <string_view>
+
+namespace cosmicac::host {
+namespace {
+
+// The job spec limits a job's name so that the longest name derived from it
+// is still a DNS label (63 characters): a row with a longer suffix needs a
+// shorter limit there.
+constexpr bool every_name_fits() {
+  for (auto const& part : kJobParts)
+    if (kMaxJobNameLength + std::string_view(part.name_suffix).size() > 63) return false;
+  return true;
+}
+static_assert(every_name_fits(), "a job object's name suffix does not fit kMaxJobNameLength (host/spec/job_spec.hpp)");
+
+}  // namespace
+
+Json job_labels(std::string const& job) { return Json{{kManagedByLabel, kManagedByValue}, {kJobLabel, job}}; }
+
+std::string managed_by_selector() { return std::string(kManagedByLabel) + "=" + kManagedByValue; }
+
+JobPart const& job_part(JobObject object) {
+  for (auto const& part : kJobParts)
+    if (part.object == object) return part;
+  return kJobParts.front();  // not reached: every JobObject has its row
+}
+
+JobPart const* job_part_of(Json const& object) {
+  if (!object.is_object()) return nullptr;
+  std::string const api_version = object.value("apiVersion", ""), kind = object.value("kind", "");
+  for (auto const& part : kJobParts)
+    if (api_version == part.api_version && kind == part.kind) return &part;
+  return nullptr;
+}
+
+bool job_has(JobSpec const& spec, JobPart const& part) { return !part.needs_data_disk || spec.data_disk.has_value(); }
+
+std::string job_object_name(JobSpec const& spec, JobObject object) { return spec.name + job_part(object).name_suffix; }
+
+}  // namespace cosmicac::host

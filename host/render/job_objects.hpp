@@ -1,0 +1,82 @@
+// What a job is made of: one row per object, the one list that rendering
+// (manifests.cpp: what each object is), `apply` (the order it writes them
+// in, and how) and `delete` (its plan) read. An object added to a job is a
+// row here and its renderer in manifests.cpp; apply and delete follow the row.
+#pragma once
+
+#include "host/base/yaml_json.hpp"
+#include "host/spec/job_spec.hpp"
+
+#include <array>
+#include <string>
+
+namespace cosmicac::host {
+
+// The labels every object of a job carries. `apply` and `delete` act only on
+// an object that carries both (someone else's PVC of the same name is never
+// adopted nor deleted); `list` and `wait`'s watches of several jobs select on
+// the first.
+inline constexpr const char* kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr const char* kManagedByValue = "cosmicac-vmi";
+inline constexpr const char* kJobLabel = "cosmicac.io/job";
+Json job_labels(std::string const& job);
+std::string managed_by_selector();  // "app.kubernetes.io/managed-by=cosmicac-vmi"
+
+enum class JobObject { RootDisk, DataDisk, Vmi, UserData };
+
+// Owner::Vmi: an ownerReference to the VMI's uid (apply adds it once the VMI
+// exists), so the garbage collector deletes it with the VMI.
+enum class Owner { None, Vmi };
+
+enum class ApplyMode {
+  CreateCompared,  // created; its spec cannot change: a live one is compared, a difference refused (--recreate)
+  ApplyCompared,   // server-side applied; CDI keeps its spec immutable too: compared along with the VMI's
+  ApplyGrowing,    // server-side applied; its storage request may only grow
+  CreateUnread,    // created, never read, patched or replaced: a reply of it would carry its data
+};
+
+enum class DeletePolicy {
+  Delete,                // read (it must be this job's), then deleted with its uid as a precondition
+  WithOwner,             // never deleted by name (it cannot be read to check it is this job's): goes with the VMI
+  KeptUnlessDeleteData,  // the tenant's data: kept unless --delete-data
+};
+
+struct JobPart {
+  JobObject object;
+  const char* api_version;
+  const char* kind;
+  const char* name_suffix;  // after the job's name
+  bool needs_data_disk;     // rendered only when the spec has a dataDisk
+  Owner owner;
+  ApplyMode apply;
+  DeletePolicy on_delete;
+  const char* role;         // how delete's plan names it: "the root disk"
+  const char* delete_note;  // what delete's plan adds in parentheses, or ""
+};
+
+// In the order `render` prints them. The Secret comes after the VMI: its
+// ownerReference needs the VMI's uid (until the Secret exists, the kubelet
+// retries mounting it into the launcher pod). `apply` writes what has no
+// owner, then the VMI, then what it owns; `delete` the VMI first (it holds
+// the volumes; foreground propagation removes what it owns before it).
+inline constexpr std::array<JobPart, 4> kJobParts{{
+    {JobObject::RootDisk, "cdi.kubevirt.io/v1beta1", "DataVolume", "-root", false, Owner::Vmi, ApplyMode::ApplyCompared,
+     DeletePolicy::Delete, "the root disk", "owned by the VMI; re-imported by CDI on the next apply"},
+    {JobObject::DataDisk, "v1", "PersistentVolumeClaim", "-data", true, Owner::None, ApplyMode::ApplyGrowing,
+     DeletePolicy::KeptUnlessDeleteData, "the data disk", ""},
+    {JobObject::Vmi, "kubevirt.io/v1", "VirtualMachineInstance", "", false, Owner::None, ApplyMode::CreateCompared,
+     DeletePolicy::Delete, "the VM", ""},
+    {JobObject::UserData, "v1", "Secret", "-userdata", false, Owner::Vmi, ApplyMode::CreateUnread,
+     DeletePolicy::WithOwner, "the user-data", "owned by the VMI: the garbage collector deletes it with the VMI"},
+}};
+
+JobPart const& job_part(JobObject object);
+// The row of a rendered object (by apiVersion and kind); null for an object
+// that is no part of a job.
+JobPart const* job_part_of(Json const& object);
+// Whether this spec's job has that object (the data disk only with dataDisk).
+bool job_has(JobSpec const& spec, JobPart const& part);
+// "<job>-root", "<job>-data", "<job>", "<job>-userdata".
+std::string job_object_name(JobSpec const& spec, JobObject object);
+
+}  // namespace cosmicac::host

@@ -1,0 +1,90 @@
+// One job of a `wait`: what its objects say, read from the watched objects
+// at each round, and what is kept between the rounds (the last state, the
+// console log, the fallback). Internal to `wait` (host/verbs/wait/).
+#pragma once
+
+#include "host/base/host_error.hpp"
+#include "host/cluster/kube_client.hpp"
+#include "host/verbs/wait/console_log.hpp"
+#include "host/verbs/wait/views.hpp"
+#include "host/verbs/wait/wait.hpp"
+#include "host/verbs/wait/watched_objects.hpp"
+#include "readiness/event.hpp"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace cosmicac::host {
+
+// The bound on console-log streams open at once (--max-log-streams).
+class LogSlots {
+ public:
+  explicit LogSlots(int max) : free_(max) {}
+  bool take() { return free_ > 0 ? (--free_, true) : false; }
+  void give_back() { ++free_; }
+
+ private:
+  int free_;
+};
+
+// What one reading of the VMI learned.
+struct VmiPoll {
+  bool ready = false;                    // condition Ready=True
+  std::string uid;                       // empty until the VMI was read
+  std::vector<std::string> datavolumes;  // to read next
+  std::vector<std::string> active_pods;  // status.activePods: its launcher pods' uids
+};
+
+class FollowedJob {
+ public:
+  FollowedJob(WatchedObjects& from, std::string const& ns, std::string const& name, FollowOptions const& opts,
+              FollowSink& sink, LogSlots& slots);
+  ~FollowedJob() { release_console(); }
+  FollowedJob(FollowedJob const&) = delete;
+  FollowedJob& operator=(FollowedJob const&) = delete;
+
+  // One look at everything: a result once ready, an error once failed.
+  Result<std::optional<FollowResult>> round();
+  HostError timed_out() const;
+
+  std::function<void()> wake_;  // set by the runner: the console's thread has news
+
+ private:
+  using clock = std::chrono::steady_clock;
+
+  Result<VmiPoll> poll_vmi();
+  Status poll_datavolumes(std::vector<std::string> const& dvs);
+  Status poll_launcher_pod(VmiPoll const& vmi);
+  Status check_scheduling(PodView const& p);
+  void choose_agent_source(PodView const& p);
+  Status poll_probe_events(std::string const& pod);
+  Status take_agent_events();
+  std::optional<FollowResult> result_if_ready(bool vmi_ready) const;
+  void report(Source s, std::string const& what, std::string const& text);
+  void use_fallback(std::string const& why);
+  void release_console();
+
+  WatchedObjects& from_;
+  KubeClient& client_;
+  std::string const ns_, name_, who_;
+  FollowOptions const opts_;
+  FollowSink& sink_;
+  LogSlots& slots_;
+  std::map<std::string, std::string> said_;  // what -> last text: report changes only
+  std::string last_vmi_ = "no response yet", last_agent_;
+  bool agent_ready_ = false, log_waiting_ = false, pods_pending_ = true;
+  std::optional<readiness::Event> ready_event_;
+  clock::time_point unschedulable_since_{};  // the epoch: schedulable (or not seen)
+  clock::time_point next_events_read_{};
+  std::set<std::string> dv_noted_;
+  std::optional<std::string> fallback_;       // why the console log is not used
+  std::unique_ptr<ConsoleFollower> console_;  // last: its thread stops before the rest goes
+};
+
+}  // namespace cosmicac::host

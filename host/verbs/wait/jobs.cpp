@@ -1,0 +1,259 @@
+// The jobs of one `wait`: each followed on the watches they share, until
+// each is ready or failed or the timeout passes (wait.hpp's follow_jobs).
+#include "host/base/json_read.hpp"
+#include "host/cluster/api_paths.hpp"
+#include "host/render/job_objects.hpp"
+#include "host/verbs/wait/job.hpp"
+#include "host/verbs/wait/views.hpp"
+#include "host/verbs/wait/wait.hpp"
+#include "host/verbs/wait/watched_objects.hpp"
+#include "readiness/terminal_text.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+namespace cosmicac::host {
+namespace {
+
+using readiness::terminal_safe;
+using clock = std::chrono::steady_clock;
+
+// Several jobs on one watch per kind: each change re-reads the jobs from
+// what the watches hold; a tick each interval for the timeouts that need no
+// change to pass (unschedulable for long enough, the overall timeout).
+class Runner {
+ public:
+  Runner(KubeClient& client, std::string ns, FollowTargets const& targets, FollowOptions const& opts, JobsSink& sink)
+      : ns_(std::move(ns)),
+        targets_(targets),
+        opts_(opts),
+        sink_(sink),
+        slots_(std::max(opts.max_log_streams, 0)),
+        from_(
+            client, ns_, opts, [this] { wake_and_wait(); }, [this](std::string const& why) { notice(why); }) {}
+  ~Runner() {
+    {
+      std::lock_guard l(mu_);
+      closing_ = true;
+    }
+    looked_cv_.notify_all();
+  }
+  Runner(Runner const&) = delete;
+  Runner& operator=(Runner const&) = delete;
+
+  Result<std::vector<JobOutcome>> run() {
+    deadline_ = clock::now() + opts_.timeout;
+    from_.watch_vmis(vmi_selector());
+    if (!targets_.selector.empty()) {
+      if (auto st = wait_for_vmi_list(); !st) return st.error();
+    }
+    for (auto const& name : names_) start_job(name);
+    while (!active_.empty()) {
+      look();
+      take_notices();
+      watch_dependents();
+      for (auto it = active_.begin(); it != active_.end() && !stopped_;) it = step(it);
+      if (active_.empty() || stopped_) break;
+      if (clock::now() >= deadline_) {
+        for (auto& [name, job] : active_) finish(name, job->timed_out());
+        active_.clear();
+        break;
+      }
+      sleep();
+    }
+    return std::move(outcomes_);
+  }
+
+ private:
+  bool single() const { return targets_.selector.empty() && targets_.names.size() == 1; }
+
+  Query vmi_selector() {
+    if (single()) {
+      names_ = targets_.names;
+      return {{"fieldSelector", "metadata.name=" + names_.front()}};
+    }
+    names_ = targets_.names;
+    std::string sel = managed_by_selector();
+    if (!targets_.selector.empty()) sel += "," + targets_.selector;
+    return {{"labelSelector", sel}};
+  }
+
+  // -l: the jobs are the VMIs the first list finds.
+  Status wait_for_vmi_list() {
+    while (!from_.vmis().synced()) {
+      look();
+      if (auto f = from_.vmis().list_failure()) {
+        if (!*f) return f->error();
+        return host_error((*f)->status == 403 ? Errc::Forbidden : Errc::Server,
+                          "listing VirtualMachineInstances in " + ns_ + ": " + status_text(**f));
+      }
+      if (clock::now() >= deadline_) return host_error(Errc::Timeout, "the VirtualMachineInstances were not listed");
+      sleep();
+    }
+    // Names from the API's answer: each becomes a line prefix, a message and
+    // a request's path, so each is checked as Kubernetes checks it (the error
+    // shows it escaped), as the launcher pod's and DataVolumes' are.
+    for (auto const& vmi : from_.vmis().items()) {
+      std::string name = string_at(vmi, {"metadata", "name"});
+      if (auto st = check_name(name, "metadata.name of a VirtualMachineInstance in the list of " + ns_ + " (-l)"); !st)
+        return st.error();
+      names_.push_back(std::move(name));
+    }
+    if (names_.empty())
+      return host_error(Errc::NotFound, "no VirtualMachineInstance in " + ns_ + " matches " +
+                                            terminal_safe(managed_by_selector() + "," + targets_.selector));
+    return ok();
+  }
+
+  void start_job(std::string const& name) {
+    auto job = std::make_unique<FollowedJob>(from_, ns_, name, opts_, sink_.job(name), slots_);
+    job->wake_ = [this] { wake(); };
+    active_.emplace_back(name, std::move(job));
+  }
+
+  // The DataVolumes and launcher pods: by the tool's labels for several
+  // jobs; for one, by the VMI's DataVolume's name and uid once it is known.
+  void watch_dependents() {
+    if (!single()) {
+      if (!from_.watching_dependents()) {
+        from_.watch_datavolumes({{"labelSelector", managed_by_selector()}});
+        from_.watch_pods({{"labelSelector", "kubevirt.io=virt-launcher"}});
+      }
+      return;
+    }
+    auto vmi = from_.vmi(names_.front());
+    if (!vmi || vmi->status != 200) return;
+    auto j = parse_json(vmi->body);
+    if (!j) return;
+    VmiView v = view_vmi(*j);
+    if (!from_.watching_dependents()) {
+      Query dv;
+      if (v.datavolumes.size() == 1 && is_dns1123_subdomain(v.datavolumes.front()))
+        dv.emplace_back("fieldSelector", "metadata.name=" + v.datavolumes.front());
+      from_.watch_datavolumes(dv);
+    }
+    if (v.uid != pods_uid_ && is_label_value(v.uid)) {
+      pods_uid_ = v.uid;
+      from_.watch_pods({{"labelSelector", "kubevirt.io=virt-launcher,kubevirt.io/created-by=" + v.uid}});
+    }
+  }
+
+  using Active = std::vector<std::pair<std::string, std::unique_ptr<FollowedJob>>>;
+  Active::iterator step(Active::iterator it) {
+    auto r = it->second->round();
+    if (r && !*r) return it + 1;
+    if (r) finish(it->first, std::move(**r));
+    else finish(it->first, r.error());
+    if (!r && opts_.fail_fast) stopped_ = true;
+    return active_.erase(it);
+  }
+
+  void finish(std::string const& name, Result<FollowResult> r) {
+    sink_.done(name, r);
+    outcomes_.push_back({name, std::move(r)});
+  }
+
+  // What the watches have changed up to now is about to be looked at.
+  void look() {
+    std::lock_guard l(mu_);
+    looking_at_ = posted_;
+  }
+
+  // Until a change, or the next tick; what look() saw has been looked at.
+  void sleep() {
+    std::unique_lock l(mu_);
+    looked_ = looking_at_;
+    looked_cv_.notify_all();
+    cv_.wait_until(l, std::min(clock::now() + opts_.interval, deadline_), [&] { return woken_; });
+    woken_ = false;
+  }
+
+  void wake() {
+    std::lock_guard l(mu_);
+    woken_ = true;
+    cv_.notify_one();
+  }
+
+  // From a watch's thread, after each change to what it holds: returns once
+  // the jobs have been looked at since, so that a burst of events (a watch
+  // resumed, a re-list) shows each state, not only the last. Bounded: a
+  // watch being replaced (a new VMI uid) is not waited for long.
+  void wake_and_wait() {
+    std::unique_lock l(mu_);
+    auto const mine = ++posted_;
+    woken_ = true;
+    cv_.notify_one();
+    looked_cv_.wait_for(l, std::chrono::seconds(1), [&] { return looked_ >= mine || closing_; });
+  }
+
+  // From a watch's thread: kept until the main thread says it (once).
+  void notice(std::string const& why) {
+    {
+      std::lock_guard l(mu_);
+      if (!noticed_) notices_.push_back(why);
+      noticed_ = true;
+    }
+    wake();
+  }
+  void take_notices() {
+    std::vector<std::string> n;
+    {
+      std::lock_guard l(mu_);
+      n.swap(notices_);
+    }
+    for (auto const& why : n) sink_.notice(why);
+  }
+
+  std::string const ns_;
+  FollowTargets const& targets_;
+  FollowOptions const opts_;
+  JobsSink& sink_;
+  LogSlots slots_;
+  std::vector<std::string> names_;
+  std::vector<JobOutcome> outcomes_;
+  std::string pods_uid_;
+  clock::time_point deadline_{};
+  bool stopped_ = false;
+  std::mutex mu_;  // guards what follows: the watches' and consoles' threads set it
+  std::condition_variable cv_;
+  bool woken_ = false, noticed_ = false, closing_ = false;
+  std::uint64_t posted_ = 0, looking_at_ = 0, looked_ = 0;  // changes from the watches: made, being seen, seen
+  std::condition_variable looked_cv_;
+  std::vector<std::string> notices_;
+  WatchedObjects from_;  // after what its threads call into
+  Active active_;        // last: the consoles' threads stop first
+};
+
+// One job's lines to the caller's FollowSink.
+class OneJobSink : public JobsSink {
+ public:
+  explicit OneJobSink(FollowSink& sink) : sink_(sink) {}
+  FollowSink& job(std::string const&) override { return sink_; }
+  void notice(std::string const& text) override { sink_.source(text); }
+  void done(std::string const&, Result<FollowResult> const&) override {}
+
+ private:
+  FollowSink& sink_;
+};
+
+}  // namespace
+
+Result<std::vector<JobOutcome>> follow_jobs(KubeClient& client, std::string const& ns, FollowTargets const& targets,
+                                            FollowOptions const& opts, JobsSink& sink) {
+  return Runner(client, ns, targets, opts, sink).run();
+}
+
+Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::string const& name,
+                                FollowOptions const& opts, FollowSink& sink) {
+  OneJobSink one(sink);
+  FollowTargets targets{.names = {name}, .selector = {}};
+  auto outcomes = follow_jobs(client, ns, targets, opts, one);
+  if (!outcomes) return outcomes.error();
+  if (outcomes->empty()) return host_error(Errc::Internal, "no outcome for " + name);
+  return std::move(outcomes->front().result);
+}
+
+}  // namespace cosmicac::host

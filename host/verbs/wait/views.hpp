@@ -1,0 +1,73 @@
+// What `cosmicac-vmi wait` reads in each object it follows, as pure
+// functions of its JSON: the VMI, its DataVolumes, the launcher pod, the
+// pod's events, a failed call's Status. Every API string in a view has been
+// through readiness::terminal_safe already.
+#pragma once
+
+#include "host/base/yaml_json.hpp"
+#include "host/cluster/kube_client.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cosmicac::host {
+
+// KubeVirt's container that streams the VMI's serial console log; the agent's
+// lines in it are read with readiness::parse_console_line (console_line.hpp).
+inline constexpr std::string_view kConsoleLogContainer = "guest-console-log";
+
+struct VmiView {
+  std::string phase;      // "Pending" when the status has none yet
+  bool ready = false;     // condition Ready=True
+  bool terminal = false;  // Failed/Succeeded: never ready
+  std::string uid;
+  std::vector<std::string> datavolumes;  // spec.volumes[].dataVolume.name
+  std::vector<std::string> active_pods;  // status.activePods: the uids of its launcher pods (virt-controller's)
+  std::string line;                      // "phase=Running Ready=False (ContainersNotReady: …) …", escaped
+};
+VmiView view_vmi(Json const& vmi);
+
+struct DataVolumeView {
+  std::string phase;     // ImportScheduled, ImportInProgress, Succeeded, Failed, …
+  std::string progress;  // "45.20%", or empty
+  bool failed = false;   // phase Failed
+  std::string line;      // escaped
+};
+DataVolumeView view_datavolume(Json const& dv);
+
+struct PodView {
+  std::string name;
+  bool deleting = false;
+  bool unschedulable = false;        // PodScheduled=False, reason Unschedulable
+  std::string unschedulable_why;     // its message, escaped
+  bool has_console_log = false;      // a guest-console-log container in the spec
+  bool console_log_started = false;  // … that has started (its log can be read)
+  std::string line;                  // escaped
+};
+PodView view_pod(Json const& pod);
+// Whether `pod` is a launcher pod of `vmi`: its uid is one of the VMI's
+// status.activePods (which virt-controller writes, and only those with the
+// VMI's status write access can) and its controller ownerReference is the
+// VMI's uid. Labels prove nothing: anyone who may create a pod can set them.
+bool is_launcher_of(Json const& pod, VmiView const& vmi);
+// The launcher pod among a PodList: the newest that is not being deleted.
+std::optional<Json> pick_launcher_pod(Json const& pod_list);
+
+// The newest "Readiness probe failed: …" message among an EventList, escaped.
+std::optional<std::string> latest_probe_failure(Json const& event_list);
+
+// The fields of a VMI, DataVolume or pod that `wait` reads, and nothing else:
+// apiVersion, kind; metadata's name, namespace, uid, resourceVersion,
+// creation and deletion times and its controller ownerReference; the names
+// of spec.volumes[].dataVolume and spec.containers[]; the status (written by
+// KubeVirt, CDI and the kubelet, not by whoever creates the object).
+// Annotations, labels, managedFields and the rest of the spec, which anyone
+// who may create objects in the namespace writes at will, are not held.
+Json held_fields(Json const& object);
+
+// A failed call as "HTTP 403 Forbidden: <the Status body's message>", escaped.
+std::string status_text(HttpResponse const& r);
+
+}  // namespace cosmicac::host

@@ -1,0 +1,56 @@
+// The objects the jobs of one `wait` are made of, held by one watch per kind
+// in the namespace (cluster/watch.hpp's Reflector): VMIs, DataVolumes,
+// launcher pods. Internal to `wait` (host/verbs/wait/).
+#pragma once
+
+#include "host/base/host_error.hpp"
+#include "host/cluster/kube_client.hpp"
+#include "host/cluster/watch.hpp"
+#include "host/verbs/wait/views.hpp"
+#include "host/verbs/wait/wait.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace cosmicac::host {
+
+// A collection not read yet: as if the server had not answered (skipped).
+HostError not_yet();
+
+// Each answer is in the shape a GET would have had, so a job reads its VMI,
+// DataVolumes and launcher pod the same way whatever keeps them.
+class WatchedObjects {
+ public:
+  // wake: a watch's thread, after each change to what it holds; notice: a
+  // word about all the jobs (the cap on held objects reached).
+  WatchedObjects(KubeClient& client, std::string ns, FollowOptions const& opts, std::function<void()> wake,
+                 std::function<void(std::string const&)> notice);
+
+  void watch_vmis(Query selector) { vmis_ = make(api::kVirtualMachineInstances, std::move(selector)); }
+  void watch_datavolumes(Query selector) { dvs_ = make(api::kDataVolumes, std::move(selector)); }
+  void watch_pods(Query selector) { pods_ = make(api::kPods, std::move(selector)); }
+  bool watching_dependents() const { return dvs_ != nullptr; }
+  Reflector const& vmis() const { return *vmis_; }
+
+  Result<HttpResponse> vmi(std::string const& name) const {
+    return object(vmis_.get(), api::kVirtualMachineInstances, name);
+  }
+  Result<HttpResponse> datavolume(std::string const& name) const { return object(dvs_.get(), api::kDataVolumes, name); }
+  // A PodList of the launcher pods of this VMI (is_launcher_of).
+  Result<HttpResponse> launcher_pods(VmiView const& vmi) const;
+  KubeClient& client() const { return client_; }
+
+ private:
+  std::unique_ptr<Reflector> make(ApiResource const& r, Query selector);
+  static Result<HttpResponse> object(Reflector const* from, ApiResource const& r, std::string const& name);
+
+  KubeClient& client_;
+  std::string const ns_;
+  std::function<void()> wake_;
+  std::function<void(std::string const&)> notice_;
+  ReflectorOptions ropts_;
+  std::unique_ptr<Reflector> vmis_, dvs_, pods_;
+};
+
+}  // namespace cosmicac::host
