@@ -5,8 +5,9 @@
 #include "host/cli/command.hpp"
 #include "host/cluster/cluster_access.hpp"
 #include "host/spec/job_spec.hpp"
-#include "host/verbs/follow.hpp"
-#include "host/verbs/kube_ops.hpp"
+#include "host/verbs/apply.hpp"
+#include "host/verbs/delete.hpp"
+#include "host/verbs/wait/wait.hpp"
 
 #include <optional>
 #include <string>
