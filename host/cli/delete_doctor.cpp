@@ -28,7 +28,7 @@ Outcome DeleteCommand::validate() const {
   if (!file.has_files()) return usage_problem("-f SPEC is required");
   if (auto p = no_positional()) return p;
   if (!wait.empty() && wait != "true" && wait != "false") return usage_problem("--wait must be true or false");
-  return dry_run.validate();
+  return std::nullopt;
 }
 
 Outcome DeleteCommand::complete() { return file.load_specs(cluster.ns, specs); }
@@ -36,7 +36,7 @@ Outcome DeleteCommand::complete() { return file.load_specs(cluster.ns, specs); }
 // Each job in turn: one that fails is said and the next is still deleted
 // (as kubectl does); the exit status is the first failure's.
 Outcome DeleteCommand::run() {
-  bool const client_dry_run = dry_run.mode() == DryRunMode::Client;
+  bool const client_dry_run = dry_run.mode == DryRun::Client;
   bool const many = specs.size() > 1;
   std::optional<KubeClient> client;
   if (!client_dry_run) {
@@ -46,7 +46,7 @@ Outcome DeleteCommand::run() {
   }
   host::DeleteOptions options;
   options.wait = wait != "false";
-  options.dry_run_server = dry_run.mode() == DryRunMode::Server;
+  options.dry_run = dry_run.mode;
   options.timeout = timeout.value;
   JobTally tally;
   for (auto const& job : specs) {

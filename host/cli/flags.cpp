@@ -229,22 +229,19 @@ std::string PrintFlags::format_objects(std::vector<Json> const& objects) const {
 }
 
 void DryRunFlag::bind(CLI::App& app) {
-  app.add_flag("--dry-run{client}", value,
+  app.add_flag("--dry-run{client}", text_,
                "client (a bare --dry-run): the objects, no API call; server:\n"
                "the API server checks each request, stores nothing; none")
-      ->type_name("[=client|server|none]");
-}
-
-Outcome DryRunFlag::validate() const {
-  if (!value.empty() && value != "none" && value != "client" && value != "server")
-    return usage_problem("--dry-run must be none, client or server");
-  return std::nullopt;
-}
-
-DryRunMode DryRunFlag::mode() const {
-  if (value == "client") return DryRunMode::Client;
-  if (value == "server") return DryRunMode::Server;
-  return DryRunMode::None;
+      ->type_name("[=client|server|none]")
+      ->check(CLI::Validator(
+          [this](std::string& text) -> std::string {
+            if (text == "none") mode = DryRun::None;
+            else if (text == "client") mode = DryRun::Client;
+            else if (text == "server") mode = DryRun::Server;
+            else return "must be none, client or server";
+            return {};
+          },
+          ""));
 }
 
 void DurationFlag::bind(CLI::App& app, std::string const& name, std::string const& what) {

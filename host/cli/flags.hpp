@@ -13,6 +13,7 @@
 #include "host/cluster/kubeconfig.hpp"
 #include "host/spec/job_spec.hpp"
 #include "host/spec/operator_profile.hpp"
+#include "host/verbs/request.hpp"
 
 #include <chrono>
 #include <optional>
@@ -101,13 +102,14 @@ struct PrintFlags {
   std::string format_objects(std::vector<Json> const& objects) const;
 };
 
-// --dry-run[=none|client|server]: a bare --dry-run is client, as kubectl's.
-enum class DryRunMode { None, Client, Server };
+// --dry-run[=none|client|server]: a bare --dry-run is client, as kubectl's;
+// parsed once, while the command line is (another value is a usage problem).
 struct DryRunFlag {
-  std::string value;
+  DryRun mode = DryRun::None;
   void bind(CLI::App& app);
-  Outcome validate() const;
-  DryRunMode mode() const;
+
+ private:
+  std::string text_;  // CLI11's, as given
 };
 
 // A duration flag (--timeout, --interval, --schedule-timeout) in Go's syntax

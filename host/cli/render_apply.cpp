@@ -82,7 +82,6 @@ void ApplyCommand::bind(CLI::App& app) {
 Outcome ApplyCommand::validate() const {
   if (!file.has_files()) return usage_problem("-f SPEC is required");
   if (auto p = no_positional()) return p;
-  if (auto p = dry_run.validate()) return p;
   return print.validate();
 }
 
@@ -93,7 +92,7 @@ Outcome ApplyCommand::complete() { return file.load_specs(cluster.ns, specs); }
 // status is the first failure's.
 Outcome ApplyCommand::run() {
   bool const many = specs.size() > 1;
-  if (dry_run.mode() == DryRunMode::Client) {  // kubectl's client dry run: the objects, no API call
+  if (dry_run.mode == DryRun::Client) {  // kubectl's client dry run: the objects, no API call
     std::vector<Json> all;
     for (auto const& job : specs)
       for (auto& o : render_manifests(job.spec)) all.push_back(std::move(o));
@@ -107,7 +106,7 @@ Outcome ApplyCommand::run() {
     return std::nullopt;
   }
   host::ApplyOptions options;
-  options.dry_run = dry_run.mode() == DryRunMode::Server ? DryRun::Server : DryRun::None;
+  options.dry_run = dry_run.mode;
   options.recreate = recreate;
   options.force_conflicts = force_conflicts;
   options.delete_timeout = timeout.value;

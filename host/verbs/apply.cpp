@@ -185,7 +185,7 @@ Status Applier::recreate(Json const& vmi, Json const& live_vmi, std::vector<Json
   if (vmi_uid.empty())
     return host_error(Errc::Server, describe(vmi) + ": the API server's reply carries no metadata.uid");
   say_(describe(vmi) + " differs: recreating it (delete, wait until gone, create)" + (dry_ ? " (server dry run)" : ""));
-  auto going = delete_one(client_, describe(vmi), *path, dry_, vmi_uid);
+  auto going = delete_one(client_, describe(vmi), *path, opts_.dry_run, vmi_uid);
   if (!going) return going.error();
   if (dry_) {
     live_vmi_ = live_vmi;  // a dry run changes nothing: what follows is checked against the live objects
@@ -197,7 +197,7 @@ Status Applier::recreate(Json const& vmi, Json const& live_vmi, std::vector<Json
     if (applied_as(o, ApplyMode::CreateUnread)) {
       // Not deleted by name (it cannot be read to check it is this job's):
       // the VMI owns it, the garbage collector deletes it.
-      auto coll = collection_path(o, write_query(true));
+      auto coll = collection_path(o, write_query(DryRun::Server));
       if (!coll) return coll.error();
       gone.push_back({describe(o),
                       *coll,
@@ -211,7 +211,7 @@ Status Applier::recreate(Json const& vmi, Json const& live_vmi, std::vector<Json
     if (!dv_path) return dv_path.error();
     std::string const dv_uid = string_at(*dv, {"metadata", "uid"});
     // Not left to the garbage collector's pace; its uid was read with its labels.
-    auto deleted = delete_one(client_, describe(o), *dv_path, false, dv_uid);
+    auto deleted = delete_one(client_, describe(o), *dv_path, DryRun::None, dv_uid);
     if (!deleted) return deleted.error();
     gone.push_back({describe(o), *dv_path, dv_uid, {}});
   }
@@ -222,7 +222,7 @@ Status Applier::recreate(Json const& vmi, Json const& live_vmi, std::vector<Json
 }
 
 Status Applier::server_side_apply(Json const& o) {
-  Query query = write_query(dry_);
+  Query query = write_query(opts_.dry_run);
   if (opts_.force_conflicts) query.emplace_back("force", "true");
   auto path = object_path(o, query);
   if (!path) return path.error();
@@ -247,7 +247,7 @@ Status Applier::create_vmi(Json const& o) {
     if (recreated_dry_) done(o, ApplyOutcome::Created, *live_vmi_, "recreated");
     else done(o, ApplyOutcome::Unchanged, *live_vmi_, "unchanged");
   } else {
-    auto path = collection_path(o, write_query(dry_));
+    auto path = collection_path(o, write_query(opts_.dry_run));
     if (!path) return path.error();
     auto resp = client_.request("POST", *path, o.dump());
     if (!resp) return resp.error();
@@ -272,7 +272,7 @@ Status Applier::create_vmi(Json const& o) {
 // and cosmicac-vmi cannot read it to tell. A previous VMI's Secret goes with
 // that VMI (garbage collector): waited for, up to delete_timeout.
 Status Applier::wait_secret_absent(Json const& secret) {
-  auto coll = collection_path(secret, write_query(true));
+  auto coll = collection_path(secret, write_query(DryRun::Server));
   if (!coll) return coll.error();
   std::string const probe =
       secret_probe(string_at(secret, {"metadata", "namespace"}), string_at(secret, {"metadata", "name"}));
@@ -300,7 +300,7 @@ Status Applier::wait_secret_absent(Json const& secret) {
 // identity has no get on secrets (host/rbac/role.yaml). Its create reply is
 // read for the uid only, then wiped.
 Status Applier::create_secret(Json const& o) {
-  auto coll = collection_path(o, write_query(dry_));
+  auto coll = collection_path(o, write_query(opts_.dry_run));
   if (!coll) return coll.error();
   Json shown = o;  // what -o prints: the object without its data
   shown.erase("stringData");
@@ -346,7 +346,7 @@ HostError Applier::failed(HostError e) {
     // uid (a reply without one): not deleted by name.
     auto going = !path             ? Result<bool>(path.error())
                  : it->uid.empty() ? Result<bool>(host_error(Errc::Internal, what + ": its uid is unknown"))
-                                   : delete_one(client_, what, *path, false, it->uid, kBackground);
+                                   : delete_one(client_, what, *path, DryRun::None, it->uid, kBackground);
     bool const gone = static_cast<bool>(going);
     say_(what + (gone ? " deleted (created by this run, which failed)" : " could NOT be deleted: delete it by hand"));
     std::string& list = gone ? done_list : failed_list;
@@ -404,6 +404,9 @@ Result<std::vector<ApplyResult>> Applier::run(std::vector<Json> const& objects) 
 
 Result<std::vector<ApplyResult>> apply_objects(KubeClient& client, std::vector<Json> const& objects,
                                                ApplyOptions const& options, Say const& say) {
+  // Fail closed: a client dry run here would write for real (the query has no dryRun).
+  if (options.dry_run == DryRun::Client)
+    return host_error(Errc::Internal, "apply_objects: a client dry run makes no API call (the caller prints)");
   Applier applier(client, options, say);
   return applier.run(objects);
 }

@@ -15,8 +15,6 @@
 
 namespace cosmicac::host {
 
-enum class DryRun { None, Client, Server };
-
 struct ApplyOptions {
   DryRun dry_run = DryRun::None;  // Client is the CLI's (no API calls at all)
   bool recreate = false;          // a VMI whose spec differs: delete it (waiting until gone), create it again

@@ -85,7 +85,10 @@ Result<std::vector<std::optional<std::string>>> look_before_delete(KubeClient& c
 
 Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, DeleteOptions const& options,
                       Say const& say) {
-  std::string const dry = options.dry_run_server ? " (server dry run)" : "";
+  // Fail closed: a client dry run here would delete for real (the body has no dryRun).
+  if (options.dry_run == DryRun::Client)
+    return host_error(Errc::Internal, "execute_delete: a client dry run makes no API call (the caller prints)");
+  std::string const dry = options.dry_run == DryRun::Server ? " (server dry run)" : "";
   auto looked = look_before_delete(client, plan);
   if (!looked) return looked.error();
   auto const& uid = *looked;
@@ -107,7 +110,7 @@ Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, D
         continue;
       }
       say(step.object + " goes with the VMI that owns it (garbage collector)" + dry);
-      auto coll = api_path(api::kSecrets, step.ns, {}, {}, write_query(true));
+      auto coll = api_path(api::kSecrets, step.ns, {}, {}, write_query(DryRun::Server));
       if (!coll) return coll.error();
       pending.push_back({step.object, *coll, {}, secret_probe(step.ns, step.name)});
       continue;
@@ -116,7 +119,7 @@ Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, D
       say(step.object + " already absent");
       continue;
     }
-    auto going = delete_one(client, step.object, step.path, options.dry_run_server, *uid[i]);
+    auto going = delete_one(client, step.object, step.path, options.dry_run, *uid[i]);
     if (!going) return going.error();
     if (!*going) {
       say(step.object + " already absent");
@@ -126,7 +129,7 @@ Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, D
     if (step.owns_others) vmi_going = true;
     pending.push_back({step.object, step.path, *uid[i], {}});
   }
-  if (!options.wait || options.dry_run_server || pending.empty()) return ok();
+  if (!options.wait || options.dry_run == DryRun::Server || pending.empty()) return ok();
   return wait_gone(client, std::move(pending), options.timeout, options.poll, say);
 }
 

@@ -30,8 +30,8 @@ struct DeleteStep {
 std::vector<DeleteStep> plan_delete(JobSpec const& spec, bool delete_data);
 
 struct DeleteOptions {
-  bool wait = true;  // until every deleted object is gone (404)
-  bool dry_run_server = false;
+  bool wait = true;               // until every deleted object is gone (404)
+  DryRun dry_run = DryRun::None;  // Client is the CLI's (no API calls at all)
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds poll{std::chrono::seconds(1)};
 };

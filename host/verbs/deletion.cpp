@@ -17,18 +17,18 @@ namespace {
 // under the same name since it was read or created answers 409 Conflict and
 // stays. No resourceVersion precondition: the VMI's status changes all the
 // time, and what was checked (its labels) belongs to the uid.
-std::string delete_options(const char* propagation, bool dry_run_server, std::string const& uid = {}) {
+std::string delete_options(const char* propagation, DryRun dry_run, std::string const& uid = {}) {
   nlohmann::json body{{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"propagationPolicy", propagation}};
-  if (dry_run_server) body["dryRun"] = nlohmann::json::array({"All"});
+  if (dry_run == DryRun::Server) body["dryRun"] = nlohmann::json::array({"All"});
   if (!uid.empty()) body["preconditions"] = {{"uid", uid}};
   return body.dump();
 }
 
 }  // namespace
 
-Result<bool> delete_one(KubeClient& client, std::string const& object, std::string const& path, bool dry_run_server,
+Result<bool> delete_one(KubeClient& client, std::string const& object, std::string const& path, DryRun dry_run,
                         std::string const& uid, const char* propagation) {
-  auto resp = client.request("DELETE", path, delete_options(propagation, dry_run_server, uid));
+  auto resp = client.request("DELETE", path, delete_options(propagation, dry_run, uid));
   if (!resp) return resp.error();
   if (resp->status == 404) return false;
   if (resp->status == 409 && !uid.empty()) {

@@ -17,7 +17,7 @@ inline constexpr const char* kBackground = "Background";
 // DELETE, by default with foreground propagation (the dependents go first),
 // with a uid precondition when uid is given. True when the object is gone or
 // going, false when it was absent.
-Result<bool> delete_one(KubeClient& client, std::string const& object, std::string const& path, bool dry_run_server,
+Result<bool> delete_one(KubeClient& client, std::string const& object, std::string const& path, DryRun dry_run,
                         std::string const& uid, const char* propagation = kForeground);
 
 // A Secret cannot be read (no get on secrets: that would read every Secret

@@ -16,9 +16,9 @@ Json parse_body(HttpResponse const& resp) {
   return j && j->is_object() ? std::move(*j) : Json::object();
 }
 
-Query write_query(bool dry_run_server) {
+Query write_query(DryRun dry_run) {
   Query q{{"fieldManager", kFieldManager}, {"fieldValidation", "Strict"}};
-  if (dry_run_server) q.emplace_back("dryRun", "All");
+  if (dry_run == DryRun::Server) q.emplace_back("dryRun", "All");
   return q;
 }
 

@@ -45,10 +45,15 @@ std::string describe(Json const& o);
 // A reply's body as an object; anything else (no JSON, a list) as an empty one.
 Json parse_body(HttpResponse const& resp);
 
+// kubectl's --dry-run, the one type every layer passes: Client makes no API
+// call at all (the CLI prints the objects); Server sends every write with
+// dryRun=All, so the API server checks it and stores nothing.
+enum class DryRun { None, Client, Server };
+
 // Query strings: every write names its field manager and asks for strict
 // field validation (as kubectl's default --validate=strict does); a
 // server-side dry run adds dryRun=All to every write.
-Query write_query(bool dry_run_server);
+Query write_query(DryRun dry_run);
 
 bool is_success(long status);
 

@@ -142,12 +142,18 @@ TEST_CASE("cli options: every duration flag takes Go's syntax and names itself w
 TEST_CASE("cli options: --dry-run and --wait as kubectl's: a bare flag, or =value") {
   ApplyCommand bare;
   REQUIRE_FALSE(parse_command(bare, {"-f", "s", "--dry-run"}));
-  CHECK(bare.dry_run.mode() == DryRunMode::Client);
+  CHECK(bare.dry_run.mode == host::DryRun::Client);
+  DeleteCommand server;
+  REQUIRE_FALSE(parse_command(server, {"-f", "s", "--dry-run=client", "--dry-run=server"}));  // the last counts
+  CHECK(server.dry_run.mode == host::DryRun::Server);
+  ApplyCommand none;
+  REQUIRE_FALSE(parse_command(none, {"-f", "s"}));
+  CHECK(none.dry_run.mode == host::DryRun::None);
   for (std::string cmd : {"apply", "delete"}) {
     INFO(cmd);
     CHECK(problem_of(cmd, {"-f", "s", "--dry-run=server"}).empty());
     CHECK(problem_of(cmd, {"-f", "s", "--dry-run=none"}).empty());
-    CHECK(problem_of(cmd, {"-f", "s", "--dry-run=all"}) == "--dry-run must be none, client or server");
+    CHECK(problem_of(cmd, {"-f", "s", "--dry-run=all"}) == "--dry-run: must be none, client or server");
     CHECK(problem_of(cmd, {"-f", "s", "--dry-run", "server"}) == "unexpected argument server");  // kubectl needs '='
   }
   DeleteCommand d;

@@ -452,6 +452,25 @@ TEST_CASE("kube_ops: delete is foreground and waits until every object is 404; -
   CHECK_FALSE(stuck.has(vmi));
 }
 
+TEST_CASE("kube_ops: a client dry run reaching the verbs is refused before any request (it would write for real)") {
+  auto spec = example();
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  ApplyOptions apply = fast_apply();
+  apply.dry_run = DryRun::Client;
+  auto applied = apply_objects(client, render_manifests(spec), apply, quiet);
+  REQUIRE_FALSE(applied);
+  CHECK(applied.error().kind == Errc::Internal);
+  CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  DeleteOptions del = fast_delete();
+  del.dry_run = DryRun::Client;
+  auto deleted = execute_delete(client, plan_delete(spec, true), del, quiet);
+  REQUIRE_FALSE(deleted);
+  CHECK(deleted.error().kind == Errc::Internal);
+  CHECK_FALSE(server.get(std::string(kVmiPath) + "/llama-70b-0")["metadata"].contains("deletionTimestamp"));
+}
+
 TEST_CASE(
     "kube_ops: delete --dry-run=server deletes nothing, --delete-data included (dryRun in the DeleteOptions body)") {
   // kube-apiserver reads DeleteOptions from the body when there is one and then
@@ -461,7 +480,7 @@ TEST_CASE(
   KubeClient client(access_to(server));
   REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
   DeleteOptions dry = fast_delete();
-  dry.dry_run_server = true;
+  dry.dry_run = DryRun::Server;
   REQUIRE(execute_delete(client, plan_delete(spec, true), dry, quiet));
   CHECK(server.has(std::string(kVmiPath) + "/llama-70b-0"));
   CHECK(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
