@@ -54,6 +54,7 @@ std::vector<DeleteStep> plan_delete(JobSpec const& spec, bool delete_data) {
   std::stable_sort(parts.begin(), parts.end(),
                    [](JobPart const* a, JobPart const* b) { return delete_rank(*a) < delete_rank(*b); });
   std::vector<DeleteStep> plan;
+  plan.reserve(parts.size());
   for (auto const* part : parts) plan.push_back(plan_step(spec, *part, delete_data));
   return plan;
 }
