@@ -1,6 +1,6 @@
 #include "host/base/yaml_json.hpp"
 
-#include "config/utf8.hpp"
+#include "common/utf8.hpp"
 #include "readiness/terminal_text.hpp"
 
 #include <yaml-cpp/eventhandler.h>
@@ -242,7 +242,7 @@ struct Converter {
   // found it). Every string we hold must be UTF-8 (JSON and our YAML writer
   // need it): check what the reader gives, not only what it was given.
   void check_text(YAML::Node const& n, std::string const& s) {
-    if (!config::valid_utf8(s)) fail(n, "a string that is not valid UTF-8 (a NUL byte?)");
+    if (!valid_utf8(s)) fail(n, "a string that is not valid UTF-8 (a NUL byte?)");
   }
 
   Json convert(YAML::Node const& n, int depth = 0) {
@@ -291,28 +291,17 @@ struct Converter {
 // (everything we hold was checked on the way in).
 std::string double_quoted(std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
-  auto escape = [](std::string& out, char kind, std::uint32_t cp, int digits) {
+  auto escape = [](std::string& out, char kind, char32_t cp, int digits) {
     out += '\\';
     out += kind;
     for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xF];
   };
   std::string out = "\"";
   for (std::size_t i = 0; i < s.size();) {
-    auto const b = static_cast<unsigned char>(s[i]);
-    std::uint32_t cp = b;
-    std::size_t len = 1;
-    if (b >= 0x80) {
-      len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2;
-      if (b < 0xC2 || b > 0xF4 || i + len > s.size())
-        throw std::logic_error("YAML encoder: a string is not valid UTF-8");
-      cp = b & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-      for (std::size_t k = 1; k < len; ++k) {
-        auto const c = static_cast<unsigned char>(s[i + k]);
-        if ((c & 0xC0) != 0x80) throw std::logic_error("YAML encoder: a string is not valid UTF-8");
-        cp = (cp << 6) | (c & 0x3F);
-      }
-    }
-    i += len;
+    auto const ch = utf8_decode(s.substr(i));
+    if (ch.length == 0) throw std::logic_error("YAML encoder: a string is not valid UTF-8");
+    char32_t const cp = ch.code_point;
+    i += ch.length;
     if (cp == '"') out += "\\\"";
     else if (cp == '\\') out += "\\\\";
     else if (cp == '\n') out += "\\n";
@@ -528,7 +517,7 @@ Result<Json> parse_json_document(std::string_view text, std::string_view origin)
 
 Result<Json> parse_yaml_document(std::string_view text, std::string_view origin) {
   // yaml-cpp passes any bytes through; JSON (and so everything we render) needs UTF-8.
-  if (!config::valid_utf8(text))
+  if (!valid_utf8(text))
     return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": not valid UTF-8 (YAML and JSON text must be)");
   try {
     std::string const owned(text);
