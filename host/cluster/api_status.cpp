@@ -1,8 +1,8 @@
 #include "host/cluster/api_status.hpp"
 
+#include "common/terminal_text.hpp"
 #include "common/utf8.hpp"
 #include "host/base/yaml_json.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <vector>
 
@@ -38,7 +38,7 @@ std::string shown_line(std::string_view line) {
   while (!raw.empty() && (raw.back() == '\r' || raw.back() == ' ')) raw.pop_back();
   bool const cut = raw.size() > kMaxServerLineBytes;
   if (cut) raw.resize(utf8_cut(raw, kMaxServerLineBytes).size());
-  return bare_quotes(readiness::terminal_safe(raw)) + (cut ? "…" : "");
+  return bare_quotes(terminal_safe(raw)) + (cut ? "…" : "");
 }
 
 std::vector<std::string_view> split_lines(std::string_view text) {

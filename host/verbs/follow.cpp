@@ -1,5 +1,6 @@
 #include "host/verbs/follow.hpp"
 
+#include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/base/rfc3339.hpp"
 #include "host/cluster/api_paths.hpp"
@@ -7,7 +8,6 @@
 #include "host/cluster/watch.hpp"
 #include "host/verbs/kube_ops.hpp"
 #include "readiness/console_line.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -24,7 +24,6 @@
 namespace cosmicac::host {
 namespace {
 
-using readiness::terminal_safe;
 using clock = std::chrono::steady_clock;
 
 // " (Reason: message)", escaped; empty when both are.
@@ -218,7 +217,7 @@ class ConsoleFollower {
 std::string agent_failure(readiness::Event const& e) {
   std::string out = "bootstrap failed: reason=" + std::string(reason_name(e.reason.value_or(Reason::Internal)));
   if (readiness::is_real_step(e.step)) out += " step=" + std::string(readiness::step_name(e.step));
-  out += " message=" + readiness::terminal_quoted(e.message);
+  out += " message=" + terminal_quoted(e.message);
   return out;
 }
 
