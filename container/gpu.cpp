@@ -1,11 +1,11 @@
 #include "container/gpu.hpp"
 
+#include "common/sysfs.hpp"
+
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <cstring>
 #include <thread>
 
 namespace cosmicac::container {
@@ -17,12 +17,7 @@ bool has_nvidia_pci(std::string const& sysfs_root) {
   bool found = false;
   while (dirent* e = ::readdir(d)) {
     if (e->d_name[0] == '.') continue;
-    std::string const path = dir + "/" + e->d_name + "/vendor";
-    if (FILE* f = std::fopen(path.c_str(), "r")) {
-      char buf[16] = {};
-      if (std::fgets(buf, sizeof(buf), f) && std::strncmp(buf, "0x10de", 6) == 0) found = true;
-      std::fclose(f);
-    }
+    found = read_sysfs_attribute(dir + "/" + e->d_name + "/vendor").value_or(std::string()).starts_with("0x10de");
     if (found) break;
   }
   ::closedir(d);
