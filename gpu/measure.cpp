@@ -3,6 +3,7 @@
 #include "common/file_io.hpp"
 #include "common/process.hpp"
 #include "common/sysfs.hpp"
+#include "common/tool_dirs.hpp"
 #include "gpu/text.hpp"
 
 #include <unistd.h>
@@ -46,8 +47,7 @@ std::string nvidia_smi_path(std::string const& configured) {
 std::string nvidia_smi_looked_at(std::string const& configured) {
   if (configured.starts_with('/')) return configured;
   std::string out;
-  for (auto const* dir : {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"})
-    out += (out.empty() ? "" : ", ") + std::string(dir) + "/" + configured;
+  for (auto const dir : kSystemToolDirs) out += (out.empty() ? "" : ", ") + std::string(dir) + "/" + configured;
   return out;
 }
 
