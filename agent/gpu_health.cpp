@@ -1,6 +1,6 @@
 #include "agent/gpu_health.hpp"
 
-#include "readiness/terminal_text.hpp"
+#include "common/terminal_text.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -40,14 +40,14 @@ readiness::GpuHealth skipped_gpu_health(std::string why) {
 std::string gpu_health_text(readiness::GpuHealth const& h) {
   std::string out = "GPU health: " + h.verdict;
   if (h.reason) out += " reason=" + std::string(reason_name(*h.reason));
-  if (!h.message.empty()) out += " message=" + readiness::terminal_quoted(h.message);
+  if (!h.message.empty()) out += " message=" + terminal_quoted(h.message);
   out += '\n';
   for (auto const& g : h.gpus)
-    out += "  GPU " + std::to_string(g.index) + " " + readiness::terminal_safe(g.bus_id) + " fabric " +
-           readiness::terminal_safe(g.fabric) + " ecc " + readiness::terminal_safe(g.ecc) + "\n";
+    out += "  GPU " + std::to_string(g.index) + " " + terminal_safe(g.bus_id) + " fabric " + terminal_safe(g.fabric) +
+           " ecc " + terminal_safe(g.ecc) + "\n";
   for (auto const& p : h.ib_ports)
-    out += "  InfiniBand " + readiness::terminal_safe(p.device) + " port " + std::to_string(p.port) + " " +
-           readiness::terminal_safe(p.state) + "\n";
+    out += "  InfiniBand " + terminal_safe(p.device) + " port " + std::to_string(p.port) + " " +
+           terminal_safe(p.state) + "\n";
   return out;
 }
 

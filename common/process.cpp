@@ -1,6 +1,7 @@
 #include "common/process.hpp"
 
 #include "common/terminal_text.hpp"
+#include "common/tool_dirs.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/readable_pipe.hpp>
@@ -29,8 +30,6 @@ namespace asio = boost::asio;
 
 namespace {
 constexpr std::size_t kMaxCapture = 1 << 20;
-constexpr std::array<const char*, 6> kToolDirs{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
-                                               "/usr/bin",        "/sbin",          "/bin"};
 
 std::string join_argv(Command const& cmd) {
   std::string s = cmd.program;
@@ -181,12 +180,17 @@ void log_failure(Command const& cmd, CommandResult const& res) {
 }  // namespace
 
 std::vector<std::string> scrubbed_environment() {
-  return {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "LC_ALL=C.UTF-8"};
+  std::string path = "PATH=";
+  for (auto const dir : kSystemToolDirs) {
+    if (path.back() != '=') path += ':';
+    path += dir;
+  }
+  return {std::move(path), "LANG=C.UTF-8", "LC_ALL=C.UTF-8"};
 }
 
 std::string tool_path(std::string const& name) {
   if (!name.empty() && name.front() == '/') return name;
-  for (const char* dir : kToolDirs) {
+  for (auto const dir : kSystemToolDirs) {
     std::string p = std::string(dir) + "/" + name;
     if (::access(p.c_str(), X_OK) == 0) return p;
   }

@@ -1,5 +1,7 @@
 #include "common/systemd_manager.hpp"
 
+#include "common/utf8.hpp"
+
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 
@@ -107,56 +109,20 @@ std::string active_state(std::string const& name) {
   return state;
 }
 
-namespace {
-
-// The length of the UTF-8 sequence at the start of `s` (1..4), or 0 when it
-// is not well-formed (overlong, surrogate, above U+10FFFF, cut short).
-std::size_t utf8_sequence(std::string_view s) noexcept {
-  auto const b0 = static_cast<unsigned char>(s[0]);
-  if (b0 < 0x80) return 1;
-  // The sequence's length, and the range of its second byte (RFC 3629, section 4).
-  std::size_t n = 0;
-  unsigned lo = 0x80;
-  unsigned hi = 0xBF;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    n = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    n = 3;
-    if (b0 == 0xE0) lo = 0xA0;  // no overlong form
-    if (b0 == 0xED) hi = 0x9F;  // no surrogate
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    n = 4;
-    if (b0 == 0xF0) lo = 0x90;  // no overlong form
-    if (b0 == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (s.size() < n) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    auto const b = static_cast<unsigned char>(s[k]);
-    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return 0;
-  }
-  return n;
-}
-
-}  // namespace
-
 std::string notify_field(std::string_view key, std::string_view value) {
   std::string v;
   for (std::size_t i = 0; i < value.size() && v.size() <= kNotifyValueMax;) {
-    std::size_t const n = utf8_sequence(value.substr(i));
+    auto const ch = utf8_decode(value.substr(i));
     auto const c = static_cast<unsigned char>(value[i]);
-    bool const c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(value[i + 1]) < 0xA0;  // U+0080..U+009F
+    bool const c1 = ch.code_point >= 0x80 && ch.code_point <= 0x9F;
     if (c == '\t' || c == '\n' || c == '\r') v += ' ';
-    else if (n == 0 || c < 0x20 || c == 0x7F || c1) v += '?';
-    else v.append(value.substr(i, n));
-    i += n == 0 ? 1 : n;
+    else if (ch.length == 0 || c < 0x20 || c == 0x7F || c1) v += '?';
+    else v.append(value.substr(i, ch.length));
+    i += ch.length == 0 ? 1 : ch.length;
   }
   if (v.size() > kNotifyValueMax) {
     constexpr std::string_view kCut = "…";
-    std::size_t end = kNotifyValueMax - kCut.size();
-    while (end > 0 && (static_cast<unsigned char>(v[end]) & 0xC0) == 0x80) --end;  // not inside a character
-    v.resize(end);
+    v.resize(utf8_cut(v, kNotifyValueMax - kCut.size()).size());
     v += kCut;
   }
   return std::string(key) + "=" + v;

@@ -2,9 +2,7 @@
 // (the guest's events, the API server's messages, a child's stderr):
 // `cosmicac-bootstrap status`, `cosmicac-vmi wait` and the child runner's log
 // (common/process.hpp) pass every such string through it, so no guest, cluster
-// or tool can retitle, clear or forge lines on the operator's screen. In
-// common/ because the runner is; readiness/terminal_text.hpp names it for the
-// readers of guest text.
+// or tool can retitle, clear or forge lines on the operator's screen.
 #pragma once
 
 #include <string>

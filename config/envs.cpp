@@ -2,9 +2,9 @@
 // because the format is this project's own (inherited from the shell script).
 #include "config/envs.hpp"
 
+#include "common/utf8.hpp"
 #include "config/fixed_text.hpp"
 #include "config/js_literal.hpp"
-#include "config/utf8.hpp"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 // the ENVS dialect needs bare keys/words and number text kept verbatim.
 #include "config/js_literal.hpp"
 
-#include "config/utf8.hpp"
+#include "common/utf8.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,14 +1,28 @@
 #include "container/gpu.hpp"
 
+#include "common/sysfs.hpp"
+#include "common/tool_dirs.hpp"
+
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <cstring>
 #include <thread>
 
 namespace cosmicac::container {
+namespace {
+
+// "/usr/local/sbin, /usr/local/bin, …, /sbin or /bin".
+std::string tool_dirs_listed() {
+  std::string out;
+  for (std::size_t i = 0; i < kSystemToolDirs.size(); ++i) {
+    if (i > 0) out += i + 1 == kSystemToolDirs.size() ? " or " : ", ";
+    out += kSystemToolDirs[i];
+  }
+  return out;
+}
+
+}  // namespace
 
 bool has_nvidia_pci(std::string const& sysfs_root) {
   std::string const dir = sysfs_root + "/bus/pci/devices";
@@ -17,12 +31,7 @@ bool has_nvidia_pci(std::string const& sysfs_root) {
   bool found = false;
   while (dirent* e = ::readdir(d)) {
     if (e->d_name[0] == '.') continue;
-    std::string const path = dir + "/" + e->d_name + "/vendor";
-    if (FILE* f = std::fopen(path.c_str(), "r")) {
-      char buf[16] = {};
-      if (std::fgets(buf, sizeof(buf), f) && std::strncmp(buf, "0x10de", 6) == 0) found = true;
-      std::fclose(f);
-    }
+    found = read_sysfs_attribute(dir + "/" + e->d_name + "/vendor").value_or(std::string()).starts_with("0x10de");
     if (found) break;
   }
   ::closedir(d);
@@ -40,8 +49,8 @@ bool docker_serves_gpus(engine::SystemInfo const& info, bool hook_on_path) {
 
 bool nvidia_hook_installed(std::string const& fs_root) {
   std::string const root = fs_root == "/" ? "" : fs_root;
-  for (const char* dir : {"/usr/bin", "/usr/local/bin", "/usr/sbin", "/sbin", "/bin"}) {
-    std::string const p = root + dir + "/nvidia-container-runtime-hook";
+  for (auto const dir : kSystemToolDirs) {
+    std::string const p = root + std::string(dir) + "/nvidia-container-runtime-hook";
     struct stat st {};
     if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) return true;
   }
@@ -62,11 +71,10 @@ Status check_gpus_ready(engine::SystemInfo const& docker_info, GpuEnv const& env
     std::this_thread::sleep_for(env.poll_interval);
   }
   if (!docker_serves_gpus(docker_info, nvidia_hook_installed(env.fs_root)))
-    return make_error(
-        Reason::GpuUnavailable,
-        "dockerd cannot serve GPUs: no nvidia-container-runtime-hook in /usr/bin, /usr/local/bin, /usr/sbin, "
-        "/sbin or /bin, and no nvidia runtime or CDI device in docker info (install nvidia-container-toolkit, "
-        "or set GPU_MODE=none)");
+    return make_error(Reason::GpuUnavailable,
+                      "dockerd cannot serve GPUs: no nvidia-container-runtime-hook in " + tool_dirs_listed() +
+                          ", and no nvidia runtime or CDI device in docker info (install nvidia-container-toolkit, "
+                          "or set GPU_MODE=none)");
   return ok();
 }
 

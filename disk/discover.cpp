@@ -2,6 +2,7 @@
 
 #include "common/file_io.hpp"
 #include "common/libmount_ptr.hpp"
+#include "common/sysfs.hpp"
 #include "disk/probe.hpp"
 
 #include <libmount/libmount.h>
@@ -17,12 +18,8 @@ namespace cosmicac::disk {
 
 namespace {
 
-// Reads a small sysfs attribute whole (binary-safe); "" when absent or unreadable.
-std::string read_attr(std::string const& p) {
-  constexpr std::size_t kMaxAttrBytes = 64 * 1024;  // a text attribute is one page; VPD pages are small
-  auto data = read_file(p, kMaxAttrBytes);
-  return data ? std::move(*data) : std::string();
-}
+// A sysfs attribute whole (binary-safe); "" when absent or unreadable.
+std::string read_attr(std::string const& p) { return read_sysfs_attribute(p).value_or(std::string()); }
 
 std::string trim(std::string s) {
   auto junk = [](char c) { return c == '\0' || c == ' ' || c == '\n' || c == '\t' || c == '\r'; };

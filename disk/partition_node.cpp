@@ -1,5 +1,7 @@
 #include "disk/partition_node.hpp"
 
+#include "common/sysfs.hpp"
+
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -14,13 +16,10 @@ namespace {
 
 // "259:3" from <sysfs>/class/block/<name>/dev.
 bool sysfs_devno(ProbeOptions const& options, std::string const& name, dev_t& out) {
-  std::string const path = options.sysfs_root + "/class/block/" + name + "/dev";
-  FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) return false;
+  auto const text = read_sysfs_attribute(options.sysfs_root + "/class/block/" + name + "/dev");
+  if (!text) return false;
   unsigned maj = 0, min = 0;
-  int const n = std::fscanf(f, "%u:%u", &maj, &min);
-  std::fclose(f);
-  if (n != 2) return false;
+  if (std::sscanf(text->c_str(), "%u:%u", &maj, &min) != 2) return false;
   out = makedev(maj, min);
   return true;
 }

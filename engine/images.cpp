@@ -43,17 +43,7 @@ Result<PullProgress> pull_image(Client& client, ImagePull pull,
   });
   for (auto& h : req.headers) wipe(h);
   std::string const what = "pulling " + pull.reference;
-  if (!r) {
-    Error e = r.error();
-    e.reason = Reason::RegistryUnreachable;
-    e.message = what + ": " + e.message;
-    return e;
-  }
-  if (r->status != 200) {
-    Error e = classify_pull_error(error_message(r->body), r->status);
-    e.message = what + ": HTTP " + std::to_string(r->status) + ": " + e.message;
-    return e;
-  }
+  if (auto e = registry_answer_error(what, r)) return *e;
   if (!stream_error.empty()) {
     Error e = classify_pull_error(stream_error, 200);
     e.message = what + ": " + e.message;
@@ -88,17 +78,7 @@ Result<std::string> resolve_manifest_digest(Client& client, std::string const& r
   auto r = client.request(req);
   for (auto& h : req.headers) wipe(h);
   std::string const what = "resolving " + reference;
-  if (!r) {
-    Error e = r.error();
-    e.reason = Reason::RegistryUnreachable;
-    e.message = what + ": " + e.message;
-    return e;
-  }
-  if (r->status != 200) {
-    Error e = classify_pull_error(error_message(r->body), r->status);
-    e.message = what + ": HTTP " + std::to_string(r->status) + ": " + e.message;
-    return e;
-  }
+  if (auto e = registry_answer_error(what, r)) return *e;
   auto digest = parse_distribution_digest(r->body);
   if (!digest) return make_error(digest.error().reason, what + ": " + digest.error().message);
   return digest;

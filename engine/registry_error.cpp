@@ -1,5 +1,7 @@
 #include "engine/registry_error.hpp"
 
+#include "engine/http_error.hpp"
+
 #include <cctype>
 #include <string>
 
@@ -30,6 +32,19 @@ Error classify_pull_error(std::string_view message, long http_status) {
       contains(m, "does not exist") || contains(m, "repository name not known") || contains(m, "name unknown"))
     return make_error(Reason::ImageNotFound, std::move(text));
   return make_error(Reason::RegistryUnreachable, std::move(text), false);
+}
+
+std::optional<Error> registry_answer_error(std::string_view what, Result<Response> const& answer) {
+  if (!answer) {
+    Error e = answer.error();
+    e.reason = Reason::RegistryUnreachable;
+    e.message = std::string(what) + ": " + e.message;
+    return e;
+  }
+  if (answer->status == 200) return std::nullopt;
+  Error e = classify_pull_error(error_message(answer->body), answer->status);
+  e.message = std::string(what) + ": HTTP " + std::to_string(answer->status) + ": " + e.message;
+  return e;
 }
 
 }  // namespace cosmicac::engine

@@ -1,30 +1,16 @@
 #include "gpu/infiniband.hpp"
 
 #include "common/file_io.hpp"
+#include "common/sysfs.hpp"
 #include "gpu/text.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <system_error>
 
 namespace cosmicac::gpu {
 namespace {
 
 constexpr std::size_t kMaxDevices = 64;
 constexpr std::size_t kMaxPorts = 16;
-
-// The first 64 bytes of a sysfs attribute; nullopt when it cannot be read.
-std::optional<std::string> read_attribute(std::string const& p) {
-  int const fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return std::nullopt;
-  char buf[64];
-  ssize_t const n = ::read(fd, buf, sizeof buf);
-  ::close(fd);
-  if (n < 0) return std::nullopt;
-  return std::string(buf, static_cast<std::size_t>(n));
-}
 
 // Names sysfs gives: short, plain, no path tricks.
 bool plain_name(std::string const& n) {
@@ -78,7 +64,7 @@ std::vector<IbDevice> read_infiniband(std::string const& sysfs_root) {
       auto const number = small_number(port);
       if (!number) continue;
       IbPort p{.device = dev, .port = *number, .state = std::nullopt};
-      if (auto t = read_attribute(ports + "/" + port + "/state")) p.state = parse_port_state(*t);
+      if (auto t = read_sysfs_attribute(ports + "/" + port + "/state")) p.state = parse_port_state(*t);
       d.ports.push_back(std::move(p));
     }
     std::sort(d.ports.begin(), d.ports.end(), [](auto const& a, auto const& b) { return a.port < b.port; });

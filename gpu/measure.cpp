@@ -2,9 +2,10 @@
 
 #include "common/file_io.hpp"
 #include "common/process.hpp"
+#include "common/sysfs.hpp"
+#include "common/tool_dirs.hpp"
 #include "gpu/text.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,14 +14,8 @@
 namespace cosmicac::gpu {
 namespace {
 
-std::string read_small(std::string const& p) {
-  int const fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  char buf[32];
-  ssize_t const n = ::read(fd, buf, sizeof buf);
-  ::close(fd);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
-}
+// A sysfs attribute, "" when absent or unreadable.
+std::string read_attr(std::string const& p) { return read_sysfs_attribute(p).value_or(std::string()); }
 
 // nvidia-smi's stdout, or the GpuDriver error saying why there is none.
 Result<std::string> run_smi(MeasureOptions const& o, std::vector<std::string> args, std::string const& what) {
@@ -52,8 +47,7 @@ std::string nvidia_smi_path(std::string const& configured) {
 std::string nvidia_smi_looked_at(std::string const& configured) {
   if (configured.starts_with('/')) return configured;
   std::string out;
-  for (auto const* dir : {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"})
-    out += (out.empty() ? "" : ", ") + std::string(dir) + "/" + configured;
+  for (auto const dir : kSystemToolDirs) out += (out.empty() ? "" : ", ") + std::string(dir) + "/" + configured;
   return out;
 }
 
@@ -67,8 +61,8 @@ std::vector<PciAddress> read_nvidia_pci(std::string const& sysfs_root) {
     auto const addr = parse_pci_address(name);
     if (!addr || !addr->function) continue;
     std::string const dir = devices + "/" + name;
-    if (!read_small(dir + "/vendor").starts_with("0x10de")) continue;
-    if (!read_small(dir + "/class").starts_with("0x03")) continue;  // not an NVSwitch or audio function
+    if (!read_attr(dir + "/vendor").starts_with("0x10de")) continue;
+    if (!read_attr(dir + "/class").starts_with("0x03")) continue;  // not an NVSwitch or audio function
     out.push_back(*addr);
   }
   std::sort(out.begin(), out.end(), [](PciAddress const& a, PciAddress const& b) { return a.str() < b.str(); });

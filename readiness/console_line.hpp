@@ -12,8 +12,8 @@
 // with it that do not parse are counted and skipped.
 #pragma once
 
+#include "common/line_framer.hpp"
 #include "readiness/event.hpp"
-#include "readiness/line_framer.hpp"
 
 #include <cstdint>
 #include <optional>

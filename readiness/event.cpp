@@ -1,5 +1,7 @@
 #include "readiness/event.hpp"
 
+#include "common/utf8.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -36,12 +38,7 @@ std::string_view to_name(std::array<std::string_view, N> const& names, E e) noex
 }
 
 // Cuts at a UTF-8 character boundary so the result stays valid UTF-8.
-std::string cap_message(std::string_view m) {
-  if (m.size() <= kMaxMessageBytes) return std::string(m);
-  std::size_t n = kMaxMessageBytes;
-  while (n > 0 && (static_cast<unsigned char>(m[n]) & 0xC0U) == 0x80U) --n;
-  return std::string(m.substr(0, n));
-}
+std::string cap_message(std::string_view m) { return std::string(utf8_cut(m, kMaxMessageBytes)); }
 
 Error bad(std::string what) { return make_error(Reason::Internal, "readiness event: " + std::move(what)); }
 

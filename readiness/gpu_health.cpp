@@ -1,5 +1,7 @@
 #include "readiness/gpu_health.hpp"
 
+#include "common/utf8.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -16,12 +18,7 @@ constexpr std::size_t kMaxText = 256;
 constexpr std::array<std::string_view, 4> kVerdicts{"healthy", "waiting", "failed", "skipped"};
 
 // At most kMaxText bytes, cut at a UTF-8 character's start so that it reads back within the bound.
-std::string capped(std::string const& s) {
-  if (s.size() <= kMaxText) return s;
-  std::size_t n = kMaxText;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0U) == 0x80U) --n;
-  return s.substr(0, n);
-}
+std::string capped(std::string const& s) { return std::string(utf8_cut(s, kMaxText)); }
 
 Error bad(std::string const& what) { return make_error(Reason::Internal, "gpu_health: " + what); }
 

@@ -1,8 +1,8 @@
 #include "readiness/status.hpp"
 
+#include "common/terminal_text.hpp"
 #include "readiness/boot_id.hpp"
 #include "readiness/state_file.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <nlohmann/json.hpp>
 

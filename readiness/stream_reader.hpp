@@ -2,8 +2,8 @@
 // any size, into events. Bad lines are counted and skipped, never fatal.
 #pragma once
 
+#include "common/line_framer.hpp"
 #include "readiness/event.hpp"
-#include "readiness/line_framer.hpp"
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
 #include "registry/cred_iso.hpp"
 
-#include "common/file_io.hpp"
 #include "common/libmount_ptr.hpp"
+#include "common/sysfs.hpp"
 
 #include <blkid/blkid.h>
 #include <libmount/libmount.h>
@@ -184,7 +184,7 @@ bool is_cdrom(std::string const& device, std::string const& sysfs_root) {
   if (::stat(device.c_str(), &st) != 0 || !S_ISBLK(st.st_mode)) return false;
   std::string const type_path = sysfs_root + "/dev/block/" + std::to_string(major(st.st_rdev)) + ":" +
                                 std::to_string(minor(st.st_rdev)) + "/device/type";
-  auto type = read_file(type_path, 64);  // "5\n"
+  auto type = read_sysfs_attribute(type_path);  // "5\n"
   if (!type) return false;
   std::string_view t = *type;
   while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.remove_suffix(1);

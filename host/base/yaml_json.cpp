@@ -1,7 +1,7 @@
 #include "host/base/yaml_json.hpp"
 
-#include "config/utf8.hpp"
-#include "readiness/terminal_text.hpp"
+#include "common/terminal_text.hpp"
+#include "common/utf8.hpp"
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
@@ -232,9 +232,8 @@ struct Converter {
   // `why` may quote a key of the document: escaped for the terminal.
   [[noreturn]] void fail(YAML::Node const& n, std::string const& why) {
     auto mark = n.Mark();
-    throw HostErrorException(host_error(Errc::Spec, readiness::terminal_safe(origin) + " line " +
-                                                        std::to_string(mark.line + 1) + ": " +
-                                                        readiness::terminal_safe(why)));
+    throw HostErrorException(host_error(Errc::Spec, terminal_safe(origin) + " line " + std::to_string(mark.line + 1) +
+                                                        ": " + terminal_safe(why)));
   }
 
   // The text was valid UTF-8, but yaml-cpp 0.7 can still hand back a string
@@ -242,7 +241,7 @@ struct Converter {
   // found it). Every string we hold must be UTF-8 (JSON and our YAML writer
   // need it): check what the reader gives, not only what it was given.
   void check_text(YAML::Node const& n, std::string const& s) {
-    if (!config::valid_utf8(s)) fail(n, "a string that is not valid UTF-8 (a NUL byte?)");
+    if (!valid_utf8(s)) fail(n, "a string that is not valid UTF-8 (a NUL byte?)");
   }
 
   Json convert(YAML::Node const& n, int depth = 0) {
@@ -291,28 +290,17 @@ struct Converter {
 // (everything we hold was checked on the way in).
 std::string double_quoted(std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
-  auto escape = [](std::string& out, char kind, std::uint32_t cp, int digits) {
+  auto escape = [](std::string& out, char kind, char32_t cp, int digits) {
     out += '\\';
     out += kind;
     for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xF];
   };
   std::string out = "\"";
   for (std::size_t i = 0; i < s.size();) {
-    auto const b = static_cast<unsigned char>(s[i]);
-    std::uint32_t cp = b;
-    std::size_t len = 1;
-    if (b >= 0x80) {
-      len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2;
-      if (b < 0xC2 || b > 0xF4 || i + len > s.size())
-        throw std::logic_error("YAML encoder: a string is not valid UTF-8");
-      cp = b & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-      for (std::size_t k = 1; k < len; ++k) {
-        auto const c = static_cast<unsigned char>(s[i + k]);
-        if ((c & 0xC0) != 0x80) throw std::logic_error("YAML encoder: a string is not valid UTF-8");
-        cp = (cp << 6) | (c & 0x3F);
-      }
-    }
-    i += len;
+    auto const ch = utf8_decode(s.substr(i));
+    if (ch.length == 0) throw std::logic_error("YAML encoder: a string is not valid UTF-8");
+    char32_t const cp = ch.code_point;
+    i += ch.length;
     if (cp == '"') out += "\\\"";
     else if (cp == '\\') out += "\\\\";
     else if (cp == '\n') out += "\\n";
@@ -455,9 +443,9 @@ std::string json_syntax_error(std::string_view what) {
     }
   }
   if (auto read = what.find("; last read:"); read != std::string_view::npos) what = what.substr(0, read);
-  if (place.empty()) return ": invalid JSON: " + readiness::terminal_safe(what);
+  if (place.empty()) return ": invalid JSON: " + terminal_safe(what);
   if (auto comma = place.find(", "); comma != std::string::npos) place.replace(comma, 2, " ");
-  return " " + place + ": invalid JSON: " + readiness::terminal_safe(what);
+  return " " + place + ": invalid JSON: " + terminal_safe(what);
 }
 
 // The parser's callback: it sees every key of every object at any depth, and
@@ -493,8 +481,8 @@ class DuplicateKeys {
       std::string path;
       for (std::size_t i = 1; i < where_.size(); ++i)
         if (!where_[i].empty()) path += where_[i] + ".";
-      throw HostErrorException(host_error(Errc::Spec, readiness::terminal_safe(origin_) + ": duplicate key '" +
-                                                          readiness::terminal_safe(path + key) + "'"));
+      throw HostErrorException(
+          host_error(Errc::Spec, terminal_safe(origin_) + ": duplicate key '" + terminal_safe(path + key) + "'"));
     }
     pending_key_ = key;
   }
@@ -513,14 +501,14 @@ Result<Json> parse_json_document(std::string_view text, std::string_view origin)
     DuplicateKeys no_duplicates{origin};
     Json value = Json::parse(text.begin(), text.end(), std::ref(no_duplicates));  // iterative: any depth parses
     if (deeper_than(value, kMaxDepth))
-      return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": nested deeper than " +
-                                        std::to_string(kMaxDepth) + " levels");
+      return host_error(Errc::Spec,
+                        terminal_safe(origin) + ": nested deeper than " + std::to_string(kMaxDepth) + " levels");
     return value;
   } catch (nlohmann::json::parse_error const& e) {
-    return host_error(Errc::Spec, readiness::terminal_safe(origin) + json_syntax_error(e.what()));
+    return host_error(Errc::Spec, terminal_safe(origin) + json_syntax_error(e.what()));
   } catch (nlohmann::json::exception const&) {  // out_of_range: its message quotes the number
-    return host_error(Errc::Spec, readiness::terminal_safe(origin) +
-                                      ": invalid JSON: number overflow (a number past a double's range)");
+    return host_error(Errc::Spec,
+                      terminal_safe(origin) + ": invalid JSON: number overflow (a number past a double's range)");
   } catch (HostErrorException const& e) {
     return e.error;
   }
@@ -528,13 +516,13 @@ Result<Json> parse_json_document(std::string_view text, std::string_view origin)
 
 Result<Json> parse_yaml_document(std::string_view text, std::string_view origin) {
   // yaml-cpp passes any bytes through; JSON (and so everything we render) needs UTF-8.
-  if (!config::valid_utf8(text))
-    return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": not valid UTF-8 (YAML and JSON text must be)");
+  if (!valid_utf8(text))
+    return host_error(Errc::Spec, terminal_safe(origin) + ": not valid UTF-8 (YAML and JSON text must be)");
   try {
     std::string const owned(text);
     std::size_t const docs = count_documents(owned, 2);
     if (docs != 1)
-      return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": expected one YAML document, found " +
+      return host_error(Errc::Spec, terminal_safe(origin) + ": expected one YAML document, found " +
                                         (docs == 0 ? "none" : "more than one"));
     Converter c{std::string(origin)};
     return c.convert(YAML::Load(owned));  // the first document only
@@ -542,9 +530,8 @@ Result<Json> parse_yaml_document(std::string_view text, std::string_view origin)
     // yaml-cpp appends what it stopped at after ": " ("unknown escape
     // character: X", "invalid unicode: ..."): the place is enough.
     std::string const what = e.msg.substr(0, e.msg.find(": "));
-    return host_error(Errc::Spec, readiness::terminal_safe(origin) + " line " + std::to_string(e.mark.line + 1) +
-                                      " column " + std::to_string(e.mark.column + 1) +
-                                      ": invalid YAML: " + readiness::terminal_safe(what));
+    return host_error(Errc::Spec, terminal_safe(origin) + " line " + std::to_string(e.mark.line + 1) + " column " +
+                                      std::to_string(e.mark.column + 1) + ": invalid YAML: " + terminal_safe(what));
   } catch (HostErrorException const& e) {
     return e.error;
   }

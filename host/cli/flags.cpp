@@ -1,9 +1,9 @@
 #include "host/cli/flags.hpp"
 
 #include "common/file_io.hpp"
+#include "common/terminal_text.hpp"
 #include "host/base/duration.hpp"
 #include "host/render/manifests.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -24,8 +24,7 @@ CLI::Validator number_at_least(double least) {
         char* end = nullptr;
         double const value = std::strtod(text.c_str(), &end);
         if (text.empty() || end != text.c_str() + text.size() || !(value >= least))
-          return "'" + readiness::terminal_safe(text) + "' is not a number of at least " +
-                 CLI::detail::to_string(least);
+          return "'" + terminal_safe(text) + "' is not a number of at least " + CLI::detail::to_string(least);
         return {};
       },
       "NUMBER");
@@ -124,9 +123,9 @@ Result<std::vector<std::string>> FileFlags::files() const {
     } else if (is_directory(f)) {
       std::size_t const before = out.size();
       if (auto st = add_directory(f, recursive, out); !st)
-        return host_error(Errc::Spec, readiness::terminal_safe(st.error().message));
+        return host_error(Errc::Spec, terminal_safe(st.error().message));
       if (out.size() == before)
-        return host_error(Errc::Spec, readiness::terminal_safe(f) + ": no *.yaml, *.yml or *.json file in it" +
+        return host_error(Errc::Spec, terminal_safe(f) + ": no *.yaml, *.yml or *.json file in it" +
                                           (recursive ? "" : " (-R reads its subdirectories)"));
     } else {
       out.push_back(f);
@@ -135,7 +134,7 @@ Result<std::vector<std::string>> FileFlags::files() const {
   for (std::size_t i = 0; i < out.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (out[i] == out[j] && out[i] != "-")
-        return host_error(Errc::Usage, "-f names " + readiness::terminal_safe(out[i]) + " twice");
+        return host_error(Errc::Usage, "-f names " + terminal_safe(out[i]) + " twice");
   return out;
 }
 
@@ -168,7 +167,7 @@ Outcome FileFlags::load_specs(std::string const& ns_flag, std::vector<LoadedSpec
   for (auto const& f : *sources) {
     auto loaded = load_renderable_spec(f, *operator_profile);
     if (!loaded) return failure(loaded.error());
-    std::string const source = f == "-" ? "<stdin>" : readiness::terminal_safe(f);
+    std::string const source = f == "-" ? "<stdin>" : terminal_safe(f);
     for (auto const& earlier : specs)
       if (earlier.spec.name == loaded->name)
         return failure(Errc::Spec, earlier.source + " and " + source + " are both job " + loaded->ns + "/" +
@@ -259,8 +258,8 @@ void DurationFlag::bind(CLI::App& app, std::string const& name, std::string cons
 
 Outcome namespace_conflict(std::string const& ns_flag, OperatorProfile const& profile) {
   if (ns_flag.empty() || profile.ns.empty() || ns_flag == profile.ns) return std::nullopt;
-  return failure(Errc::Spec, "-n " + readiness::terminal_safe(ns_flag) + " is not the namespace of operator profile " +
-                                 readiness::terminal_safe(profile.origin) + " (" + profile.ns + ")");
+  return failure(Errc::Spec, "-n " + terminal_safe(ns_flag) + " is not the namespace of operator profile " +
+                                 terminal_safe(profile.origin) + " (" + profile.ns + ")");
 }
 
 }  // namespace cosmicac::host::cli

@@ -2,12 +2,12 @@
 // until ready or failed.
 #include "host/cli/commands.hpp"
 
+#include "common/terminal_text.hpp"
 #include "host/cluster/kube_client.hpp"
 #include "host/verbs/wait/printer.hpp"
 #include "host/verbs/wait/wait.hpp"
 #include "readiness/event.hpp"
 #include "readiness/socket_follower.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -28,8 +28,8 @@ WaitOutput output_mode(bool json) {
 
 std::string ready_summary(readiness::Event const& last) {
   if (!last.container) return "ready";
-  return "ready: container " + readiness::terminal_safe(last.container->name) + " " +
-         readiness::terminal_safe(last.container->id.substr(0, 12));
+  return "ready: container " + terminal_safe(last.container->name) + " " +
+         terminal_safe(last.container->id.substr(0, 12));
 }
 
 }  // namespace
@@ -143,12 +143,12 @@ Outcome WaitCommand::run_serial() const {
     // The agent's reason is the guest's vocabulary: it stays as the agent said it.
     return failure(Errc::Failed,
                    "bootstrap failed: reason=" + std::string(reason_name(last->reason.value_or(Reason::Internal))) +
-                       " message=" + readiness::terminal_quoted(last->message));
+                       " message=" + terminal_quoted(last->message));
   }
   std::string const last_error = follower.last_error();
   return failure(Errc::Timeout,
                  "no readiness within the timeout" +
-                     (last_error.empty() ? std::string() : " (last: " + readiness::terminal_safe(last_error) + ")"));
+                     (last_error.empty() ? std::string() : " (last: " + terminal_safe(last_error) + ")"));
 }
 
 }  // namespace cosmicac::host::cli

@@ -1,6 +1,6 @@
 #include "host/cluster/api_paths.hpp"
 
-#include "readiness/terminal_text.hpp"
+#include "common/terminal_text.hpp"
 
 namespace cosmicac::host {
 namespace {
@@ -16,7 +16,7 @@ bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9
 bool alnum(char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
 
 HostError invalid(std::string const& field, std::string_view value, char const* rule) {
-  return host_error(Errc::Invalid, field + " " + readiness::terminal_quoted(value) + " is not " + rule +
+  return host_error(Errc::Invalid, field + " " + terminal_quoted(value) + " is not " + rule +
                                        ": refused (it would name another path)");
 }
 

@@ -1,7 +1,8 @@
 #include "host/cluster/api_status.hpp"
 
+#include "common/terminal_text.hpp"
+#include "common/utf8.hpp"
 #include "host/base/yaml_json.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <vector>
 
@@ -36,12 +37,8 @@ std::string shown_line(std::string_view line) {
   }
   while (!raw.empty() && (raw.back() == '\r' || raw.back() == ' ')) raw.pop_back();
   bool const cut = raw.size() > kMaxServerLineBytes;
-  if (cut) {
-    std::size_t end = kMaxServerLineBytes;
-    while (end > 0 && (static_cast<unsigned char>(raw[end]) & 0xC0) == 0x80) --end;  // not inside a character
-    raw.resize(end);
-  }
-  return bare_quotes(readiness::terminal_safe(raw)) + (cut ? "…" : "");
+  if (cut) raw.resize(utf8_cut(raw, kMaxServerLineBytes).size());
+  return bare_quotes(terminal_safe(raw)) + (cut ? "…" : "");
 }
 
 std::vector<std::string_view> split_lines(std::string_view text) {

@@ -19,7 +19,7 @@ inline constexpr std::size_t kMaxServerLineBytes = 400;
 // A server's text for the terminal: its first line as is, each further line
 // on its own line indented by four spaces (so none can pass for a line of
 // cosmicac-vmi's own), tabs as two spaces; every line escaped by
-// readiness::terminal_safe, except that a double quote is shown as itself
+// terminal_safe, except that a double quote is shown as itself
 // (the text is not between quotes). Beyond the bounds a line ends in "…",
 // and a last indented line says how many lines were left out.
 std::string server_text(std::string_view message);

@@ -1,10 +1,10 @@
 #include "host/cluster/exec_credential.hpp"
 
 #include "common/process.hpp"
+#include "common/terminal_text.hpp"
 #include "host/base/rfc3339.hpp"
 #include "host/base/yaml_json.hpp"
 #include "host/cluster/kubeconfig.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <unistd.h>
 
@@ -107,8 +107,7 @@ Result<bool> exec_interactive(ExecPluginConfig const& cfg, bool stdin_is_termina
   if (cfg.interactive_mode == "Never") return false;
   if (cfg.interactive_mode == "Always") {
     if (!stdin_is_terminal)
-      return host_error(Errc::Unauthorized, "credential plugin " + readiness::terminal_safe(cfg.command) + " (" +
-                                                cfg.origin +
+      return host_error(Errc::Unauthorized, "credential plugin " + terminal_safe(cfg.command) + " (" + cfg.origin +
                                                 ") has interactiveMode Always, but standard input is not a terminal");
     return true;
   }
@@ -126,7 +125,7 @@ ExecCredentialSource::ExecCredentialSource(ExecPluginConfig cfg, ClusterAccess c
 Result<std::shared_ptr<ExecCredential const>> ExecCredentialSource::get(bool refresh) {
   std::lock_guard l(mu_);
   if (cached_ && !refresh && (!cached_->expires || world_.now() < *cached_->expires)) return cached_;
-  std::string const who = "credential plugin " + readiness::terminal_safe(cfg_.command) + " (" + cfg_.origin + ")";
+  std::string const who = "credential plugin " + terminal_safe(cfg_.command) + " (" + cfg_.origin + ")";
   auto interactive = exec_interactive(cfg_, world_.stdin_is_terminal());
   if (!interactive) return interactive.error();
 
@@ -135,7 +134,7 @@ Result<std::shared_ptr<ExecCredential const>> ExecCredentialSource::get(bool ref
   if (cmd.program.empty())
     return host_error(Errc::Unauthorized,
                       who + ": executable not found in $PATH" +
-                          (cfg_.install_hint.empty() ? "" : "; " + readiness::terminal_safe(cfg_.install_hint)));
+                          (cfg_.install_hint.empty() ? "" : "; " + terminal_safe(cfg_.install_hint)));
   cmd.args = cfg_.args;
   cmd.description = "running the kubeconfig's credential plugin";
   cmd.log_args = false;  // oidc-login and friends take client secrets as arguments

@@ -1,7 +1,7 @@
 #include "host/cluster/kube_client.hpp"
 
+#include "common/terminal_text.hpp"
 #include "host/cluster/exec_credential.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <curl/curl.h>
 #include <openssl/x509_vfy.h>
@@ -92,16 +92,16 @@ std::optional<ServerUrl> split_server(std::string const& server) {
 // bytes, a path at most.
 std::string ca_source(ClusterAccess const& a) {
   if (!a.ca_pem.empty()) return "the certificate-authority-data of " + a.origin;
-  if (!a.ca_file.empty()) return "certificate-authority " + readiness::terminal_safe(a.ca_file);
+  if (!a.ca_file.empty()) return "certificate-authority " + terminal_safe(a.ca_file);
   return "the system's trust store (no certificate-authority given)";
 }
 
 // The name libcurl verified the certificate against: tls-server-name, else
 // the server URL's host.
 std::string verified_name(ClusterAccess const& a) {
-  if (!a.tls_server_name.empty()) return readiness::terminal_safe(a.tls_server_name);
+  if (!a.tls_server_name.empty()) return terminal_safe(a.tls_server_name);
   auto u = split_server(a.server);
-  return readiness::terminal_safe(u ? u->host : a.server);
+  return terminal_safe(u ? u->host : a.server);
 }
 
 // A refused server certificate, by OpenSSL's verdict on its chain: the chain
@@ -157,8 +157,7 @@ HostError transport_error(Easy const& e, CURLcode rc, std::string const& request
   std::string const detail = e.errbuf[0] ? std::string(e.errbuf) : std::string(curl_easy_strerror(rc));
   std::string const kind = failure_kind(e.h, rc, a);
   return host_error(Errc::Transport,
-                    request + " (" + a.origin + "): " + (kind.empty() ? "" : kind + ": ") +
-                        readiness::terminal_safe(detail),
+                    request + " (" + a.origin + "): " + (kind.empty() ? "" : kind + ": ") + terminal_safe(detail),
                     transient_transport_error(rc, answered_before));
 }
 
@@ -287,7 +286,7 @@ Status set_url(Easy& e, ClusterAccess const& a, std::string const& path) {
   // server, and the Host header stays the server's, as client-go sends it.
   auto u = split_server(a.server);
   if (!u)
-    return host_error(Errc::Kubeconfig, a.origin + ": server " + readiness::terminal_safe(a.server) +
+    return host_error(Errc::Kubeconfig, a.origin + ": server " + terminal_safe(a.server) +
                                             " is not a URL cosmicac-vmi can use with tls-server-name");
   std::string const url = u->scheme + "://" + a.tls_server_name + ":" + u->port + u->rest + path;
   std::string const target = u->ipv6 ? "[" + u->host + "]" : u->host;
@@ -379,8 +378,7 @@ Result<HttpResponse> KubeClient::perform_once(std::string const& method, std::st
     return resp;
   }
   if (rc != CURLE_OK)
-    return transport_error(e, rc, method + " " + readiness::terminal_safe(access_.server + path), access_,
-                           answered_before_);
+    return transport_error(e, rc, method + " " + terminal_safe(access_.server + path), access_, answered_before_);
   answered_before_ = true;
   curl_easy_getinfo(e.h, CURLINFO_RESPONSE_CODE, &resp.status);
   if (stream) resp.body = std::move(stream->error_body);

@@ -2,8 +2,8 @@
 // TLS material); the user entry is read by kubeconfig_user.cpp.
 #include "host/cluster/kubeconfig.hpp"
 
+#include "common/terminal_text.hpp"
 #include "host/cluster/kubeconfig_internal.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <openssl/evp.h>
 
@@ -163,7 +163,7 @@ Result<ClusterAccess> resolve_kubeconfig(std::vector<KubeconfigFile> const& file
                "', which is not defined");
 
   ClusterAccess a;
-  a.origin = readiness::terminal_safe("kubeconfig " + all_files + ", context " + ctx_name);  // shown in errors
+  a.origin = terminal_safe("kubeconfig " + all_files + ", context " + ctx_name);  // shown in errors
   if (auto ns = str_field(ctx, "namespace"); !ns.empty()) a.default_namespace = ns;
   if (auto st = resolve_cluster(cl_it->second, cluster_name, a); !st) return st.error();
 

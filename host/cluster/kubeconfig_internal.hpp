@@ -2,10 +2,10 @@
 // interface of the host library).
 #pragma once
 
+#include "common/terminal_text.hpp"
 #include "host/base/host_error.hpp"
 #include "host/base/yaml_json.hpp"
 #include "host/cluster/cluster_access.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <string>
 
@@ -14,7 +14,7 @@ namespace cosmicac::host::kubeconfig_detail {
 // Messages name files and entries (contexts, clusters, users, env names)
 // as the kubeconfig spells them: escaped for the terminal, so a name with
 // ESC/OSC/CSI or C1 bytes is shown, not acted on. Never a value.
-inline HostError bad(std::string const& msg) { return host_error(Errc::Kubeconfig, readiness::terminal_safe(msg)); }
+inline HostError bad(std::string const& msg) { return host_error(Errc::Kubeconfig, terminal_safe(msg)); }
 
 // The whole file; `what` names it in the error ("token file").
 Result<std::string> read_file(std::string const& path, std::string const& what);

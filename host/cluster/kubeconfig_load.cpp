@@ -1,8 +1,8 @@
 // Finding and reading the kubeconfig files (--kubeconfig, $KUBECONFIG,
 // ~/.kube/config) or the in-cluster service account.
+#include "common/terminal_text.hpp"
 #include "host/cluster/kubeconfig.hpp"
 #include "host/cluster/kubeconfig_internal.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include "common/file_io.hpp"
 
@@ -67,7 +67,7 @@ Result<ClusterAccess> in_cluster_access(KubeEnvironment const& env) {
   std::string host = env.service_host;
   if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";  // IPv6
   a.server = "https://" + host + ":" + env.service_port;
-  a.origin = readiness::terminal_safe("in-cluster service account (" + env.service_account_dir + ")");
+  a.origin = terminal_safe("in-cluster service account (" + env.service_account_dir + ")");
   a.bearer_token = Secret(std::move(t));
   a.ca_file = env.service_account_dir + "/ca.crt";
   if (auto ns = read_file(env.service_account_dir + "/namespace", "service-account namespace"); ns && !ns->empty()) {

@@ -1,8 +1,8 @@
 // A kubeconfig user entry's credentials: bearer token (inline or file),
 // client certificate and key, basic auth.
+#include "common/terminal_text.hpp"
 #include "host/cluster/kubeconfig.hpp"
 #include "host/cluster/kubeconfig_internal.hpp"
-#include "readiness/terminal_text.hpp"
 
 namespace cosmicac::host::kubeconfig_detail {
 namespace {
@@ -15,7 +15,7 @@ Result<ExecPluginConfig> parse_exec(Json const& e, std::string const& file, std:
   std::string const at = where + ": exec";
   if (!e.is_object()) return bad(at + " must be a mapping");
   ExecPluginConfig c;
-  c.origin = readiness::terminal_safe(where);  // shown in the plugin's errors
+  c.origin = terminal_safe(where);  // shown in the plugin's errors
   c.api_version = str_field(e, "apiVersion");
   if (c.api_version != kExecV1 && c.api_version != kExecV1beta1)
     return bad(at + ": apiVersion must be " + kExecV1 + " or " + kExecV1beta1 +

@@ -1,8 +1,8 @@
 #include "host/cluster/watch.hpp"
 
+#include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/cluster/api_status.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <algorithm>
 #include <set>
@@ -24,7 +24,7 @@ std::string answer_text(HttpResponse const& r) {
   auto j = parse_json(r.body);
   std::string reason = j ? string_at(*j, {"reason"}) : "", message = j ? string_at(*j, {"message"}) : "";
   std::string out = "HTTP " + std::to_string(r.status);
-  if (!reason.empty()) out += " " + readiness::terminal_safe(reason);
+  if (!reason.empty()) out += " " + terminal_safe(reason);
   if (!message.empty()) out += ": " + server_text(message);
   return out;
 }

@@ -1,6 +1,7 @@
 #include "host/spec/job_spec.hpp"
 
 #include "common/file_io.hpp"
+#include "common/terminal_text.hpp"
 #include "config/image_ref.hpp"
 #include "config/scalars.hpp"
 #include "config/settings.hpp"
@@ -8,7 +9,6 @@
 #include "host/base/yaml_json.hpp"
 #include "host/spec/guest_layout.hpp"
 #include "host/spec/spec_fields.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -295,13 +295,12 @@ Result<JobSpec> load_job_spec(std::string const& path, OperatorProfile const& pr
   UniqueFd owned;
   if (path != "-") {
     owned = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-    if (!owned.valid()) return host_error(Errc::Spec, "cannot open job spec " + readiness::terminal_safe(path));
+    if (!owned.valid()) return host_error(Errc::Spec, "cannot open job spec " + terminal_safe(path));
   }
   std::string text;
   int const err = read_to_end(path == "-" ? STDIN_FILENO : owned.get(), kMaxSpecBytes, text);
-  if (err == EFBIG)
-    return host_error(Errc::Spec, "job spec " + readiness::terminal_safe(path) + " is larger than 1 MiB");
-  if (err != 0) return host_error(Errc::Spec, "cannot read job spec " + readiness::terminal_safe(path));
+  if (err == EFBIG) return host_error(Errc::Spec, "job spec " + terminal_safe(path) + " is larger than 1 MiB");
+  if (err != 0) return host_error(Errc::Spec, "cannot read job spec " + terminal_safe(path));
   return parse_job_spec(text, path == "-" ? "<stdin>" : path, profile);
 }
 

@@ -1,11 +1,11 @@
 #include "host/spec/operator_profile.hpp"
 
 #include "common/file_io.hpp"
+#include "common/terminal_text.hpp"
 #include "config/image_ref.hpp"
 #include "config/settings.hpp"
 #include "host/base/yaml_json.hpp"
 #include "host/spec/spec_fields.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <fcntl.h>
 
@@ -179,7 +179,7 @@ Result<OperatorProfile> parse_operator_profile(std::string_view text, std::strin
 
 Result<OperatorProfile> load_operator_profile(std::string const& path) {
   constexpr std::size_t kMaxProfileBytes = 1u << 20;
-  std::string const shown = readiness::terminal_safe(path);
+  std::string const shown = terminal_safe(path);
   UniqueFd const fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
   if (!fd.valid()) return host_error(Errc::Spec, "cannot open operator profile " + shown);
   std::string text;

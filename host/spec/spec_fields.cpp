@@ -1,8 +1,8 @@
 #include "host/spec/spec_fields.hpp"
 
+#include "common/terminal_text.hpp"
 #include "config/image_ref.hpp"
 #include "host/base/quantity.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -18,8 +18,8 @@ bool alnum(char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
 void fail(std::string field, std::string message) { throw SpecError{std::move(field), std::move(message)}; }
 
 HostError spec_error(std::string_view origin, SpecError const& e) {
-  return host_error(Errc::Spec, readiness::terminal_safe(origin) + ": " + readiness::terminal_safe(e.field) + ": " +
-                                    readiness::terminal_safe(e.message));
+  return host_error(Errc::Spec,
+                    terminal_safe(origin) + ": " + terminal_safe(e.field) + ": " + terminal_safe(e.message));
 }
 
 bool is_resource_suffix(std::string_view s) {

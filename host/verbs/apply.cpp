@@ -1,12 +1,12 @@
 #include "host/verbs/apply.hpp"
 
 #include "common/secret.hpp"
+#include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/base/quantity.hpp"
 #include "host/render/job_objects.hpp"
 #include "host/verbs/deletion.hpp"
 #include "host/verbs/rendered_diff.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <map>
 #include <thread>
@@ -114,15 +114,14 @@ Status Applier::check_claim_size(Json const& pvc) {
   auto want = parse_quantity(want_text);
   auto have = parse_quantity(have_text);
   if (!want || !have || *want == *have) return ok();  // what cannot be compared, the server judges
-  std::string const what = describe(pvc) + " (the data disk) requests " + readiness::terminal_safe(have_text) +
-                           " and the spec asks for " + readiness::terminal_safe(want_text);
-  std::string const keep =
-      "; nothing was changed (dataDisk.size " + readiness::terminal_safe(have_text) + " applies as it is)";
+  std::string const what = describe(pvc) + " (the data disk) requests " + terminal_safe(have_text) +
+                           " and the spec asks for " + terminal_safe(want_text);
+  std::string const keep = "; nothing was changed (dataDisk.size " + terminal_safe(have_text) + " applies as it is)";
   if (*want < *have) return host_error(Errc::Conflict, what + ": a claim never shrinks" + keep);
   std::string const phase = string_at(*current, {"status", "phase"});
   if (phase != "Bound")
     return host_error(Errc::Conflict,
-                      what + ", but it is " + (phase.empty() ? "not bound" : readiness::terminal_safe(phase)) +
+                      what + ", but it is " + (phase.empty() ? "not bound" : terminal_safe(phase)) +
                           ": a claim can grow only once it is bound to a volume; apply again when it is Bound" + keep);
   std::string const class_name = string_at(*current, {"spec", "storageClassName"});
   auto path = api_path(api::kStorageClasses, {}, class_name);
@@ -131,7 +130,7 @@ Status Applier::check_claim_size(Json const& pvc) {
   if (!resp) return resp.error();
   if (resp->status != 200) return ok();
   if (value_at(parse_body(*resp), {"allowVolumeExpansion"}) != Json(true))
-    return host_error(Errc::Conflict, what + ", but its StorageClass " + readiness::terminal_safe(class_name) +
+    return host_error(Errc::Conflict, what + ", but its StorageClass " + terminal_safe(class_name) +
                                           " does not set allowVolumeExpansion: the claim cannot grow (the cluster's "
                                           "administrator can allow it on the class)" +
                                           keep);
@@ -165,7 +164,7 @@ Status Applier::check_immutable(Json const& vmi, std::vector<Json> const& owned)
     live_vmi_ = *current;
     return ok();
   }
-  for (auto const& d : diffs) say_("differs: " + readiness::terminal_safe(d));
+  for (auto const& d : diffs) say_("differs: " + terminal_safe(d));
   if (!opts_.recreate)
     return host_error(Errc::Conflict,
                       describe(vmi) + " exists and its spec cannot change (" + std::to_string(diffs.size()) + " field" +

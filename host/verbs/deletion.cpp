@@ -1,7 +1,7 @@
 #include "host/verbs/deletion.hpp"
 
+#include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <thread>
 
@@ -78,7 +78,7 @@ Status wait_gone(KubeClient& client, std::vector<Pending> pending, std::chrono::
       for (auto const& f : array_at(live, {"metadata", "finalizers"}))
         if (f.is_string()) fin += (fin.empty() ? "" : ", ") + f.get<std::string>();
       holding += (holding.empty() ? "" : "; ") + p.object +
-                 (fin.empty() ? std::string() : " (finalizers: " + readiness::terminal_safe(fin) + ")");
+                 (fin.empty() ? std::string() : " (finalizers: " + terminal_safe(fin) + ")");
     }
     if (left.empty()) return ok();
     if (std::chrono::steady_clock::now() >= deadline)

@@ -1,5 +1,6 @@
 #include "host/verbs/doctor.hpp"
 
+#include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/base/quantity.hpp"
 #include "host/cluster/api_paths.hpp"
@@ -7,7 +8,6 @@
 #include "host/spec/guest_layout.hpp"
 #include "host/spec/spec_fields.hpp"
 #include "host/verbs/rbac_role.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -593,9 +593,8 @@ std::string doctor_text(std::vector<Check> const& checks) {
   for (auto const& c : checks) {
     const char* mark = c.state == CheckState::Pass ? "\u2713" : c.state == CheckState::Fail ? "\u2717" : "!";
     bool const has_fix = c.state == CheckState::Fail || c.state == CheckState::Warn;
-    out +=
-        std::string(mark) + " " + readiness::terminal_safe(c.name) + ": " + readiness::terminal_safe(c.detail) + "\n";
-    if (has_fix) out += "    fix: " + readiness::terminal_safe(c.fix) + "\n";
+    out += std::string(mark) + " " + terminal_safe(c.name) + ": " + terminal_safe(c.detail) + "\n";
+    if (has_fix) out += "    fix: " + terminal_safe(c.fix) + "\n";
   }
   return out;
 }

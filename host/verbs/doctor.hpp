@@ -59,7 +59,7 @@ struct Grant {
 std::vector<Grant> shipped_role_grants();
 
 // One line per check ("✓ name: detail", a "    fix: …" line under each ✗),
-// every text through readiness::terminal_safe.
+// every text through terminal_safe.
 std::string doctor_text(std::vector<Check> const& checks);
 // One JSON document: {"ok": bool, "checks": [{name, state, detail, fix}]}.
 Json doctor_json(std::vector<Check> const& checks);

@@ -1,10 +1,10 @@
 #include "host/verbs/list.hpp"
 
+#include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/base/rfc3339.hpp"
 #include "host/render/job_objects.hpp"
 #include "host/verbs/request.hpp"
-#include "readiness/terminal_text.hpp"
 
 namespace cosmicac::host {
 namespace {
@@ -23,22 +23,22 @@ std::string human_age(std::chrono::seconds s) {
 
 VmiRow vmi_row(Json const& vmi, std::chrono::system_clock::time_point now) {
   VmiRow r;
-  r.name = readiness::terminal_safe(string_at(vmi, {"metadata", "name"}));
-  r.phase = readiness::terminal_safe(string_at(vmi, {"status", "phase"}));
+  r.name = terminal_safe(string_at(vmi, {"metadata", "name"}));
+  r.phase = terminal_safe(string_at(vmi, {"status", "phase"}));
   if (r.phase.empty()) r.phase = "Pending";
   if (find_at(vmi, {"metadata", "deletionTimestamp"})) r.phase = "Terminating";
   r.ready = "False";
   for (auto const& c : array_at(vmi, {"status", "conditions"})) {
     if (string_at(c, {"type"}) != "Ready") continue;
-    r.ready = readiness::terminal_safe(string_at(c, {"status"}));
+    r.ready = terminal_safe(string_at(c, {"status"}));
     if (r.ready != "True") {
       // The cheap status line: the Ready condition's reason and message (no
       // extra request per VMI; `wait` reads the agent's console for more).
       std::string reason = string_at(c, {"reason"}), message = string_at(c, {"message"});
-      r.status = readiness::terminal_safe(reason + (reason.empty() || message.empty() ? "" : ": ") + message);
+      r.status = terminal_safe(reason + (reason.empty() || message.empty() ? "" : ": ") + message);
     }
   }
-  r.node = readiness::terminal_safe(string_at(vmi, {"status", "nodeName"}));
+  r.node = terminal_safe(string_at(vmi, {"status", "nodeName"}));
   if (r.node.empty()) r.node = "<none>";
   auto const created = parse_rfc3339(string_at(vmi, {"metadata", "creationTimestamp"}));
   r.age = created ? human_age(std::chrono::duration_cast<std::chrono::seconds>(now - *created)) : "<unknown>";
@@ -83,8 +83,7 @@ Result<Json> get_vmi(KubeClient& client, std::string const& ns, std::string cons
   auto resp = client.request("GET", *path);
   if (!resp) return resp.error();
   if (resp->status == 404)
-    return host_error(Errc::NotFound,
-                      "VirtualMachineInstance " + ns + "/" + readiness::terminal_safe(name) + " not found");
+    return host_error(Errc::NotFound, "VirtualMachineInstance " + ns + "/" + terminal_safe(name) + " not found");
   if (resp->status != 200) return api_error("getting VirtualMachineInstance " + ns + "/" + name, *resp);
   return parse_body(*resp);
 }

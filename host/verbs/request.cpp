@@ -1,9 +1,9 @@
 #include "host/verbs/request.hpp"
 
+#include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/cluster/api_status.hpp"
 #include "host/render/job_objects.hpp"
-#include "readiness/terminal_text.hpp"
 
 namespace cosmicac::host {
 
@@ -34,7 +34,7 @@ std::string missing_label(Json const& live, std::string const& job) {
 
 HostError not_ours(std::string const& object, std::string const& label, char const* verb) {
   return host_error(Errc::Conflict, object + " exists but is not this job's: it lacks the label " +
-                                        readiness::terminal_safe(label) + ". cosmicac-vmi " + verb +
+                                        terminal_safe(label) + ". cosmicac-vmi " + verb +
                                         " only objects it created for this job, so nothing was changed "
                                         "(remove or rename that object, or give the job another name)");
 }
@@ -70,13 +70,13 @@ std::string forbidden_hint(std::string const& status_message) {
 HostError api_error(std::string const& what, HttpResponse const& resp) {
   Json const status = parse_body(resp);
   std::string msg = status_message(resp);
-  std::string reason = readiness::terminal_safe(string_at(status, {"reason"}));
+  std::string reason = terminal_safe(string_at(status, {"reason"}));
   std::string detail =
       "HTTP " + std::to_string(resp.status) + (reason.empty() ? "" : " " + reason) + (msg.empty() ? "" : ": " + msg);
   // The causes (422 Invalid, 409 Conflict of server-side apply) name fields;
   // say each unless the message already does.
   for (auto const& c : array_at(status, {"details", "causes"})) {
-    std::string field = readiness::terminal_safe(string_at(c, {"field"}));
+    std::string field = terminal_safe(string_at(c, {"field"}));
     std::string cause = server_text(string_at(c, {"message"}));
     if (cause.empty() || msg.find(cause) != std::string::npos) continue;
     detail += "; " + (field.empty() ? "" : field + ": ") + cause;

@@ -34,11 +34,13 @@ ALLOWED: dict[str, set[str]] = {
     "agent": {"common", "config", "readiness", "engine", "disk", "registry", "container", "gpu"},
     # The host tool, one library per concern: rendering (spec, render) never
     # reaches the cluster, cluster access knows no job spec, and only the
-    # verbs bring the two together.
-    "host/base": {"common", "config", "readiness"},
-    "host/spec": {"common", "config", "readiness", "host/base"},
+    # verbs bring the two together. Only the commands that read the guest's
+    # events (wait) need readiness/; the small helpers they all use (the
+    # terminal escaper, the UTF-8 decoder) are common/'s.
+    "host/base": {"common"},
+    "host/spec": {"common", "config", "host/base"},
     "host/render": {"common", "config", "host/base", "host/spec"},
-    "host/cluster": {"common", "readiness", "host/base"},
+    "host/cluster": {"common", "host/base"},
     "host/verbs": {"common", "readiness", "host/base", "host/spec", "host/render", "host/cluster"},
     "host/cli": {"common", "readiness", "host/base", "host/spec", "host/render", "host/cluster", "host/verbs"},
 }

@@ -1,18 +1,16 @@
 #include "host/verbs/wait/console_log.hpp"
 
+#include "common/terminal_text.hpp"
 #include "host/base/rfc3339.hpp"
 #include "host/cluster/api_paths.hpp"
 #include "host/verbs/wait/views.hpp"
 #include "readiness/console_line.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <algorithm>
 #include <ctime>
 
 namespace cosmicac::host {
 namespace {
-
-using readiness::terminal_safe;
 
 // "2025-03-01T12:00:00.123456789+01:00": RFC 3339 with nanoseconds and an offset.
 constexpr std::size_t kMaxStampBytes = 35;

@@ -1,15 +1,13 @@
 #include "host/verbs/wait/job.hpp"
 
+#include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/cluster/api_paths.hpp"
 #include "host/cluster/api_status.hpp"
 #include "host/verbs/request.hpp"
-#include "readiness/terminal_text.hpp"
 
 namespace cosmicac::host {
 namespace {
-
-using readiness::terminal_safe;
 
 std::string seconds_text(std::chrono::milliseconds d) {
   auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
@@ -20,7 +18,7 @@ std::string seconds_text(std::chrono::milliseconds d) {
 std::string agent_failure(readiness::Event const& e) {
   std::string out = "bootstrap failed: reason=" + std::string(reason_name(e.reason.value_or(Reason::Internal)));
   if (readiness::is_real_step(e.step)) out += " step=" + std::string(readiness::step_name(e.step));
-  out += " message=" + readiness::terminal_quoted(e.message);
+  out += " message=" + terminal_quoted(e.message);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // The jobs of one `wait`: each followed on the watches they share, until
 // each is ready or failed or the timeout passes (wait.hpp's follow_jobs).
+#include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/cluster/api_paths.hpp"
 #include "host/render/job_objects.hpp"
@@ -7,7 +8,6 @@
 #include "host/verbs/wait/views.hpp"
 #include "host/verbs/wait/wait.hpp"
 #include "host/verbs/wait/watched_objects.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <algorithm>
 #include <condition_variable>
@@ -18,7 +18,6 @@
 namespace cosmicac::host {
 namespace {
 
-using readiness::terminal_safe;
 using clock = std::chrono::steady_clock;
 
 // Several jobs on one watch per kind: each change re-reads the jobs from

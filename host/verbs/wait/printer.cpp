@@ -1,13 +1,11 @@
 #include "host/verbs/wait/printer.hpp"
 
-#include "readiness/terminal_text.hpp"
+#include "common/terminal_text.hpp"
 
 #include <nlohmann/json.hpp>
 
 namespace cosmicac::host {
 namespace {
-
-using readiness::terminal_safe;
 
 // "9.0 GB", "12.3 MB", "512.0 kB": decimal units, one decimal.
 std::string size_text(std::uint64_t bytes) {
@@ -47,7 +45,7 @@ std::string agent_event_text(readiness::Event const& e) {
   std::string out = n + step + " " + std::string(readiness::status_name(st));
   if (st == StepStatus::Failed) {
     out += ": reason=" + std::string(reason_name(e.reason.value_or(Reason::Internal))) +
-           " message=" + readiness::terminal_quoted(e.message);
+           " message=" + terminal_quoted(e.message);
     return out;
   }
   if (e.step == Step::Pull && e.pull && st == StepStatus::Progress) return n + "pull: " + pull_text(*e.pull);

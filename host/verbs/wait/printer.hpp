@@ -2,7 +2,7 @@
 // changes as lines and the agent's progress as ONE updating line; otherwise
 // one line per change; with --json, the agent's events as NDJSON on stdout
 // (the rest on stderr). Every string from the guest is escaped here with
-// readiness::terminal_safe (API strings arrive escaped from the views).
+// terminal_safe (API strings arrive escaped from the views).
 #pragma once
 
 #include "host/verbs/wait/wait.hpp"

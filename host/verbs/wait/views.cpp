@@ -1,15 +1,13 @@
 #include "host/verbs/wait/views.hpp"
 
+#include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/cluster/api_status.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <algorithm>
 
 namespace cosmicac::host {
 namespace {
-
-using readiness::terminal_safe;
 
 // " (Reason: message)", escaped; empty when both are.
 std::string detail(Json const& c) {

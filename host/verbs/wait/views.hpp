@@ -1,7 +1,7 @@
 // What `cosmicac-vmi wait` reads in each object it follows, as pure
 // functions of its JSON: the VMI, its DataVolumes, the launcher pod, the
 // pod's events, a failed call's Status. Every API string in a view has been
-// through readiness::terminal_safe already.
+// through terminal_safe already.
 #pragma once
 
 #include "host/base/yaml_json.hpp"

@@ -10,7 +10,7 @@
 // that log cannot be had, the fallback is the Ready condition and the probe's
 // output in the pod's events. It reports what it learns to a FollowSink and
 // knows nothing about terminals; every API string it puts in a report has
-// been through readiness::terminal_safe already.
+// been through terminal_safe already.
 // The parts, in host/verbs/wait/: views.* (what each object says),
 // console_log.* (the agent's events from the console log), watched_objects.*
 // (the watches the jobs share), job.* (one job's rounds), jobs.cpp (the jobs

@@ -2,13 +2,13 @@
 // server (VMI, DataVolume, pod list, event list, Status bodies — any JSON)
 // and print through the terminal escaper: no input crashes the views, and the
 // escaper's output never holds a byte a terminal acts on.
+#include "common/terminal_text.hpp"
 #include "host/cluster/api_paths.hpp"
 #include "host/cluster/api_status.hpp"
 #include "host/verbs/list.hpp"
 #include "host/verbs/rendered_diff.hpp"
 #include "host/verbs/request.hpp"
 #include "host/verbs/wait/views.hpp"
-#include "readiness/terminal_text.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -34,7 +34,7 @@ void check_server_text(std::string const& out) {
 
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
   std::string_view text(reinterpret_cast<char const*>(data), size);
-  for (unsigned char c : cosmicac::readiness::terminal_safe(text))
+  for (unsigned char c : cosmicac::terminal_safe(text))
     if (c < 0x20 || c == 0x7f) std::abort();
   check_server_text(cosmicac::host::server_text(text));
   auto j = cosmicac::host::Json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -51,10 +51,21 @@ TEST_CASE("GPU readiness: device nodes waited for, then the hook is required") {
   st = check_gpus_ready(engine::SystemInfo{}, env);
   REQUIRE_FALSE(st);
   CHECK(st.error().message.find("nvidia-container-runtime-hook") != std::string::npos);
+  CHECK(st.error().message.find("/usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin, /sbin or /bin") !=
+        std::string::npos);
 
   fs::create_directories(t.path / "usr/bin");
   std::ofstream(t.path / "usr/bin/nvidia-container-runtime-hook") << "#!/bin/true\n";
   CHECK_FALSE(nvidia_hook_installed(t.path.string()));  // not executable yet
   fs::permissions(t.path / "usr/bin/nvidia-container-runtime-hook", fs::perms::owner_all);
   CHECK(check_gpus_ready(engine::SystemInfo{}, env));
+  fs::remove(t.path / "usr/bin/nvidia-container-runtime-hook");
+  CHECK_FALSE(nvidia_hook_installed(t.path.string()));
+
+  // Every directory of the one list (common/tool_dirs.hpp), /usr/local/sbin included: systemd's default PATH,
+  // which dockerd searches.
+  fs::create_directories(t.path / "usr/local/sbin");
+  std::ofstream(t.path / "usr/local/sbin/nvidia-container-runtime-hook") << "#!/bin/true\n";
+  fs::permissions(t.path / "usr/local/sbin/nvidia-container-runtime-hook", fs::perms::owner_all);
+  CHECK(nvidia_hook_installed(t.path.string()));
 }

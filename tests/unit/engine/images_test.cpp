@@ -138,6 +138,32 @@ TEST_CASE("classification of pull errors") {
   CHECK_FALSE(classify_pull_error("invalid reference format", 400).transient);
 }
 
+TEST_CASE("registry_answer_error: the one mapping of the pull's and the digest query's answers") {
+  CHECK_FALSE(registry_answer_error("pulling x", Result<Response>(Response{.status = 200, .body = {}})));
+
+  auto cut =
+      registry_answer_error("resolving x", Result<Response>(make_error(Reason::DockerUnavailable, "reset", true)));
+  REQUIRE(cut);
+  CHECK(cut->reason == Reason::RegistryUnreachable);
+  CHECK(cut->transient);  // as the transport said
+  CHECK(cut->message == "resolving x: reset");
+  auto refused =
+      registry_answer_error("resolving x", Result<Response>(make_error(Reason::DockerUnavailable, "refused", false)));
+  REQUIRE(refused);
+  CHECK_FALSE(refused->transient);
+
+  auto missing =
+      registry_answer_error("pulling x",
+                            Result<Response>(Response{.status = 404, .body = R"({"message":"manifest unknown"})"}));
+  REQUIRE(missing);
+  CHECK(missing->reason == Reason::ImageNotFound);
+  CHECK(missing->message == "pulling x: HTTP 404: manifest unknown");
+  auto down = registry_answer_error("pulling x", Result<Response>(Response{.status = 503, .body = "{}"}));
+  REQUIRE(down);
+  CHECK(down->reason == Reason::RegistryUnreachable);
+  CHECK(down->transient);
+}
+
 // dockerd's pull stream as it comes for a two-layer image (message shapes of
 // moby's progress JSON: "progress" bars, short ids, empty progressDetail on
 // state changes), cut into stages; the bed's 4-layer image sits in the

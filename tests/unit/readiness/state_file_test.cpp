@@ -109,6 +109,21 @@ TEST_CASE("status lines") {
   CHECK(status_line(r) == "running");
 }
 
+TEST_CASE("status_line: the guest's strings go through terminal_safe (C1 CSI, bidi, ESC in message and container)") {
+  using namespace cosmicac::readiness;
+  State failed;
+  failed.phase = Phase::Failed;
+  failed.reason = cosmicac::Reason::Auth;
+  failed.message =
+      "denied\xc2\x9b"
+      "2J\xe2\x80\xae\x1b[H";
+  CHECK(status_line(failed) == "failed reason=auth message=\"denied\\u{009B}2J\\u{202E}\\x1b[H\"");
+  State ready;
+  ready.phase = Phase::Ready;
+  ready.container = ContainerInfo{"name\x1b]0;t\x07", "id\rX", "img\xc2\x9b", "sha\xe2\x81\xa6"};
+  CHECK(status_line(ready) == "ready container=name\\x1b]0;t\\x07 id=id\\rX image=img\\u{009B} digest=sha\\u{2066}");
+}
+
 TEST_CASE("exit 0 only when ready in this boot") {
   auto s = ready_state("boot-a");
   CHECK(ready_now(s, "boot-a"));

@@ -1,14 +1,14 @@
-// Bounded line framing for the protocol's byte streams (the port's host end,
-// a console log): chunks of any size in, whole lines out. Both readers
-// (StreamReader, ConsoleReader) frame through it; they differ only in what a
-// line means to them.
+// Bounded line framing for byte streams (the readiness port's host end, a
+// console log): chunks of any size in, whole lines out. Both readers of the
+// readiness protocol (readiness/: StreamReader, ConsoleReader) frame through
+// it; they differ only in what a line means to them.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 
-namespace cosmicac::readiness {
+namespace cosmicac {
 
 class LineFramer {
  public:
@@ -60,4 +60,4 @@ class LineFramer {
   bool skipping_ = false;  // inside an overlong line: drop until its '\n'
 };
 
-}  // namespace cosmicac::readiness
+}  // namespace cosmicac

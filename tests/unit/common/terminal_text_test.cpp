@@ -1,13 +1,12 @@
 // The one terminal escaper: nothing a terminal acts on survives (a guest or a
 // cluster must not retitle, clear or forge lines on the operator's terminal),
 // printable UTF-8 does.
-#include "readiness/terminal_text.hpp"
-#include "readiness/status.hpp"
+#include "common/terminal_text.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
-using cosmicac::readiness::terminal_quoted;
-using cosmicac::readiness::terminal_safe;
+using cosmicac::terminal_quoted;
+using cosmicac::terminal_safe;
 
 TEST_CASE("terminal_safe: C0 controls, ESC/CSI, CR, BEL and DEL become visible escapes") {
   CHECK(terminal_safe("a\x1b]0;pwned\x07z") == "a\\x1b]0;pwned\\x07z");
@@ -44,19 +43,4 @@ TEST_CASE("terminal_safe: the output never holds a byte a terminal acts on") {
     CHECK(c != 0x7f);
   }
   CHECK(terminal_safe(every).find("\xc2\x9b") == std::string::npos);
-}
-
-TEST_CASE("status_line: the guest's strings go through terminal_safe (C1 CSI, bidi, ESC in message and container)") {
-  using namespace cosmicac::readiness;
-  State failed;
-  failed.phase = Phase::Failed;
-  failed.reason = cosmicac::Reason::Auth;
-  failed.message =
-      "denied\xc2\x9b"
-      "2J\xe2\x80\xae\x1b[H";
-  CHECK(status_line(failed) == "failed reason=auth message=\"denied\\u{009B}2J\\u{202E}\\x1b[H\"");
-  State ready;
-  ready.phase = Phase::Ready;
-  ready.container = ContainerInfo{"name\x1b]0;t\x07", "id\rX", "img\xc2\x9b", "sha\xe2\x81\xa6"};
-  CHECK(status_line(ready) == "ready container=name\\x1b]0;t\\x07 id=id\\rX image=img\\u{009B} digest=sha\\u{2066}");
 }
