@@ -7,7 +7,7 @@
 #include "host/spec/job_spec.hpp"
 #include "host/verbs/apply.hpp"
 #include "host/verbs/delete.hpp"
-#include "host/verbs/wait/wait.hpp"
+#include "host/verbs/wait/follow.hpp"
 
 #include <optional>
 #include <string>

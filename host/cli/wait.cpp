@@ -4,8 +4,8 @@
 
 #include "common/terminal_text.hpp"
 #include "host/cluster/kube_client.hpp"
+#include "host/verbs/wait/follow.hpp"
 #include "host/verbs/wait/printer.hpp"
-#include "host/verbs/wait/wait.hpp"
 #include "readiness/event.hpp"
 #include "readiness/socket_follower.hpp"
 

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "host/cluster/kube_client.hpp"
-#include "host/verbs/wait/wait.hpp"
+#include "host/verbs/wait/follow.hpp"
 #include "readiness/event.hpp"
 
 #include <atomic>

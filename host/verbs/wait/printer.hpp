@@ -5,7 +5,7 @@
 // terminal_safe (API strings arrive escaped from the views).
 #pragma once
 
-#include "host/verbs/wait/wait.hpp"
+#include "host/verbs/wait/follow.hpp"
 
 #include <array>
 #include <cstdio>

@@ -3,8 +3,8 @@
 // object shapes follow the Kubernetes (Pod conditions, containerStatuses,
 // core/v1 Event, metav1.Status), KubeVirt (VMI status, launcher pod labels,
 // guest-console-log) and CDI (DataVolume phase/progress/conditions) docs.
+#include "host/verbs/wait/follow.hpp"
 #include "host/verbs/wait/views.hpp"
-#include "host/verbs/wait/wait.hpp"
 
 #include "apiserver_standin.hpp"
 #include "common/process.hpp"
