@@ -7,6 +7,7 @@
 // kind.
 #include "host/cli/dispatch.hpp"
 
+#include "common/terminal_text.hpp"
 #include "host/cli/commands.hpp"
 
 #include <CLI/CLI.hpp>
@@ -166,11 +167,12 @@ Outcome parse_command(CommandOptions& options, std::vector<std::string> const& a
   try {
     app.parse(reversed);
   } catch (CLI::ParseError const& e) {
-    return usage_problem(e.what());
+    return usage_problem(terminal_safe(e.what()));  // CLI11 quotes the argument it could not take
   }
   for (auto const& extra : app.remaining())
     if (extra != "--") options.unknown_options.push_back(extra);
-  if (!options.unknown_options.empty()) return usage_problem("unknown option " + options.unknown_options.front());
+  if (!options.unknown_options.empty())
+    return usage_problem("unknown option " + terminal_safe(options.unknown_options.front()));
   return options.validate();
 }
 
@@ -211,7 +213,7 @@ int run_cli(std::vector<std::string> const& args) {
   }
   if (asks_for_help(args)) return print_help(args);
   CommandEntry const* entry = find_command(name);
-  if (entry == nullptr) return report(usage_problem("unknown command '" + name + "'"), nullptr);
+  if (entry == nullptr) return report(usage_problem("unknown command '" + terminal_safe(name) + "'"), nullptr);
   try {
     auto options = entry->make();
     Outcome problem = parse_command(*options, {args.begin() + 1, args.end()});

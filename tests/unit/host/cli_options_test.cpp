@@ -165,6 +165,20 @@ TEST_CASE("cli options: --dry-run and --wait as kubectl's: a bare flag, or =valu
   CHECK(problem_of("apply", {"-f", "s", "--wait"}) == "unknown option --wait");
 }
 
+TEST_CASE("cli options: what the command line gave is escaped where a problem repeats it") {
+  std::string const esc = "\x1b]0;pwned\x07";
+  for (auto const& message : {problem_of("list", {esc}), problem_of("list", {"--" + esc}),
+                              problem_of("list", {"--burst", esc}), problem_of("apply", {"-f", "s", "--qps=" + esc})}) {
+    INFO(message);
+    CHECK_FALSE(message.empty());
+    CHECK(message.find('\x1b') == std::string::npos);
+    CHECK(message.find('\x07') == std::string::npos);
+  }
+  auto r = vmi({"frobnicate" + esc});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find('\x1b') == std::string::npos);
+}
+
 TEST_CASE("cli options: --qps and --burst bound the requests of every command that talks to the cluster") {
   ListCommand defaults(false);
   REQUIRE_FALSE(parse_command(defaults, {}));
