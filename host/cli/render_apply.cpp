@@ -15,6 +15,18 @@
 
 namespace cosmicac::host::cli {
 
+namespace {
+
+// Every job's objects in one list, job after job (render, apply's client dry run).
+std::vector<Json> objects_of(std::vector<LoadedSpec> const& specs) {
+  std::vector<Json> objects;
+  for (auto const& job : specs)
+    for (auto& o : render_manifests(job.spec)) objects.push_back(std::move(o));
+  return objects;
+}
+
+}  // namespace
+
 void RenderCommand::bind(CLI::App& app) {
   file.bind(app);
   cluster.bind(app, false);
@@ -61,10 +73,7 @@ Outcome RenderCommand::run() {
     std::fputs(render_userdata(specs.front().spec).c_str(), stdout);
     return std::nullopt;
   }
-  std::vector<Json> objects;
-  for (auto const& job : specs)
-    for (auto& o : render_manifests(job.spec)) objects.push_back(std::move(o));
-  std::fputs(print.format_objects(objects).c_str(), stdout);
+  std::fputs(print.format_objects(objects_of(specs)).c_str(), stdout);
   return std::nullopt;
 }
 
@@ -93,9 +102,7 @@ Outcome ApplyCommand::complete() { return file.load_specs(cluster.ns, specs); }
 Outcome ApplyCommand::run() {
   bool const many = specs.size() > 1;
   if (dry_run.mode == DryRun::Client) {  // kubectl's client dry run: the objects, no API call
-    std::vector<Json> all;
-    for (auto const& job : specs)
-      for (auto& o : render_manifests(job.spec)) all.push_back(std::move(o));
+    std::vector<Json> const all = objects_of(specs);
     if (!print.output.empty()) {
       std::fputs(print.format_objects(all).c_str(), stdout);
       return std::nullopt;

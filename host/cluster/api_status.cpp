@@ -2,6 +2,7 @@
 
 #include "common/terminal_text.hpp"
 #include "common/utf8.hpp"
+#include "host/base/json_read.hpp"
 #include "host/base/yaml_json.hpp"
 
 #include <vector>
@@ -83,6 +84,15 @@ std::string status_message(HttpResponse const& resp) {
   auto it = status.find("message");
   if (it == status.end() || !it->is_string()) return {};
   return server_text(it->get_ref<std::string const&>());
+}
+
+std::string status_text(HttpResponse const& resp) {
+  auto j = parse_json(resp.body);
+  std::string reason = j ? string_at(*j, {"reason"}) : "", message = j ? string_at(*j, {"message"}) : "";
+  std::string out = "HTTP " + std::to_string(resp.status);
+  if (!reason.empty()) out += " " + terminal_safe(reason);
+  if (!message.empty()) out += ": " + server_text(message);
+  return out;
 }
 
 }  // namespace cosmicac::host

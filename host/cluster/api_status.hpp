@@ -28,4 +28,8 @@ std::string server_text(std::string_view message);
 // server_text; empty when the body is no JSON object with a string message.
 std::string status_message(HttpResponse const& resp);
 
+// A failed call as "HTTP 403 Forbidden: <the Status body's message>", escaped
+// (the reason by terminal_safe, the message by server_text).
+std::string status_text(HttpResponse const& resp);
+
 }  // namespace cosmicac::host

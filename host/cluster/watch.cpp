@@ -19,16 +19,6 @@ std::optional<WatchEvent::Type> event_type(std::string_view t) {
   return std::nullopt;
 }
 
-// "HTTP 403 Forbidden: message", escaped.
-std::string answer_text(HttpResponse const& r) {
-  auto j = parse_json(r.body);
-  std::string reason = j ? string_at(*j, {"reason"}) : "", message = j ? string_at(*j, {"message"}) : "";
-  std::string out = "HTTP " + std::to_string(r.status);
-  if (!reason.empty()) out += " " + terminal_safe(reason);
-  if (!message.empty()) out += ": " + server_text(message);
-  return out;
-}
-
 }  // namespace
 
 Result<WatchEvent> parse_watch_event(std::string_view line) {
@@ -289,7 +279,7 @@ Reflector::WatchEnd Reflector::watch(bool& progressed) {
   // Refused: on the first watch only. Later a 403 is the API server's
   // authorizer warming up after a restart: retried like any failure.
   if (first && (resp->status == 403 || resp->status == 405)) {
-    notice_("watching " + std::string(resource_.plural) + " was refused (" + answer_text(*resp) +
+    notice_("watching " + std::string(resource_.plural) + " was refused (" + status_text(*resp) +
             "); listing them every poll interval instead");
     return WatchEnd::Refused;
   }

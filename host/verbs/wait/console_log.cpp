@@ -3,6 +3,7 @@
 #include "common/terminal_text.hpp"
 #include "host/base/rfc3339.hpp"
 #include "host/cluster/api_paths.hpp"
+#include "host/cluster/api_status.hpp"
 #include "host/verbs/wait/views.hpp"
 #include "readiness/console_line.hpp"
 

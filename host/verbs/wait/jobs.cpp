@@ -3,6 +3,7 @@
 #include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/cluster/api_paths.hpp"
+#include "host/cluster/api_status.hpp"
 #include "host/render/job_objects.hpp"
 #include "host/verbs/wait/follow.hpp"
 #include "host/verbs/wait/job.hpp"

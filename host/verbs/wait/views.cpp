@@ -18,15 +18,6 @@ std::string detail(Json const& c) {
 
 }  // namespace
 
-std::string status_text(HttpResponse const& r) {
-  auto j = parse_json(r.body);
-  std::string reason = j ? string_at(*j, {"reason"}) : "", message = j ? string_at(*j, {"message"}) : "";
-  std::string out = "HTTP " + std::to_string(r.status);
-  if (!reason.empty()) out += " " + terminal_safe(reason);
-  if (!message.empty()) out += ": " + server_text(message);
-  return out;
-}
-
 VmiView view_vmi(Json const& vmi) {
   VmiView v;
   Json const& status = object_at(vmi, {"status"});

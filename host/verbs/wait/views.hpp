@@ -67,7 +67,4 @@ std::optional<std::string> latest_probe_failure(Json const& event_list);
 // who may create objects in the namespace writes at will, are not held.
 Json held_fields(Json const& object);
 
-// A failed call as "HTTP 403 Forbidden: <the Status body's message>", escaped.
-std::string status_text(HttpResponse const& r);
-
 }  // namespace cosmicac::host
