@@ -40,6 +40,8 @@ enum class Reason {
   GpuXid,     // gpu-xid: an Xid of a GPU that needs a reset in the kernel log since boot
   IbCount,    // ib-count: fewer InfiniBand devices than the VM was given
   IbLink,     // ib-link: an InfiniBand port that is not Active
+  // READY_PROBE never passed within HEALTH_TIMEOUT, or stopped passing after ready.
+  ContainerUnready,  // container-unready
 };
 
 std::string_view reason_name(Reason reason) noexcept;

@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -111,7 +112,29 @@ Status set_absolute_path(std::string& out, std::string_view v) {
   return ok();
 }
 
-constexpr std::array<Key, 32> kKeys{{
+// READY_PROBE: `http:PORT/PATH` or `tcp:PORT`. The path keeps to RFC 3986's
+// path and query characters, so it goes into the request line as written.
+Status set_ready_probe(Settings& s, std::string_view v) {
+  auto bad = [] { return problem("must be http:PORT/PATH or tcp:PORT (port 1-65535, an absolute path)"); };
+  ReadinessProbe& p = s.readiness;
+  if (v.starts_with("http:")) p.kind = ProbeKind::Http;
+  else if (v.starts_with("tcp:")) p.kind = ProbeKind::Tcp;
+  else return bad();
+  v.remove_prefix(p.kind == ProbeKind::Http ? 5 : 4);
+  std::size_t const digits = std::min(v.find_first_not_of("0123456789"), v.size());
+  p.port = 0;
+  for (std::size_t i = 0; i < digits && i < 6; ++i) p.port = p.port * 10 + static_cast<unsigned>(v[i] - '0');
+  p.path = v.substr(digits);
+  if (digits == 0 || digits > 5 || p.port == 0 || p.port > 65535) return bad();
+  if (p.kind == ProbeKind::Tcp) return p.path.empty() ? ok() : bad();
+  if (p.path.empty() || p.path.front() != '/' || p.path.size() > 1024 ||
+      p.path.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@%/?") !=
+          std::string::npos)
+    return bad();
+  return ok();
+}
+
+constexpr std::array<Key, 36> kKeys{{
     {"MNT", [](Settings& s, std::string_view v) { return assign(normalise_mount_point(v), s.mount_point); }},
     {"IMG", [](Settings& s, std::string_view v) { return assign(parse_image_ref(v), s.image); }},
     {"NAME",
@@ -174,6 +197,21 @@ constexpr std::array<Key, 32> kKeys{{
     {"GPU_WAIT", [](Settings& s, std::string_view v) { return set_duration(s.gpu_wait, v); }},
     {"SETTLE_SECONDS", [](Settings& s, std::string_view v) { return set_duration(s.settle, v); }},
     {"HEALTH_TIMEOUT", [](Settings& s, std::string_view v) { return set_duration(s.health_timeout, v); }},
+    {"READY_PROBE", set_ready_probe},
+    {"READY_INITIAL_DELAY", [](Settings& s, std::string_view v) { return set_duration(s.readiness.initial_delay, v); }},
+    {"READY_TIMEOUT",
+     [](Settings& s, std::string_view v) {
+       auto r = parse_duration(v);
+       if (r && (r->count() == 0 || r->count() > 60)) return problem("must be from 1 to 60 seconds");
+       return assign(std::move(r), s.readiness.timeout);
+     }},
+    {"READY_FAILURE_THRESHOLD",
+     [](Settings& s, std::string_view v) {
+       std::optional<unsigned> n;
+       if (auto st = set_count(n, v); !st || *n == 0) return problem("must be a count from 1 to 64");
+       s.failure_threshold = *n;
+       return ok();
+     }},
     {"FAILURE_LOG_LINES",
      [](Settings& s, std::string_view v) {
        // The container's output may hold secrets: copying it is the operator's choice.
