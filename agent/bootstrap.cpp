@@ -14,6 +14,7 @@
 
 #include "agent/exit_codes.hpp"
 #include "agent/gpu_hold.hpp"
+#include "agent/live_check.hpp"
 #include "agent/options.hpp"
 #include "agent/store.hpp"
 #include "common/log.hpp"
@@ -27,6 +28,7 @@
 #include "engine/daemon.hpp"
 #include "engine/system.hpp"
 #include "readiness/event.hpp"
+#include "readiness/port_writer.hpp"
 #include "readiness/state_file.hpp"
 #include "registry/cred_iso.hpp"
 #include "registry/mirror.hpp"
@@ -199,11 +201,29 @@ Status check_gpus(ModuleOptions const& o, engine::Client& docker, readiness::Rep
   return st;
 }
 
+// What `status` looks at again after ready (agent/live_check.hpp): written
+// before ready is said, so that a ready state always has its watch.
+Status leave_watch(config::Settings const& s, ModuleOptions const& o, Environment const& env, engine::Client& docker,
+                   container::ContainerInfo const& info) {
+  Watch w{.docker_socket = o.engine.socket_path,
+          .api_version = docker.api_version(),
+          .container_name = info.name,
+          .container_id = info.id,
+          .probe = o.converge.probe,
+          .failure_threshold = o.failure_threshold,
+          .port_path = readiness::port_path(s.readiness_port),
+          .console_path = s.console_device};
+  if (o.gpu_health.enabled) w.gpus = look_at_gpus_now(o.gpu_health.measure.sysfs_root, o.gpu_health.measure.kmsg_path);
+  return write_watch(env.watch_path, w);
+}
+
 }  // namespace
 
 int run_bootstrap(config::Settings const& s, Environment const& env, readiness::Reporter& reporter) {
   auto const t0 = std::chrono::steady_clock::now();
-  ModuleOptions const opts = module_options(s, env);
+  ModuleOptions opts = module_options(s, env);
+  forget_watch(env.watch_path);  // an earlier run's: nothing is ready until this run says so
+  opts.converge.on_progress = [&](std::string const& m) { reporter.publish(readiness::progress(Step::Container, m)); };
   reporter.publish(readiness::done(Step::Config, milliseconds(0), "configuration loaded"));
 
   engine::Client docker(opts.engine);
@@ -222,7 +242,10 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
     container::ContainerSpec spec = opts.container;
     spec.image_id = image->image_id;
     spec.image_digest = image->repo_digest;
-    return container::converge_container(docker, spec, opts.converge);
+    auto converged = container::converge_container(docker, spec, opts.converge);
+    if (!converged) return converged;
+    if (auto st = leave_watch(s, opts, env, docker, *converged); !st) return st.error();
+    return converged;
   });
   if (!info) {
     systemd::notify_status("failed: " + std::string(reason_name(info.error().reason)) + ": " + info.error().message);

@@ -5,6 +5,7 @@
 #include "agent/bootstrap.hpp"
 #include "agent/install.hpp"
 #include "agent/internal_error.hpp"
+#include "agent/live_check.hpp"
 #include "agent/plan.hpp"
 #include "common/file_io.hpp"
 #include "common/log.hpp"
@@ -140,13 +141,18 @@ int cmd_plan(GlobalOptions const& opts, std::vector<std::string> const& args) {
   return print_plan(loaded->settings, Environment{}, json);
 }
 
-int cmd_status(GlobalOptions const&, std::vector<std::string> const& args) {
+int cmd_status(GlobalOptions const& opts, std::vector<std::string> const& args) {
   // Run by KubeVirt's readiness probe through the guest agent: no arguments, no
-  // config, a few milliseconds. Exit 0 if and only if the bootstrap is ready.
+  // config. Exit 0 if and only if the bootstrap is ready and, once it is,
+  // what ready meant still holds (agent/live_check.hpp).
   bool const json = args.size() == 1 && args.front() == "--json";
   if (!json && !no_args(args, "status")) return kExitUsage;
-  auto answer = json ? readiness::answer_status_json(readiness::kDefaultStatePath, "/proc/sys/kernel/random/boot_id")
-                     : readiness::answer_status(readiness::kDefaultStatePath, "/proc/sys/kernel/random/boot_id");
+  // Its one line is stdout's; a failure it records is logged as the run's
+  // are (the journal, or stderr), never onto that line.
+  log::setup(opts.verbose);
+  LivePaths const paths;
+  auto answer = answer_live_status(paths);
+  if (json) answer = readiness::answer_status_json(paths.state, answer);
   std::printf("%s\n", answer.line.c_str());
   return answer.exit_code == 0 ? kExitOk : kExitFailed;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "agent/gpu_hold.hpp"
+#include "agent/live_check.hpp"
 
 #include <string>
 
@@ -19,6 +20,7 @@ struct Environment {
   std::string data_root = "/var/lib/cosmicac/data";                // disk/layout.hpp; "" keeps the earlier layout
   std::string instance_id_path = "/var/lib/cosmicac/instance-id";  // agent/store.hpp: this root disk's id
   std::string gpu_hold_path = kDefaultGpuHoldPath;                 // agent/gpu_hold.hpp
+  std::string watch_path = kDefaultWatchPath;                      // agent/live_check.hpp
 };
 
 }  // namespace cosmicac::agent

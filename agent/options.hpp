@@ -36,6 +36,7 @@ struct ModuleOptions {
   container::ContainerSpec container;      // image_id and image_digest are filled in once the image is there
   container::ConvergeOptions converge;
   GpuHealthOptions gpu_health;
+  unsigned failure_threshold = 3;  // READY_FAILURE_THRESHOLD: agent/live_check.hpp
 };
 
 // GPU_MODE: all → true, none → false, auto → whether an NVIDIA PCI device exists.

@@ -54,40 +54,95 @@ std::optional<Clock::duration> running_for(engine::ContainerState const& state) 
   return std::chrono::duration_cast<Clock::duration>(up);
 }
 
-// Stays running (not restarting) for the settle period, then healthy if it has a health check.
-// The period counts from the container's own start (State.StartedAt): one that
-// dockerd restarted at boot and that has been up longer than that is settled
-// at once, so a second boot does not wait for nothing.
-Status verify_running(engine::Client& c, std::string const& name, std::string const& id, ConvergeOptions const& o) {
-  std::optional<Clock::time_point> settle_end;
-  std::optional<Clock::time_point> health_end;
+// The container's details, or why it is not running any more.
+Result<engine::ContainerDetails> running_details(engine::Client& c, std::string const& name, std::string const& id,
+                                                 ConvergeOptions const& o) {
+  auto details = engine::inspect_container(c, id);
+  if (!details) return details.error();
+  if (!*details) return make_error(Reason::ContainerError, "inspecting container " + name + ": it is gone");
+  engine::ContainerState const& state = (*details)->state;
+  if (state.restarting) return exited(c, name, id, state, "is restarting", o);
+  if (!state.running) return exited(c, name, id, state, "stopped (" + state.status + ")", o);
+  if (state.health == "unhealthy") return exited(c, name, id, state, "is unhealthy", o);
+  return std::move(**details);
+}
+
+// When a period that counts from the container's own start (State.StartedAt)
+// ends: one that dockerd restarted at boot and that has been up longer is over at once.
+Clock::time_point after_start(engine::ContainerState const& state, Clock::duration period) {
+  auto const up = running_for(state);
+  return Clock::now() + (up ? std::max(Clock::duration::zero(), period - *up) : period);
+}
+
+std::string elapsed_text(Clock::duration d) {
+  auto const s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  return s < 120 ? std::to_string(s) + " s" : std::to_string(s / 60) + " min";
+}
+
+// READY_PROBE: looked at every probe_interval from initialDelay after the
+// start until it first passes; a refused connection or a 503 is "not yet"
+// (a model still loading) until HEALTH_TIMEOUT, then container-unready
+// naming the last answer. The container must stay running meanwhile.
+Status await_probe(engine::Client& c, std::string const& name, std::string const& id, ConvergeOptions const& o,
+                   std::string& address) {
+  Probe const& probe = *o.probe;
+  auto const t0 = Clock::now();
+  std::optional<Clock::time_point> first_look;
+  std::string last = "not looked at yet (READY_INITIAL_DELAY)";
+  std::string said;
+  Clock::time_point said_at = t0;
   for (;;) {
-    auto details = engine::inspect_container(c, id);
+    auto details = running_details(c, name, id, o);
     if (!details) return details.error();
-    if (!*details) return make_error(Reason::ContainerError, "inspecting container " + name + ": it is gone");
-    engine::ContainerState const& state = (*details)->state;
-    if (state.restarting) return exited(c, name, id, state, "is restarting", o);
-    if (!state.running) return exited(c, name, id, state, "stopped (" + state.status + ")", o);
-    if (!settle_end) {
-      auto const up = running_for(state);
-      auto const left =
-          up ? std::max(Clock::duration::zero(), Clock::duration(o.settle) - *up) : Clock::duration(o.settle);
-      settle_end = Clock::now() + left;
-      health_end = *settle_end + o.health_timeout;
+    if (!first_look) first_look = after_start(details->state, probe.initial_delay);
+    address = details->ip_address;
+    if (Clock::now() >= *first_look) {
+      auto const answer = run_probe(probe, address);
+      if (answer.passed) return ok();
+      last = probe_url(probe, address) + ": " + answer.text;
+      if (o.on_progress && (last != said || Clock::now() - said_at >= o.probe_report_interval)) {
+        o.on_progress("waiting for " + last + ", " + elapsed_text(Clock::now() - t0));
+        said = last;
+        said_at = Clock::now();
+      }
     }
-    bool const settled = Clock::now() >= *settle_end;
-    if (settled) {
-      if (!state.health) return ok();
-      std::string const& health = *state.health;
-      if (health == "healthy") return ok();
-      if (health == "unhealthy") return exited(c, name, id, state, "is unhealthy", o);
-      if (Clock::now() >= *health_end)
+    if (Clock::now() - t0 >= o.health_timeout)
+      return make_error(Reason::ContainerUnready,
+                        "container " + name + " was not ready within " + elapsed_text(o.health_timeout) + ": " + last);
+    std::this_thread::sleep_for(o.probe_interval);
+  }
+}
+
+// Without a probe: healthy when the image has a HEALTHCHECK (no settle period
+// before it), otherwise running (not restarting) for the settle period when
+// `settle` (a container this run started).
+Status await_settled(engine::Client& c, std::string const& name, std::string const& id, ConvergeOptions const& o,
+                     bool settle) {
+  std::optional<Clock::time_point> settle_end;
+  auto const health_end = Clock::now() + o.health_timeout;
+  for (;;) {
+    auto details = running_details(c, name, id, o);
+    if (!details) return details.error();
+    engine::ContainerState const& state = details->state;
+    if (state.health) {
+      if (*state.health == "healthy") return ok();
+      if (Clock::now() >= health_end)
         return make_error(Reason::ContainerExited, "container " + name + " did not become healthy within " +
-                                                       std::to_string(o.health_timeout.count() / 1000) +
-                                                       " s (health: " + health + ")");
+                                                       elapsed_text(o.health_timeout) + " (health: " + *state.health +
+                                                       ")");
+    } else {
+      if (!settle) return ok();
+      if (!settle_end) settle_end = after_start(state, o.settle);
+      if (Clock::now() >= *settle_end) return ok();
     }
     std::this_thread::sleep_for(o.poll_interval);
   }
+}
+
+Status verify_ready(engine::Client& c, std::string const& name, std::string const& id, ConvergeOptions const& o,
+                    bool started_now, std::string& address) {
+  if (o.probe) return await_probe(c, name, id, o, address);
+  return await_settled(c, name, id, o, started_now);
 }
 
 }  // namespace
@@ -149,7 +204,10 @@ Result<ContainerInfo> converge_container(engine::Client& c, ContainerSpec const&
                      .action = plan.action,
                      .changed = plan.changed};
   if (plan.action == Action::Unchanged) {
+    // Running already (dockerd restarted it at boot): ready once its probe or
+    // HEALTHCHECK passes; without either, at once.
     info.id = (*existing)->id;
+    if (auto st = verify_ready(c, spec.name, info.id, o, false, info.ip_address); !st) return st.error();
     return info;
   }
   if (auto st = preflight(c, spec, o); !st) return st.error();
@@ -182,7 +240,7 @@ Result<ContainerInfo> converge_container(engine::Client& c, ContainerSpec const&
     return started.error();
   }
   spdlog::info("container {} {} ({})", spec.name, action_name(plan.action), id.substr(0, 12));
-  if (auto st = verify_running(c, spec.name, id, o); !st) return st.error();
+  if (auto st = verify_ready(c, spec.name, id, o, true, info.ip_address); !st) return st.error();
   return info;
 }
 

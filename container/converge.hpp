@@ -1,15 +1,18 @@
 // Convergence of ONE named container to the desired spec: look (inspect),
 // decide (plan_converge, pure), act (create/start/recreate), then verify that
-// it stays up (settle) and becomes healthy when its image has a HEALTHCHECK.
+// it is ready: READY_PROBE passes, else its image's HEALTHCHECK passes, else
+// it stays up for the settle period.
 #pragma once
 
 #include "common/error.hpp"
 #include "container/gpu.hpp"
+#include "container/probe.hpp"
 #include "container/spec.hpp"
 #include "engine/client.hpp"
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,9 +43,19 @@ struct ConvergeOptions {
   GpuEnv gpu;
   std::string dev_root = "/dev";  // for /dev/net/tun
   bool check_bind_source = true;
+  // Without a probe or a HEALTHCHECK, the container must stay running this long (SETTLE_SECONDS).
   std::chrono::milliseconds settle{std::chrono::seconds(5)};
+  // How long the HEALTHCHECK or the probe may take to pass first (HEALTH_TIMEOUT).
   std::chrono::milliseconds health_timeout{std::chrono::seconds(300)};
   std::chrono::milliseconds poll_interval{std::chrono::milliseconds(500)};
+  // READY_PROBE: ready when it passes (no settle period before it).
+  std::optional<Probe> probe;
+  // Until the first success the probe looks this often: a refused local
+  // connection costs microseconds, and ready should come as soon as it is true.
+  std::chrono::milliseconds probe_interval{std::chrono::milliseconds(250)};
+  // How often a probe still failing is said (progress), besides when its answer changes.
+  std::chrono::milliseconds probe_report_interval{std::chrono::seconds(30)};
+  std::function<void(std::string const&)> on_progress;  // "waiting for http://…: …, 2 min"
   int stop_timeout_seconds = 30;
   // How many of the container's last output lines a failure's message copies
   // (FAILURE_LOG_LINES). The message goes to systemd's STATUS=, the state file
@@ -58,6 +71,7 @@ struct ContainerInfo {
   std::string image_digest;
   Action action = Action::Create;
   std::vector<std::string> changed;
+  std::string ip_address;  // on docker's network, when verified with a probe
 };
 
 // Inspects the named container (nullopt when absent).

@@ -83,6 +83,11 @@ Result<std::optional<ContainerDetails>> inspect_container(Client& client, std::s
     for (auto const& [k, v] : labels.items())
       if (v.is_string()) d.labels[k] = v.get<std::string>();
   d.state = state_of(member(j, "State"));
+  json const& net = member(j, "NetworkSettings");
+  d.ip_address = string_of(net, "IPAddress");
+  if (json const& nets = member(net, "Networks"); d.ip_address.empty() && nets.is_object())
+    for (auto const& [n, v] : nets.items())
+      if (d.ip_address.empty()) d.ip_address = string_of(v, "IPAddress");
   return std::optional<ContainerDetails>(std::move(d));
 }
 

@@ -33,6 +33,10 @@ struct ContainerDetails {
   std::string id;
   std::map<std::string, std::string> labels;  // Config.Labels (string values)
   ContainerState state;
+  // Its address on docker's network (NetworkSettings: the default bridge's
+  // IPAddress, else the first network's); "" when it has none (not running,
+  // network mode host or none).
+  std::string ip_address;
 };
 
 // GET /containers/<name or id>/json; nullopt when there is none (404).

@@ -1,6 +1,6 @@
 // libcurl's allocator for this process: every block it frees is zeroed first,
 // so no freed copy of a secret it handled (the X-Registry-Auth header, the
-// /auth body) lingers in the heap. Internal to engine/.
+// /auth body) lingers in the heap. Used by engine/ and container/probe.cpp.
 #pragma once
 
 namespace cosmicac::engine {

@@ -40,10 +40,15 @@ Reporter::Reporter(ReporterOptions options) : opt_(std::move(options)), start_(s
   if (auto id = read_boot_id(opt_.boot_id_path)) boot_id_ = *id;
   else spdlog::error("readiness: {}; `status` will not report ready", id.error().message);
   std::lock_guard lk(mu_);  // the writer's hooks wait for port_ to be set
-  state_.boot_id = boot_id_;
-  state_.updated_ms = stamp(Event{}).time_ms;
-  next_seq_ = 1;
-  if (!opt_.state_path.empty()) {
+  if (opt_.resume && !boot_id_.empty() && opt_.resume->boot_id == boot_id_) {
+    state_ = *opt_.resume;
+    next_seq_ = state_.last_seq + 1;
+  } else {
+    state_.boot_id = boot_id_;
+    state_.updated_ms = stamp(Event{}).time_ms;
+    next_seq_ = 1;
+  }
+  if (!opt_.state_path.empty() && !opt_.resume) {
     if (auto st = write_state(opt_.state_path, state_); !st)
       spdlog::warn("readiness: {}", last_store_error_ = st.error().message);
   }

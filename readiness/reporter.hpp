@@ -32,6 +32,10 @@ struct ReporterOptions {
   std::size_t max_queue = 256;
   // Progress events rewrite the state file at most this often (others always do).
   std::chrono::milliseconds progress_file_interval{250};
+  // Go on from a state of this boot (`status` recording a failure after
+  // ready): its events are kept and seq continues. A state of another boot
+  // is not taken: the reporter starts afresh.
+  std::optional<State> resume;
 };
 
 class Reporter {

@@ -97,8 +97,8 @@ StatusAnswer answer_status(std::string const& state_path, std::string const& boo
   return {line, ready_now(*state, *boot) ? 0 : 1};
 }
 
-StatusAnswer answer_status_json(std::string const& state_path, std::string const& boot_id_path) {
-  auto answer = answer_status(state_path, boot_id_path);
+StatusAnswer answer_status_json(std::string const& state_path, StatusAnswer const& live) {
+  StatusAnswer answer = live;
   nlohmann::ordered_json j;
   j["status"] = answer.line;
   j["ready"] = answer.exit_code == 0;

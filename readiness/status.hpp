@@ -32,6 +32,8 @@ StatusAnswer answer_status(std::string const& state_path, std::string const& boo
 // state file's GPU health summary (docs/agent.md, "status --json"):
 //   {"status": <the line>, "ready": bool, "phase": …, "reason": …, "failed_step": …,
 //    "message": …, "gpu_health": {…} or null}
-StatusAnswer answer_status_json(std::string const& state_path, std::string const& boot_id_path);
+// `live` is the answer `status` gave (agent/live_check.hpp: it may say not
+// ready where the state file says ready); its line and exit rule are kept.
+StatusAnswer answer_status_json(std::string const& state_path, StatusAnswer const& live);
 
 }  // namespace cosmicac::readiness

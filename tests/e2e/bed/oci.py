@@ -14,8 +14,18 @@ import tarfile
 from pathlib import Path
 
 BUSYBOX = Path("/bin/busybox")
-APPLETS = ["sh", "sleep", "cat", "ls", "echo", "env", "ps", "mount", "id", "true"]
-DEFAULT_CMD = ["/bin/busybox", "sh", "-c", "echo started; exec /bin/busybox sleep 2147483647"]
+APPLETS = ["sh", "sleep", "cat", "ls", "echo", "env", "ps", "mount", "id", "true", "httpd", "mkdir"]
+# An inference server's shape, chosen by the container's environment (ENVS):
+# with HEALTH_AFTER=N it refuses connections on port 8000 for N seconds (a
+# model loading), then answers GET /health 200 (and prints `serving`); with
+# EXIT_AFTER=M as well it exits (code 3) M seconds after that. Without them it
+# only sleeps, as before.
+SERVER = ("echo started; "
+          "if [ -n \"$HEALTH_AFTER\" ]; then sleep \"$HEALTH_AFTER\"; mkdir -p /tmp/www; echo ok > /tmp/www/health; "
+          "httpd -p 8000 -h /tmp/www; echo serving; "
+          "if [ -n \"$EXIT_AFTER\" ]; then sleep \"$EXIT_AFTER\"; echo exiting; exit 3; fi; fi; "
+          "exec /bin/busybox sleep 2147483647")
+DEFAULT_CMD = ["/bin/busybox", "sh", "-c", SERVER]
 
 
 def _busybox() -> bytes:

@@ -8,13 +8,28 @@ with the same image digest, no pull, no registry contact. The store keeps the
 image and never the earlier VM's container: the disk unit drops it before
 dockerd starts, so the new VM's dockerd never knows it (no event of it, not in
 `docker ps -a`) and the agent creates the container fresh. Both VMs mount the
-data disk and its binds nosuid,nodev."""
+data disk and its binds nosuid,nodev.
+
+Readiness (issue 41), folded into these two boots: the image refuses
+connections for HEALTH_AFTER seconds (a model loading), then answers
+GET /health; READY_PROBE makes that ready. Boot 1 says it waits ("waiting for
+http://…/health: Connection refused"); the re-created VM is ready within
+half a second of the first good answer (no settle period). Then, on the
+re-created VM: `status` passes while it holds, and its cost is measured
+against /bin/true; the server is killed, `status` counts its failed looks and
+records the failure once (a `ready` `failed` event, port and console); and a
+run whose probe never passes (a port nothing serves) fails `container-unready`
+within HEALTH_TIMEOUT, naming the URL."""
+
+import calendar
+import time
 
 from bed import checks, events
 from bed.catalog import scenario
 from bed.scenario import REPO_DIR
 
 DISK_UNIT = REPO_DIR / "units" / "cosmicac-bootstrap-disk.service"
+HEALTH_AFTER = 6  # seconds the image refuses connections before /health answers 200
 DROPIN = REPO_DIR / "units" / "docker.service.d" / "cosmicac-data-disk.conf"
 
 
@@ -23,7 +38,8 @@ def agent_recreate(t):
     agent = t.agent
     reg = t.registry()
     data = t.data_disk(120)
-    config = t.config(MNT="/data", IMG=t.image_ref("v1"), NAME="inference")
+    config = t.config(MNT="/data", IMG=t.image_ref("v1"), NAME="inference", ENVS=f"HEALTH_AFTER={HEALTH_AFTER}",
+                      READY_PROBE="http:8000/health")
 
     vm = t.vm(name="vm0", data_disk=data, data_serial="pvc-data", cred_iso=t.cred_iso(reg),
               config=config, agent_binary=agent, units=[t.agent_unit()])
@@ -42,6 +58,9 @@ def agent_recreate(t):
     events.expect_order(t, run1, [("disk", "done"), ("docker", "started")])
     checks.data_disk_mounted(t, vm, "/data", "pvc-data")
     checks.docker_store_on_data_disk(t, vm, "boot 1")
+    waited = [e.get("message", "") for e in run1 if e.get("step") == "container" and e.get("status") == "progress"]
+    t.expect(any(m.startswith("waiting for http://") and "/health: " in m for m in waited),
+             f"boot 1: no progress event said what the probe waits for: {waited}")
     digest = final["container"]["image_digest"]
     cid1 = final["container"]["id"]
     vm.qga.exec(["/bin/sh", "-c", "echo kept > /data/marker && sync"], check=True)
@@ -93,3 +112,68 @@ def agent_recreate(t):
              f"re-created VM: the disk unit did not say it dropped the earlier VM's container:\n{journal}")
     t.step(f"re-created VM: ready in {final2.get('duration_ms')} ms, same digest, registry steps skipped, "
            f"earlier container {cid1[:12]} dropped before dockerd, new {cid2[:12]}")
+
+    readiness_after_recreate(t, vm2, final2)
+
+
+def rfc3339(ts: str) -> float:
+    """Seconds since the epoch of dockerd's or the agent's UTC timestamp (fractions kept)."""
+    whole, _, frac = ts.rstrip("Z").partition(".")
+    return calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S")) + float("0." + (frac or "0"))
+
+
+def serving_time(vm, name: str) -> float:
+    """When the container printed `serving` (its /health answering), by dockerd's log timestamp; 0 if never."""
+    out = vm.qga.exec(["docker", "logs", "--timestamps", name]).out
+    stamp = next((line.split()[0] for line in out.splitlines() if line.endswith(" serving")), "")
+    return rfc3339(stamp) if stamp else 0.0
+
+
+def readiness_after_recreate(t, vm, final):
+    # Ready as soon as it is true: the ready event against the server's first good answer.
+    served = serving_time(vm, "inference")
+    t.expect(served > 0, "re-created VM: the container never printed `serving`")
+    late = rfc3339(final["ts"]) - served
+    t.metric("ready_after_health_good_s", round(late, 2))
+    t.expect(-1 < late <= 1.5, f"re-created VM: ready {late:.2f} s after /health first answered (target 0.5 s)")
+
+    # Only while it is true: status looks again, and what it costs.
+    code, line = events.status_cmd(vm)
+    t.expect(code == 0 and line.startswith("ready "), f"status after ready: {code} {line}")
+    cost = vm.qga.sh(f"t0=$(date +%s%N); for i in 1 2 3 4 5 6 7 8 9 10; do {events.AGENT} status >/dev/null; done; "
+                     "t1=$(date +%s%N); for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done; t2=$(date +%s%N); "
+                     "echo $(( (t1 - t0) / 10000000 )) $(( (t2 - t1) / 10000000 ))").out.split()
+    t.metric("status_ms", int(cost[0]))
+    t.metric("true_ms", int(cost[1]))
+    t.step(f"status after ready: {line[:60]}…; one status {cost[0]} ms, one /bin/true {cost[1]} ms (TCG)")
+
+    since = len(vm.serial_lines)
+    vm.qga.exec(["docker", "exec", "inference", "/bin/busybox", "sh", "-c", "kill $(/bin/busybox pidof httpd)"],
+                check=True)
+    looks = [events.status_cmd(vm) for _ in range(3)]
+    t.expect([c for c, _ in looks] == [1, 1, 1], f"status after the server died: {looks}")
+    t.expect(looks[0][1].startswith("unready reason=container-unready look=1/3 ") and "Connection refused" in looks[0][1],
+             f"first failed look: {looks[0][1]}")
+    t.expect(looks[2][1].startswith("failed reason=container-unready step=ready "), f"third failed look: {looks[2][1]}")
+    # The event itself, or (a host that connects after it) the snapshot that carries it.
+    recorded = events.wait_event(vm, lambda e: (e.get("step") == "ready" and e.get("status") == "failed")
+                                 or (e.get("step") == "state" and e.get("failed_step") == "ready"), 30, since)
+    t.expect(recorded.get("reason") == "container-unready" and recorded.get("phase") == "failed",
+             f"the recorded failure: {recorded}")
+    code, again = events.status_cmd(vm)
+    t.expect(code == 1 and again == looks[2][1], f"status after the failure was recorded: {code} {again}")
+    time.sleep(2)
+    said = [e for e in events.console_this_boot(vm)[0] if e.get("step") == "ready" and e.get("status") == "failed"]
+    t.expect(len(said) == 1, f"the serial console said the failure {len(said)} times")
+    t.step("server killed after ready: unready 1/3, 2/3, then recorded once (port and console): "
+           + recorded.get("message", ""))
+
+    # A probe that never passes: the run fails container-unready within HEALTH_TIMEOUT.
+    since = len(vm.serial_lines)
+    vm.qga.sh("printf 'READY_PROBE=tcp:9\\nHEALTH_TIMEOUT=12\\n' >> /etc/default/docker-bootstrap", check=True)
+    vm.qga.exec(["systemctl", "restart", "--no-block", "cosmicac-bootstrap.service"], check=True)
+    final = events.expect_final(t, vm, "container", reason="container-unready", since=since, metric=None,
+                                timeout=300, what="a run whose probe never passes")
+    t.expect("tcp://" in final.get("message", "") and ":9: " in final.get("message", ""),
+             f"container-unready does not name the probe: {final.get('message')}")
+    t.step("probe never passing: " + final.get("message", ""))

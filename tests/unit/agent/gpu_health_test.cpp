@@ -338,7 +338,7 @@ TEST_CASE("run --step=gpu-check: the verdict on stdout and exit 1, the summary i
 
   auto const boot = vm.dir.path / "boot_id";
   std::ofstream(boot) << "boot-1\n";
-  auto const answer = readiness::answer_status_json(state_path, boot.string());
+  auto const answer = readiness::answer_status_json(state_path, readiness::answer_status(state_path, boot.string()));
   CHECK(answer.exit_code == 0);  // ready is the run's verdict; the re-run's is beside it
   auto const j = nlohmann::json::parse(answer.line);
   CHECK(j.at("ready") == true);

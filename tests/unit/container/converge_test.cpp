@@ -1,6 +1,7 @@
 #include "container/converge.hpp"
 
 #include "tests/unit/engine/fake_dockerd.hpp"
+#include "tests/unit/support/http_answerer.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
 #include <catch2/catch_test_macros.hpp>
@@ -67,6 +68,7 @@ TEST_CASE("same hash and running: unchanged, nothing touched") {
   FakeDockerd d;
   d.script("GET", "/containers/cosmicac-container/json",
            {FakeResponse{.body = inspect("old1", true, our_labels(spec()))}});
+  d.script("GET", "/containers/old1/json", {FakeResponse{.body = inspect("old1", true, json::object())}});
   auto c = client(d);
   auto r = converge_container(c, spec(), fast());
   REQUIRE(r);
@@ -74,6 +76,7 @@ TEST_CASE("same hash and running: unchanged, nothing touched") {
   CHECK(r->id == "old1");
   CHECK(d.count("POST", "/containers/create") == 0);
   CHECK(d.count("POST", "/containers/old1/start") == 0);
+  CHECK(d.count("GET", "/containers/old1/json") == 1);  // one look: no settle period for what runs already
 }
 
 TEST_CASE("same hash but stopped: started, not recreated") {
@@ -281,4 +284,94 @@ TEST_CASE("a container state with fields of unexpected types is read, not thrown
   CHECK(r.error().reason == Reason::ContainerExited);
   CHECK(r.error().message.find("stopped (?)") != std::string::npos);
   CHECK(r.error().message.find("exit code -1") != std::string::npos);
+}
+
+namespace {
+// A container this run creates, running at 127.0.0.1 (the probe's target).
+void created_running_at_loopback(FakeDockerd& d, std::string const& id, std::string const& health = "") {
+  d.script("GET", "/containers/cosmicac-container/json", {FakeResponse{.status = 404, .body = "{}"}});
+  d.script("POST", "/containers/create", {FakeResponse{.status = 201, .body = R"({"Id":")" + id + R"("})"}});
+  d.script("POST", "/containers/" + id + "/start", {FakeResponse{.status = 204}});
+  json j = json::parse(inspect(id, true, json::object(), health));
+  j["NetworkSettings"] = {{"IPAddress", ""}, {"Networks", {{"bridge", {{"IPAddress", "127.0.0.1"}}}}}};
+  d.script("GET", "/containers/" + id + "/json", {FakeResponse{.body = j.dump()}});
+}
+ConvergeOptions probing(unsigned port, std::vector<std::string>* said) {
+  ConvergeOptions o = fast();
+  o.settle = std::chrono::seconds(30);  // must not be waited for: the probe decides
+  o.health_timeout = std::chrono::milliseconds(1500);
+  o.probe = Probe{.kind = Probe::Kind::Http, .port = port, .path = "/health"};
+  o.probe_interval = std::chrono::milliseconds(20);
+  o.on_progress = [said](std::string const& m) { said->push_back(m); };
+  return o;
+}
+}  // namespace
+
+TEST_CASE("READY_PROBE: refused, then 503 (a model loading), then 200: ready at the first pass, no settle period") {
+  FakeDockerd d;
+  created_running_at_loopback(d, "p1");
+  test::HttpAnswerer server({503, 503, 200});
+  std::vector<std::string> said;
+  auto c = client(d);
+  auto const t0 = std::chrono::steady_clock::now();
+  auto r = converge_container(c, spec(), probing(server.port(), &said));
+  REQUIRE(r);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));  // not the 30 s settle period
+  CHECK(r->ip_address == "127.0.0.1");
+  CHECK(server.connections() == 3);
+  REQUIRE_FALSE(said.empty());
+  std::string const url = "http://127.0.0.1:" + std::to_string(server.port()) + "/health";
+  CHECK(said.front().starts_with("waiting for " + url + ": HTTP 503, "));
+  CHECK(said.size() == 1);  // said again only when the answer changes (or every 30 s)
+}
+
+TEST_CASE("READY_PROBE never passing within HEALTH_TIMEOUT: container-unready naming the URL and the last answer") {
+  FakeDockerd d;
+  created_running_at_loopback(d, "p2");
+  unsigned const port = test::HttpAnswerer::closed_port();
+  std::vector<std::string> said;
+  auto c = client(d);
+  auto r = converge_container(c, spec(), probing(port, &said));
+  REQUIRE_FALSE(r);
+  CHECK(r.error().reason == Reason::ContainerUnready);
+  CHECK(r.error().message == "container cosmicac-container was not ready within 1 s: http://127.0.0.1:" +
+                                 std::to_string(port) + "/health: Connection refused");
+  REQUIRE(said.size() == 1);
+  CHECK(said[0].find("Connection refused") != std::string::npos);
+}
+
+TEST_CASE("READY_PROBE: a container that stops while it loads is container-exited, not a probe timeout") {
+  FakeDockerd d;
+  created_running_at_loopback(d, "p3");
+  json stopped = json::parse(inspect("p3", false, json::object()));
+  d.script("GET", "/containers/p3/json", {FakeResponse{.body = stopped.dump()}});
+  std::vector<std::string> said;
+  auto c = client(d);
+  auto r = converge_container(c, spec(), probing(test::HttpAnswerer::closed_port(), &said));
+  REQUIRE_FALSE(r);
+  CHECK(r.error().reason == Reason::ContainerExited);
+  CHECK(r.error().message.find("exit code 3") != std::string::npos);
+}
+
+TEST_CASE("a HEALTHCHECK decides without a settle period; an unchanged container waits for it too") {
+  FakeDockerd d;
+  created_running_at_loopback(d, "h2", R"(,"Health":{"Status":"healthy"})");
+  ConvergeOptions o = fast();
+  o.settle = std::chrono::seconds(30);
+  auto c = client(d);
+  auto const t0 = std::chrono::steady_clock::now();
+  REQUIRE(converge_container(c, spec(), o));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+
+  FakeDockerd again;
+  again.script("GET", "/containers/cosmicac-container/json",
+               {FakeResponse{.body = inspect("old2", true, our_labels(spec()))}});
+  again.script("GET", "/containers/old2/json",
+               {FakeResponse{.body = inspect("old2", true, json::object(), R"(,"Health":{"Status":"starting"})")},
+                FakeResponse{.body = inspect("old2", true, json::object(), R"(,"Health":{"Status":"healthy"})")}});
+  auto c2 = client(again);
+  auto r = converge_container(c2, spec(), o);
+  REQUIRE(r);
+  CHECK(r->action == Action::Unchanged);
+  CHECK(again.count("GET", "/containers/old2/json") == 2);
 }

@@ -1,0 +1,184 @@
+#include "agent/live_check.hpp"
+
+#include "readiness/state_file.hpp"
+#include "tests/unit/engine/fake_dockerd.hpp"
+#include "tests/unit/support/http_answerer.hpp"
+#include "tests/unit/support/temp_dir.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <nlohmann/json.hpp>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace cosmicac;
+using namespace cosmicac::agent;
+using test::FakeDockerd;
+using test::FakeResponse;
+using test::HttpAnswerer;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A VM after a ready run: this boot's ready state, a watch, dockerd running the container at 127.0.0.1.
+struct ReadyVm {
+  test::TempDir dir{"live-check"};
+  FakeDockerd dockerd;
+  LivePaths paths{.state = (dir.path / "run/state.json").string(),
+                  .boot_id = (dir.path / "boot_id").string(),
+                  .watch = (dir.path / "run/watch.json").string()};
+
+  explicit ReadyVm(std::optional<container::Probe> probe, std::optional<GpuWatch> gpus = std::nullopt) {
+    std::ofstream(dir.path / "boot_id") << "boot-1\n";
+    std::ofstream(dir.path / "console");  // the serial console stands here
+    readiness::State s;
+    s.apply(readiness::Event{.seq = 9,
+                             .boot_id = "boot-1",
+                             .step = readiness::Step::Ready,
+                             .status = readiness::StepStatus::Done,
+                             .container = readiness::ContainerInfo{"inference", "c0ffee", "img", "sha256:ab"}});
+    REQUIRE(readiness::write_state(paths.state, s));
+    running(true);
+    REQUIRE(write_watch(paths.watch, Watch{.docker_socket = dockerd.socket_path(),
+                                           .api_version = "1.47",
+                                           .container_name = "inference",
+                                           .container_id = "c0ffee",
+                                           .probe = std::move(probe),
+                                           .gpus = std::move(gpus),
+                                           .failure_threshold = 3,
+                                           .port_path = "",
+                                           .console_path = (dir.path / "console").string()}));
+  }
+  void running(bool yes) {
+    json j = {{"Id", "c0ffee"},
+              {"State",
+               {{"Running", yes},
+                {"Restarting", false},
+                {"Status", yes ? "running" : "exited"},
+                {"ExitCode", yes ? 0 : 137}}},
+              {"NetworkSettings", {{"IPAddress", "127.0.0.1"}}}};
+    dockerd.script("GET", "/containers/c0ffee/json", {FakeResponse{.body = j.dump()}});
+  }
+  std::string console() const {
+    std::ifstream in(dir.path / "console");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+};
+
+container::Probe http_probe(unsigned port) {
+  return container::Probe{.kind = container::Probe::Kind::Http, .port = port, .path = "/health"};
+}
+
+// <root>/bus/pci/devices with `n` NVIDIA GPUs.
+void nvidia_gpus(fs::path const& root, int n) {
+  fs::remove_all(root / "bus/pci/devices");
+  for (int i = 0; i < n; ++i) {
+    auto const d = root / "bus/pci/devices" / ("0000:1" + std::to_string(i) + ":00.0");
+    fs::create_directories(d);
+    std::ofstream(d / "vendor") << "0x10de\n";
+    std::ofstream(d / "class") << "0x030200\n";
+  }
+}
+
+}  // namespace
+
+TEST_CASE("status after ready: ready while the container runs and its probe passes; the watch is 0600") {
+  HttpAnswerer server({200});
+  ReadyVm vm(http_probe(server.port()));
+  auto a = answer_live_status(vm.paths);
+  CHECK(a.exit_code == 0);
+  CHECK(a.line.starts_with("ready container=inference"));
+  CHECK(server.connections() == 1);  // looked at now, not remembered
+  struct stat st {};
+  REQUIRE(::stat(vm.paths.watch.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+}
+
+TEST_CASE("status after ready: a failing probe is unready, counted; at the threshold it is recorded once") {
+  HttpAnswerer server({503});
+  ReadyVm vm(http_probe(server.port()));
+  auto first = answer_live_status(vm.paths);
+  CHECK(first.exit_code == 1);
+  std::string const url = "http://127.0.0.1:" + std::to_string(server.port()) + "/health";
+  CHECK(first.line ==
+        "unready reason=container-unready look=1/3 message=\"container inference: " + url + ": HTTP 503\"");
+  CHECK(readiness::read_state(vm.paths.state).value().phase == readiness::Phase::Ready);  // not recorded yet
+  CHECK(answer_live_status(vm.paths).line.find("look=2/3") != std::string::npos);
+  auto third = answer_live_status(vm.paths);
+  CHECK(third.exit_code == 1);
+  CHECK(third.line ==
+        "failed reason=container-unready step=ready message=\"container inference: " + url + ": HTTP 503\"");
+  auto const state = readiness::read_state(vm.paths.state).value();
+  CHECK(state.phase == readiness::Phase::Failed);
+  CHECK(state.failed_step == readiness::Step::Ready);
+  CHECK(state.last_seq == 10);  // the run's events kept, seq continued
+  CHECK(vm.console().find("container-unready") != std::string::npos);
+  // From now on failed without looking: said once.
+  int const looks = server.connections();
+  CHECK(answer_live_status(vm.paths).exit_code == 1);
+  CHECK(server.connections() == looks);
+  CHECK(readiness::read_state(vm.paths.state).value().last_seq == 10);
+}
+
+TEST_CASE("status after ready: a pass between failures starts the count again") {
+  HttpAnswerer server({503, 503, 200, 503});
+  ReadyVm vm(http_probe(server.port()));
+  CHECK(answer_live_status(vm.paths).line.find("look=1/3") != std::string::npos);
+  CHECK(answer_live_status(vm.paths).line.find("look=2/3") != std::string::npos);
+  CHECK(answer_live_status(vm.paths).exit_code == 0);
+  CHECK(answer_live_status(vm.paths).line.find("look=1/3") != std::string::npos);
+  CHECK(read_watch(vm.paths.watch).value().failures == 1);
+}
+
+TEST_CASE("status after ready: a stopped container is container-exited; dockerd silent is unready, not ready") {
+  ReadyVm vm(std::nullopt);
+  vm.running(false);
+  auto a = answer_live_status(vm.paths);
+  CHECK(a.line ==
+        "unready reason=container-exited look=1/3 message=\"container inference stopped (exited, exit code 137); its "
+        "output: docker logs inference\"");
+  auto w = read_watch(vm.paths.watch).value();
+  w.docker_socket = (vm.dir.path / "no-such.sock").string();
+  REQUIRE(write_watch(vm.paths.watch, w));
+  auto silent = answer_live_status(vm.paths);
+  CHECK(silent.exit_code == 1);
+  CHECK(silent.line.starts_with("unready reason=docker-unavailable look=2/3"));
+}
+
+TEST_CASE("status after ready: a GPU gone from the bus or a new Xid is recorded at the first look") {
+  test::TempDir sys{"live-gpus"};
+  nvidia_gpus(sys.path, 2);
+  std::ofstream(sys.path / "kmsg") << "6,100,5000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module\n";
+  auto const gpus = look_at_gpus_now(sys.path.string(), (sys.path / "kmsg").string());
+  CHECK(gpus.pci_count == 2);
+  CHECK(gpus.xid_count == 0);
+  {
+    ReadyVm vm(std::nullopt, gpus);
+    CHECK(answer_live_status(vm.paths).exit_code == 0);
+    nvidia_gpus(sys.path, 1);
+    auto a = answer_live_status(vm.paths);
+    CHECK(a.line ==
+          "failed reason=gpu-count step=ready message=\"1 NVIDIA GPUs on the PCI bus, 2 when the container "
+          "became ready\"");
+  }
+  nvidia_gpus(sys.path, 2);
+  ReadyVm vm(std::nullopt, gpus);
+  std::ofstream(sys.path / "kmsg", std::ios::app)
+      << "4,101,6000,-;NVRM: Xid (PCI:0000:11:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n";
+  auto a = answer_live_status(vm.paths);
+  CHECK(a.line.starts_with("failed reason=gpu-xid step=ready message=\"Xid 79 at 0000:11:00"));
+  CHECK(vm.console().find("gpu-xid") != std::string::npos);
+}
+
+TEST_CASE("status: not ready before ready, and fail closed without a watch to look at") {
+  ReadyVm vm(std::nullopt);
+  fs::remove(vm.paths.watch);
+  auto a = answer_live_status(vm.paths);
+  CHECK(a.exit_code == 1);
+  CHECK(a.line.starts_with("unknown (ready, but nothing to look at again: "));
+  std::ofstream(vm.paths.watch) << "DOCKER_SOCKET=/run/docker.sock\n";  // not what a run writes
+  CHECK(answer_live_status(vm.paths).exit_code == 1);
+}
