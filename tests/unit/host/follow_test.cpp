@@ -324,6 +324,15 @@ TEST_CASE("follow: a job that failed after ready — ready, then the ready step'
   CHECK(r.error().message ==
         "failed after ready: reason=container-unready step=ready message=\"http://172.17.0.2:8000/health: HTTP 503 "
         "(3 looks in a row)\"");
+  // The VMI still Ready (KubeVirt has not looked since): the log's ready and
+  // the failure after it arrive together, and the failure is what counts.
+  test::ApiServerStandIn still("Bearer good-token");
+  cluster(still, {ready()});
+  still.append_log(kPodName, "guest-console-log", agent_line(agent_ready()) + agent_line(unready_after_ready()));
+  KubeClient client2(access_to(still));
+  auto r2 = follow_vmi(client2, "cosmic-ac", "job", fast(), sink);
+  REQUIRE_FALSE(r2);
+  CHECK(r2.error().message.rfind("failed after ready: reason=container-unready step=ready", 0) == 0);
   // A failure before ready says the bootstrap failed, as it always did.
   CHECK(agent_failure_text(agent_failed(Reason::Auth, "401"), false) ==
         "bootstrap failed: reason=auth step=login message=\"401\"");
