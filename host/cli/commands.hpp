@@ -7,8 +7,10 @@
 #include "host/spec/job_spec.hpp"
 #include "host/verbs/apply.hpp"
 #include "host/verbs/delete.hpp"
+#include "host/verbs/list.hpp"
 #include "host/verbs/wait/follow.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -127,7 +129,8 @@ struct ListCommand : CommandOptions {
   Outcome run() override;
 
  private:
-  void print_table(Json const& found) const;
+  // vmis: the API's objects; failures: their agents' by VMI name (agent_failures).
+  void print_table(std::vector<Json> const& vmis, std::map<std::string, AgentFailure> const& failures) const;
 };
 
 }  // namespace cosmicac::host::cli

@@ -1,6 +1,7 @@
 // list and get NAME: the VMIs this tool manages, as a table or -o yaml|json.
 #include "host/cli/commands.hpp"
 
+#include "host/base/json_read.hpp"
 #include "host/cluster/kube_client.hpp"
 #include "host/verbs/list.hpp"
 
@@ -35,17 +36,27 @@ Outcome ListCommand::run() {
   KubeClient client(std::move(*access));
   auto found = one ? get_vmi(client, ns, positional.front()) : list_vmis(client, ns);
   if (!found) return failure(found.error());
-  if (!print.output.empty()) std::fputs(print.format(*found).c_str(), stdout);
-  else print_table(*found);
+  if (!print.output.empty()) {
+    std::fputs(print.format(*found).c_str(), stdout);
+    return std::nullopt;
+  }
+  std::vector<Json> vmis;
+  if (one) vmis.push_back(*found);
+  else
+    for (auto const& item : (*found)["items"]) vmis.push_back(item);
+  // The table's STATUS: a VMI that is not Ready says why in its agent's console.
+  print_table(vmis, agent_failures(client, ns, vmis));
   return std::nullopt;
 }
 
-void ListCommand::print_table(Json const& found) const {
+void ListCommand::print_table(std::vector<Json> const& vmis,
+                              std::map<std::string, AgentFailure> const& failures) const {
   std::vector<VmiRow> rows;
   auto const now = std::chrono::system_clock::now();
-  if (one) rows.push_back(vmi_row(found, now));
-  else
-    for (auto const& item : found["items"]) rows.push_back(vmi_row(item, now));
+  for (auto const& vmi : vmis) {
+    auto failure = failures.find(string_at(vmi, {"metadata", "name"}));
+    rows.push_back(vmi_row(vmi, now, failure == failures.end() ? nullptr : &failure->second));
+  }
   if (rows.empty()) {
     std::fprintf(stderr, "No VMIs managed by cosmicac-vmi found in %s namespace.\n", ns.c_str());
     return;

@@ -133,15 +133,26 @@ Json vmi_devices(JobSpec const& spec, Json disks, Json interfaces) {
 
 // Readiness comes from the agent through the guest agent (KubeVirt cannot
 // attach a custom virtio-serial port to a VMI). `status` exits 0 once the
-// container runs. Until then the VMI is simply not Ready, however long the
-// pull takes: failureThreshold only governs Ready → not Ready, and 6 × 10 s
-// rides out a guest-agent hiccup without flapping.
-Json readiness_probe() {
+// container is ready. Until then the VMI is simply not Ready, however long the
+// pull or the model load takes: failureThreshold only governs Ready → not
+// Ready, and 6 × 10 s rides out a guest-agent hiccup without flapping.
+// With the spec's `readiness`, `status` also probes the container (the agent
+// counts READY_FAILURE_THRESHOLD failed looks before it records the failure),
+// so the probe takes the spec's period and threshold: both turn at the same
+// look. Its timeout is the container probe's plus what `status` does around it
+// (reading the state, asking dockerd whether the container still runs).
+Json readiness_probe(JobSpec const& spec) {
+  int period = kProbePeriodSeconds, timeout = kProbeTimeoutSeconds, threshold = kProbeFailureThreshold;
+  if (spec.readiness) {
+    period = spec.readiness->period_seconds;
+    timeout = spec.readiness->timeout_seconds + kStatusOverheadSeconds;
+    threshold = spec.readiness->failure_threshold;
+  }
   return Json{{"exec", Json{{"command", Json::array({kAgentCommand, "status"})}}},
               {"initialDelaySeconds", kProbeInitialDelaySeconds},
-              {"periodSeconds", kProbePeriodSeconds},
-              {"timeoutSeconds", kProbeTimeoutSeconds},
-              {"failureThreshold", kProbeFailureThreshold}};
+              {"periodSeconds", period},
+              {"timeoutSeconds", timeout},
+              {"failureThreshold", threshold}};
 }
 
 Json vmi_domain(JobSpec const& spec, Json disks, Json interfaces) {
@@ -164,7 +175,7 @@ Json vmi(JobSpec const& spec) {
                         {"terminationGracePeriodSeconds", spec.termination_grace_seconds},
                         {"networks", std::move(net.networks)},
                         {"volumes", std::move(storage.volumes)},
-                        {"readinessProbe", readiness_probe()}};
+                        {"readinessProbe", readiness_probe(spec)}};
   return object;
 }
 

@@ -53,5 +53,8 @@ inline constexpr int kProbeInitialDelaySeconds = 30;
 inline constexpr int kProbePeriodSeconds = 10;
 inline constexpr int kProbeTimeoutSeconds = 5;
 inline constexpr int kProbeFailureThreshold = 6;
+// With the spec's `readiness`: the VMI probe's timeout is its timeoutSeconds
+// plus this, `status`'s own work around the container probe.
+inline constexpr int kStatusOverheadSeconds = 4;
 
 }  // namespace cosmicac::host

@@ -22,6 +22,9 @@ std::vector<std::pair<std::string, std::string>> guest_config_entries(JobSpec co
   // What the agent's GPU health check counts (the spec bounds both, 1 to 16).
   if (spec.gpu) e.emplace_back("GPU_COUNT", std::to_string(spec.gpu->count));
   if (spec.infiniband) e.emplace_back("IB_COUNT", std::to_string(spec.infiniband->count));
+  // What ready means for the container, and how long its first success may take.
+  if (spec.readiness)
+    for (auto& kv : readiness_settings(*spec.readiness)) e.push_back(std::move(kv));
   if (!spec.env.empty()) e.emplace_back("ENVS", config::encode_envs(spec.env).value());  // validated by parse_job_spec
   e.emplace_back("CRED_ISO_LABEL", kCredVolumeLabel);
   if (!spec.registry_mirror.empty()) e.emplace_back("REGISTRY_MIRROR", spec.registry_mirror);  // operator's

@@ -248,6 +248,74 @@ void read_container(Fields& top, JobSpec& spec) {
   c->no_unknown_keys();
 }
 
+// A probe's port: a number. Kubernetes also takes a port's name, which it
+// looks up in the pod's container ports; the guest's container has no named
+// ports, so a name could never be probed.
+int probe_port(Fields& handler) {
+  std::string const field = handler.path("port");
+  Json const* v = handler.get("port");
+  if (!v) fail(field, "is required (the container's port, 1-65535)");
+  if (v->is_string())
+    fail(field, "'" + v->get<std::string>() +
+                    "' is a named port: the agent probes the container inside the guest, where ports have no "
+                    "names; give its number (1-65535)");
+  return static_cast<int>(handler.integer("port", 1, 65535).value());
+}
+
+// An HTTP probe's path: absolute, RFC 3986 path and query characters only
+// (a '%' starts a %XX escape), so it goes into the request line as written.
+std::string probe_path(Fields& handler) {
+  std::string const field = handler.path("path");
+  std::string path = handler.str("path").value_or("/");
+  if (path.front() != '/') fail(field, "'" + path + "' must be an absolute path (starting with '/')");
+  if (path.size() > kMaxProbePathLength)
+    fail(field, "must be at most " + std::to_string(kMaxProbePathLength) + " characters");
+  static constexpr std::string_view kAllowed =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@%/?";
+  auto const hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (kAllowed.find(path[i]) == std::string_view::npos)
+      fail(field, "'" + path + "' is not a URL path: character " + std::to_string(i + 1) +
+                      " is outside RFC 3986's path and query characters (percent-encode it)");
+    if (path[i] == '%' && (i + 2 >= path.size() || !hex(path[i + 1]) || !hex(path[i + 2])))
+      fail(field, "'" + path + "' is not a URL path: '%' at character " + std::to_string(i + 1) +
+                      " does not start a %XX escape");
+  }
+  return path;
+}
+
+// readiness: exactly one handler, the timings; then every guest config key it
+// becomes, through the agent's own rule.
+void read_readiness(Fields& top, JobSpec& spec) {
+  auto r = top.object("readiness");
+  if (!r) return;
+  ReadinessSpec out;
+  auto http = r->object("httpGet");
+  auto tcp = r->object("tcpSocket");
+  auto bounded = [&](char const* key, long long lo, long long hi, int fallback) {
+    return static_cast<int>(r->integer(key, lo, hi).value_or(fallback));
+  };
+  out.initial_delay_seconds = bounded("initialDelaySeconds", 0, 3600, out.initial_delay_seconds);
+  out.period_seconds = bounded("periodSeconds", 1, 300, out.period_seconds);
+  out.timeout_seconds = bounded("timeoutSeconds", 1, 60, out.timeout_seconds);
+  out.failure_threshold = bounded("failureThreshold", 1, 64, out.failure_threshold);
+  out.startup_timeout_seconds = bounded("startupTimeoutSeconds", 1, 86400, out.startup_timeout_seconds);
+  r->no_unknown_keys();  // exec, grpc, successThreshold: named as what they are, unknown here
+  if (http && tcp) fail("readiness", "has both httpGet and tcpSocket: a readiness probe has exactly one");
+  if (!http && !tcp) fail("readiness", "needs httpGet {port, path} or tcpSocket {port}");
+  Fields& handler = http ? *http : *tcp;
+  out.http = http.has_value();
+  out.port = probe_port(handler);
+  if (out.http) out.path = probe_path(handler);
+  handler.no_unknown_keys();
+  if (out.startup_timeout_seconds <= out.initial_delay_seconds)
+    fail(r->path("startupTimeoutSeconds"), "must be longer than initialDelaySeconds (" +
+                                               std::to_string(out.initial_delay_seconds) +
+                                               "): the first probe would come after it");
+  for (auto const& [key, value] : readiness_settings(out)) agent_rule("readiness", key, value);
+  spec.readiness = out;
+}
+
 JobSpec build(Json const& doc, OperatorProfile const& profile) {
   JobSpec spec;
   Fields top(doc, "", is_tenant_field);
@@ -258,11 +326,21 @@ JobSpec build(Json const& doc, OperatorProfile const& profile) {
   read_root_disk(top, spec);
   read_data_disk(top, spec);
   read_container(top, spec);
+  read_readiness(top, spec);
   top.no_unknown_keys();
   return spec;
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> readiness_settings(ReadinessSpec const& r) {
+  std::string probe = r.http ? "http:" + std::to_string(r.port) + r.path : "tcp:" + std::to_string(r.port);
+  return {{"READY_PROBE", std::move(probe)},
+          {"READY_INITIAL_DELAY", std::to_string(r.initial_delay_seconds)},
+          {"READY_TIMEOUT", std::to_string(r.timeout_seconds)},
+          {"READY_FAILURE_THRESHOLD", std::to_string(r.failure_threshold)},
+          {"HEALTH_TIMEOUT", std::to_string(r.startup_timeout_seconds)}};
+}
 
 Result<JobSpec> parse_job_spec(std::string_view text, std::string_view origin, OperatorProfile const& profile) {
   auto doc = parse_yaml_or_json(text, origin);

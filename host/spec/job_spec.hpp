@@ -78,6 +78,17 @@ inline constexpr SpecField kSpecFields[] = {
     {"container.name", FieldOwner::Tenant, nullptr},
     {"container.jobType", FieldOwner::Tenant, nullptr},
     {"container.env", FieldOwner::Tenant, nullptr},
+    {"readiness", FieldOwner::Tenant, nullptr},  // a port and path in the tenant's own container
+    {"readiness.httpGet", FieldOwner::Tenant, nullptr},
+    {"readiness.httpGet.port", FieldOwner::Tenant, nullptr},
+    {"readiness.httpGet.path", FieldOwner::Tenant, nullptr},
+    {"readiness.tcpSocket", FieldOwner::Tenant, nullptr},
+    {"readiness.tcpSocket.port", FieldOwner::Tenant, nullptr},
+    {"readiness.initialDelaySeconds", FieldOwner::Tenant, nullptr},
+    {"readiness.periodSeconds", FieldOwner::Tenant, nullptr},
+    {"readiness.timeoutSeconds", FieldOwner::Tenant, nullptr},
+    {"readiness.failureThreshold", FieldOwner::Tenant, nullptr},
+    {"readiness.startupTimeoutSeconds", FieldOwner::Tenant, nullptr},
     {"rootDisk.image", FieldOwner::Operator, "rootImage"},
     {"pullSecret", FieldOwner::Operator, "pullSecret"},
     {"credentialSecret", FieldOwner::Operator, "credentialSecret"},
@@ -87,6 +98,29 @@ inline constexpr SpecField kSpecFields[] = {
     {"registryMirror", FieldOwner::Operator, "registryMirror"},
     {"registryMirrorCA", FieldOwner::Operator, "registryMirrorCA"},
 };
+
+// `readiness`: what ready means for the container, in Kubernetes' probe shape
+// (exactly one of httpGet and tcpSocket). The agent probes it inside the guest
+// (READY_PROBE and its keys, readiness_settings below); the VMI's readiness
+// probe, which runs `cosmicac-bootstrap status`, takes its period and
+// threshold (host/render/manifests.cpp).
+inline constexpr std::size_t kMaxProbePathLength = 1024;  // READY_PROBE's rule
+struct ReadinessSpec {
+  bool http = true;                    // httpGet; false: tcpSocket
+  int port = 0;                        // 1-65535, a number (the guest has no port names)
+  std::string path;                    // httpGet: absolute, RFC 3986 path and query characters; default "/"
+  int initial_delay_seconds = 0;       // 0-3600: after the container starts, before the first probe
+  int period_seconds = 10;             // 1-300: the VMI probe's period (after ready)
+  int timeout_seconds = 1;             // 1-60: one probe's limit
+  int failure_threshold = 3;           // 1-64: failed looks in a row, after ready, before it is a failure
+  int startup_timeout_seconds = 1800;  // 1-86400: how long the first success may take (model loads take minutes)
+};
+
+// The guest config keys a ReadinessSpec becomes, in file order: READY_PROBE,
+// READY_INITIAL_DELAY, READY_TIMEOUT, READY_FAILURE_THRESHOLD and
+// HEALTH_TIMEOUT (startupTimeoutSeconds). The parser checks each with the
+// agent's own rule; the user-data writes exactly these.
+std::vector<std::pair<std::string, std::string>> readiness_settings(ReadinessSpec const& r);
 
 // The job: the tenant's fields, and the operator's ("operator:") copied from
 // the profile it was parsed with, never from the job spec.
@@ -112,6 +146,7 @@ struct JobSpec {
   std::string container_name;                                    // NAME (default: the agent's default name)
   std::string job_type;                                          // JOB_TYPE (optional)
   std::vector<std::pair<std::string, config::EnvValue>> env;     // in the order written
+  std::optional<ReadinessSpec> readiness;                        // none: the agent's own rule (HEALTHCHECK, settle)
   std::string overlay_network;     // operator: Multus NetworkAttachmentDefinition in the VMI's namespace, optional
   std::string registry_mirror;     // operator: REGISTRY_MIRROR, optional
   std::string registry_mirror_ca;  // operator: PEM, the guest trusts it for the mirror; optional

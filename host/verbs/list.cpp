@@ -21,7 +21,7 @@ std::string human_age(std::chrono::seconds s) {
 
 }  // namespace
 
-VmiRow vmi_row(Json const& vmi, std::chrono::system_clock::time_point now) {
+VmiRow vmi_row(Json const& vmi, std::chrono::system_clock::time_point now, AgentFailure const* agent) {
   VmiRow r;
   r.name = terminal_safe(string_at(vmi, {"metadata", "name"}));
   r.phase = terminal_safe(string_at(vmi, {"status", "phase"}));
@@ -38,6 +38,9 @@ VmiRow vmi_row(Json const& vmi, std::chrono::system_clock::time_point now) {
       r.status = terminal_safe(reason + (reason.empty() || message.empty() ? "" : ": ") + message);
     }
   }
+  // KubeVirt's Ready=False says only that the probe fails (ContainersNotReady);
+  // the agent's own word says why (agent_failure_text escapes what the guest wrote).
+  if (r.ready != "True" && agent) r.status = agent_failure_text(agent->event, agent->after_ready);
   r.node = terminal_safe(string_at(vmi, {"status", "nodeName"}));
   if (r.node.empty()) r.node = "<none>";
   auto const created = parse_rfc3339(string_at(vmi, {"metadata", "creationTimestamp"}));

@@ -156,7 +156,8 @@ class Api:
 class Kubelet:
     """The kubelet's `containerLogs` endpoint (HTTPS, client certificates from our CA only, as
     the API server's --kubelet-client-certificate presents one), serving what the tests write
-    as a container's log, with `follow`, `timestamps` and `sinceTime` as the kubelet reads them."""
+    as a container's log, with `follow`, `timestamps`, `sinceTime` and `tailLines` as the kubelet
+    reads them."""
 
     def __init__(self, cert, key, ca):
         self.logs = {}            # (ns, pod, container) -> [(unix time, text)]
@@ -193,6 +194,9 @@ class Kubelet:
                 self.send_header("Content-Type", "text/plain")
                 self.end_headers()
                 sent = 0
+                if "tailLines" in q:
+                    with kubelet.cond:
+                        sent = max(0, len(kubelet.logs[key]) - int(q["tailLines"][0]))
                 while True:
                     with kubelet.cond:
                         lines = kubelet.logs[key][sent:]

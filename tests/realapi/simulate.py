@@ -112,6 +112,13 @@ class Agent:
                               "image": "ghcr.io/tetherto/cosmicac-wrk-agent-inference:latest",
                               "image_digest": "sha256:" + "9f" * 32})
 
+    def fail_after_ready(self):
+        """Ready, then the container stops answering its probe: `status` records the failure as
+        the ready step's, once the threshold of failed looks is reached."""
+        self.boot_to_ready()
+        self.event("failed", "ready", "failed", reason="container-unready", duration_ms=0,
+                   message="http://172.17.0.2:8000/health: HTTP 503 (3 looks in a row)")
+
     def fail_login(self):
         self.event("running", "config", "started")
         self.event("running", "config", "done", duration_ms=3)

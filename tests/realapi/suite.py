@@ -639,16 +639,34 @@ class Suite:
               f"changes missed, repeated or out of order ({steps}):\n{r.show()}")
 
     def case_list_get(self, ns):
+        """list and get: the rows; a VMI whose agent failed after ready says so in STATUS, read
+        from its console's tail through the real pods/log (tailLines); vm-b carries a spec
+        `readiness`, so the API server's strict validation takes the VMI's probe built from it."""
         kc = self.tester_kubeconfig(ns)
-        self.apply_ok("vm-a", ns, kc)
-        self.apply_ok("vm-b", ns, kc, cpu=2, gpu={"type": GPU_TYPE, "count": 2})
-        simulate.vmi_status(self.cp, ns, "vm-a", "Running", True)
+        objs = self.apply_ok("vm-a", ns, kc)
+        self.apply_ok("vm-b", ns, kc, cpu=2, gpu={"type": GPU_TYPE, "count": 2},
+                      readiness={"httpGet": {"port": 8000, "path": "/health"}, "periodSeconds": 15,
+                                 "timeoutSeconds": 2, "failureThreshold": 4})
+        probe = self.obj("VirtualMachineInstance", "vm-b", ns)["spec"]["readinessProbe"]
+        check((probe["periodSeconds"], probe["timeoutSeconds"], probe["failureThreshold"]) == (15, 6, 4),
+              f"vm-b's readinessProbe as stored: {probe}")
+        pod = simulate.Launcher(self.cp, ns, objs["vmi"])
+        simulate.Agent(self.cp, ns, pod.name).fail_after_ready()
+        simulate.vmi_status(self.cp, ns, "vm-a", "Running", False, "ContainersNotReady",
+                            "containers with unready status: [compute]")
+        simulate.vmi_status(self.cp, ns, "vm-b", "Running", True)
         r = self.run("list", "-n", ns, kubeconfig=kc, expect=0)
         lines = r.out.splitlines()
         check(lines and lines[0].split()[:3] == ["NAME", "PHASE", "READY"], f"no header:\n{r.show()}")
         rows = {ln.split()[0]: ln.split() for ln in lines[1:] if ln.strip()}
         check(set(rows) == {"vm-a", "vm-b"}, f"list shows {sorted(rows)}:\n{r.show()}")
-        check(rows["vm-a"][1] == "Running" and rows["vm-a"][2] == "True", f"vm-a's row:\n{r.show()}")
+        check(rows["vm-b"][1] == "Running" and rows["vm-b"][2] == "True", f"vm-b's row:\n{r.show()}")
+        said = "failed after ready: reason=container-unready step=ready message="
+        check(rows["vm-a"][2] == "False" and said in r.out, f"vm-a's failure is not in STATUS:\n{r.show()}")
+        r = self.run("get", "vm-a", "-n", ns, kubeconfig=kc, expect=0)
+        check(said in r.out, f"get does not say vm-a's failure:\n{r.show()}")
+        check(any("tailLines=" in q and pod.name in q for q in self.cp.kubelet.requests),
+              f"the console's tail was not read through pods/log: {self.cp.kubelet.requests}")
         r = self.run("list", "-n", ns, "-o", "json", kubeconfig=kc, expect=0)
         names = sorted(i["metadata"]["name"] for i in json.loads(r.out)["items"])
         check(names == ["vm-a", "vm-b"], f"list -o json: {names}")

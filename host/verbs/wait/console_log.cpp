@@ -90,9 +90,19 @@ Result<HttpResponse> ConsoleFollower::stream(std::string const& path, std::strin
       [&](std::string_view chunk) {
         partial.append(chunk);
         std::size_t start = 0;
+        std::vector<readiness::Event> batch;
         for (std::size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
-          if (!overlong) line(std::string_view(partial).substr(start, nl - start), since);
+          if (!overlong) line(std::string_view(partial).substr(start, nl - start), since, batch);
           overlong = false;
+        }
+        // A chunk's events are taken together: a log read from its start
+        // brings ready and a later failure at once, and the wait judges both.
+        if (!batch.empty()) {
+          {
+            std::lock_guard g(mu_);
+            for (auto& e : batch) events_.push_back(std::move(e));
+          }
+          wake_();
         }
         partial.erase(0, start);
         if (partial.size() > kMaxStampedLineBytes) {  // not an agent line: garbage by definition
@@ -127,20 +137,19 @@ std::size_t ConsoleFollower::take_stamp(std::string_view l, std::string& since) 
   return sp + 1;
 }
 
-void ConsoleFollower::line(std::string_view l, std::string& since) {
+// seen_ and order_ are the follower thread's own: no lock.
+void ConsoleFollower::line(std::string_view l, std::string& since, std::vector<readiness::Event>& batch) {
   l.remove_prefix(take_stamp(l, since));
   auto e = readiness::parse_console_line(l);
   if (!e) return;  // not ours, or malformed (skipped)
   auto key = std::make_tuple(e->boot_id, e->seq, e->time_ms);
-  std::lock_guard g(mu_);
   if (!seen_.insert(key).second) return;
   order_.push_back(key);
   if (order_.size() > 100000) {
     seen_.erase(order_.front());
     order_.pop_front();
   }
-  events_.push_back(std::move(*e));
-  wake_();
+  batch.push_back(std::move(*e));
 }
 
 void ConsoleFollower::give_up(std::string why) {

@@ -55,7 +55,7 @@ class ConsoleFollower {
   Result<HttpResponse> stream(std::string const& path, std::string& since);
   void pause(std::chrono::milliseconds d) const;
   static std::size_t take_stamp(std::string_view l, std::string& since);
-  void line(std::string_view l, std::string& since);
+  void line(std::string_view l, std::string& since, std::vector<readiness::Event>& batch);
   void give_up(std::string why);
 
   KubeClient& client_;
@@ -67,7 +67,7 @@ class ConsoleFollower {
   std::vector<readiness::Event> events_;
   std::optional<std::string> unavailable_;
   using Key = std::tuple<std::string, std::uint64_t, std::int64_t>;
-  std::set<Key> seen_;
+  std::set<Key> seen_;  // seen_ and order_: the follower thread's own (mu_ guards events_ and unavailable_)
   std::deque<Key> order_;
   std::thread thread_;  // last: starts after everything it uses exists
 };

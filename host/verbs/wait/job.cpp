@@ -4,6 +4,7 @@
 #include "host/base/json_read.hpp"
 #include "host/cluster/api_paths.hpp"
 #include "host/cluster/api_status.hpp"
+#include "host/verbs/console_tail.hpp"
 #include "host/verbs/request.hpp"
 
 namespace cosmicac::host {
@@ -13,13 +14,6 @@ std::string seconds_text(std::chrono::milliseconds d) {
   auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
   if (s % 60 == 0 && s >= 60) return std::to_string(s / 60) + "m";
   return std::to_string(s) + "s";
-}
-
-std::string agent_failure(readiness::Event const& e) {
-  std::string out = "bootstrap failed: reason=" + std::string(reason_name(e.reason.value_or(Reason::Internal)));
-  if (readiness::is_real_step(e.step)) out += " step=" + std::string(readiness::step_name(e.step));
-  out += " message=" + terminal_quoted(e.message);
-  return out;
 }
 
 }  // namespace
@@ -201,7 +195,10 @@ Status FollowedJob::take_agent_events() {
   }
   for (auto const& e : console_->take()) {
     sink_.agent(e);
-    if (e.phase == readiness::Phase::Failed) return host_error(Errc::Failed, agent_failure(e));
+    // A failure after ready (a `ready`-step failure: the container stopped
+    // answering, exited, a GPU fell off) is one too: the job is not ready.
+    if (e.phase == readiness::Phase::Failed)
+      return host_error(Errc::Failed, agent_failure_text(e, ready_event_ && ready_event_->boot_id == e.boot_id));
     if (e.phase == readiness::Phase::Ready) {
       agent_ready_ = true;
       ready_event_ = e;

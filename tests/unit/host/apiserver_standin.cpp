@@ -335,8 +335,8 @@ std::string ApiServerStandIn::precheck(std::string const& method, std::string co
   return {};
 }
 
-// GET …/pods/NAME/log?container=C[&follow=true][&timestamps=true][&sinceTime=T]:
-// the lines so far; with follow, then each new line until dropped.
+// GET …/pods/NAME/log?container=C[&follow=true][&timestamps=true][&sinceTime=T][&tailLines=N]:
+// the lines so far (the last N); with follow, then each new line until dropped.
 void ApiServerStandIn::stream_log(int fd, std::string target) {
   auto send = [fd](std::string const& s) {
     std::size_t off = 0;
@@ -354,6 +354,7 @@ void ApiServerStandIn::stream_log(int fd, std::string target) {
   bool follow = query_param(target, "follow") == "true";
   bool stamps = query_param(target, "timestamps") == "true";
   std::string since = query_param(target, "sinceTime");
+  std::string const tail = query_param(target, "tailLines");
   std::unique_lock l(mu_);
   auto pod_it = objects_.find(pod_path);
   std::string refusal;
@@ -388,6 +389,7 @@ void ApiServerStandIn::stream_log(int fd, std::string target) {
   l.lock();
   std::string key = pod + "/" + container;
   std::size_t next = 0;
+  if (!tail.empty()) next = logs_[key].size() - std::min(logs_[key].size(), std::stoul(tail));
   bool at_line_start = true;
   std::uint64_t generation = log_generation_;
   while (alive) {

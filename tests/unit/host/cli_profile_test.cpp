@@ -146,12 +146,31 @@ TEST_CASE("cli profile: every field of the job spec is classified, tenant or ope
                                               {"container.image", "r.example/i:1"},
                                               {"container.name", "c1"},
                                               {"container.jobType", "GPU_CONTAINER"},
-                                              {"container.env", json::object({{"A", "b"}})}};
+                                              {"container.env", json::object({{"A", "b"}})},
+                                              {"readiness", json::object({{"tcpSocket", {{"port", 80}}}})},
+                                              {"readiness.httpGet", json::object({{"port", 8000}})},
+                                              {"readiness.httpGet.port", 8080},
+                                              {"readiness.httpGet.path", "/health"},
+                                              {"readiness.tcpSocket", json::object({{"port", 6379}})},
+                                              {"readiness.tcpSocket.port", 6379},
+                                              {"readiness.initialDelaySeconds", 10},
+                                              {"readiness.periodSeconds", 5},
+                                              {"readiness.timeoutSeconds", 2},
+                                              {"readiness.failureThreshold", 5},
+                                              {"readiness.startupTimeoutSeconds", 3600}};
+  // A readiness field alone is no probe: each goes with a handler and its port.
+  auto const with_handler = [](json& doc, std::string const& path) {
+    if (path.rfind("readiness.httpGet.", 0) == 0) set_path(doc, "readiness.httpGet.port", 8000);
+    else if (path.rfind("readiness.", 0) == 0 && path.rfind("readiness.tcpSocket", 0) != 0 &&
+             path != "readiness.httpGet")
+      set_path(doc, "readiness.tcpSocket.port", 80);
+  };
   std::set<std::string> sampled;
   for (auto const& [path, value] : sample) sampled.insert(path);
   CHECK(sampled == tenant);
   for (auto const& [path, value] : sample) {
     json doc = kTenantSpec;
+    with_handler(doc, path);
     set_path(doc, path, value);
     auto r = parse_job_spec(doc.dump(), "spec.json");
     INFO(path << ": " << (r ? std::string("ok") : r.error().message));

@@ -2,6 +2,7 @@
 // against the stand-in API server (plain HTTP on 127.0.0.1).
 #include "apiserver_standin.hpp"
 #include "common/process.hpp"
+#include "readiness/console_line.hpp"
 #include "test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>
@@ -216,6 +217,68 @@ TEST_CASE("cli: list and get show the managed VMIs; get/wait on a missing name f
   auto d = vmi({"delete", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--wait=false"});
   CHECK(d.exit_code == 0);
   CHECK(d.out.find("is gone") == std::string::npos);
+}
+
+TEST_CASE("cli: list and get say in STATUS why a VMI turned not Ready after ready: its agent's failure") {
+  test::ApiServerStandIn server("Bearer good-token");
+  test::TempDir dir;
+  std::string kc = kubeconfig_for(server, dir);
+  REQUIRE(vmi({"apply", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc}).exit_code == 0);
+  std::string const vmi_path = "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/llama-70b-0";
+  std::string const uid = server.get(vmi_path)["metadata"]["uid"].get<std::string>();
+  std::string const pod = "virt-launcher-llama-70b-0-abcde", pod_uid = "3f2e1d0c-0000-4000-8000-000000000001";
+  // As KubeVirt shows a VMI whose readiness probe fails: Running, Ready=False.
+  server.script_status(vmi_path, {json{{"phase", "Running"},
+                                       {"nodeName", "gpu-node-1"},
+                                       {"activePods", {{pod_uid, "gpu-node-1"}}},
+                                       {"conditions", json::array({{{"type", "Ready"},
+                                                                    {"status", "False"},
+                                                                    {"reason", "ContainersNotReady"},
+                                                                    {"message",
+                                                                     "containers with unready status: "
+                                                                     "[compute]"}}})}}});
+  server.put("/api/v1/namespaces/cosmic-ac/pods/" + pod,
+             {{"metadata",
+               {{"name", pod},
+                {"namespace", "cosmic-ac"},
+                {"uid", pod_uid},
+                {"creationTimestamp", "2026-01-01T00:00:01Z"},
+                {"labels", {{"kubevirt.io", "virt-launcher"}, {"kubevirt.io/created-by", uid}}},
+                {"ownerReferences", json::array({{{"kind", "VirtualMachineInstance"},
+                                                  {"name", "llama-70b-0"},
+                                                  {"uid", uid},
+                                                  {"controller", true}}})}}},
+              {"spec", {{"containers", json::array({{{"name", "compute"}}, {{"name", "guest-console-log"}}})}}}});
+  readiness::Event ready = readiness::ready({"cosmicac-container", "0123456789abcdef", "ghcr.io/x/y:1", "sha256:ab"},
+                                            std::chrono::seconds(1));
+  ready.phase = readiness::Phase::Ready;
+  readiness::Event failed =
+      readiness::failed(readiness::Step::Ready,
+                        make_error(Reason::ContainerUnready,
+                                   "http://172.17.0.2:8000/health: HTTP 503 (3 looks in a row)\x1b[2J"),
+                        std::chrono::milliseconds(0));
+  failed.phase = readiness::Phase::Failed;
+  std::uint64_t seq = 0;
+  for (auto* e : {&ready, &failed}) {
+    e->boot_id = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+    e->seq = ++seq;
+    server.append_log(pod, "guest-console-log", readiness::console_line(*e));
+  }
+  std::string const status =
+      "failed after ready: reason=container-unready step=ready message=\"http://172.17.0.2:8000/health: HTTP 503 (3 "
+      "looks in a row)\\x1b[2J\"";
+  auto l = vmi({"list", "-n", "cosmic-ac", "--kubeconfig", kc});
+  INFO(l.out << l.err);
+  CHECK(l.exit_code == 0);
+  CHECK(l.out.find("llama-70b-0   Running   False   gpu-node-1   ") != std::string::npos);
+  CHECK(l.out.find("   " + status + "\n") != std::string::npos);
+  auto g = vmi({"get", "llama-70b-0", "-n", "cosmic-ac", "--kubeconfig", kc});
+  CHECK(g.exit_code == 0);
+  CHECK(g.out.find("   " + status + "\n") != std::string::npos);
+  // -o prints the API's object as it is: the agent's words are the table's.
+  auto y = vmi({"get", "llama-70b-0", "-n", "cosmic-ac", "--kubeconfig", kc, "-o", "yaml"});
+  CHECK(y.exit_code == 0);
+  CHECK(y.out.find("container-unready") == std::string::npos);
 }
 
 TEST_CASE("cli: wait for a VMI that never becomes ready exits 1 with a clear message") {

@@ -4,6 +4,8 @@
 // core/v1 Event, metav1.Status), KubeVirt (VMI status, launcher pod labels,
 // guest-console-log) and CDI (DataVolume phase/progress/conditions) docs.
 #include "host/verbs/wait/follow.hpp"
+#include "host/verbs/console_tail.hpp"
+#include "host/verbs/list.hpp"
 #include "host/verbs/wait/views.hpp"
 
 #include "apiserver_standin.hpp"
@@ -120,9 +122,9 @@ void cluster(test::ApiServerStandIn& s, std::vector<json> vmi_statuses, bool wit
 }
 
 std::uint64_t g_seq = 0;
-std::string agent_line(Event e) {
+std::string agent_line(Event e, std::string boot = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0") {
   e.seq = ++g_seq;
-  e.boot_id = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+  e.boot_id = std::move(boot);
   e.time_ms = 1767225600000 + static_cast<std::int64_t>(g_seq) * 10;
   e.mono_ms = static_cast<std::int64_t>(g_seq) * 10;
   if (e.phase == Phase::Starting) e.phase = Phase::Running;
@@ -138,6 +140,14 @@ Event agent_ready() {
 }
 Event agent_failed(Reason r, std::string message) {
   return in_phase(readiness::failed(Step::Login, make_error(r, std::move(message)), 800ms), Phase::Failed);
+}
+// After ready, the agent's `status` records a failure as the `ready` step's.
+Event unready_after_ready() {
+  return in_phase(readiness::failed(Step::Ready,
+                                    make_error(Reason::ContainerUnready,
+                                               "http://172.17.0.2:8000/health: HTTP 503 (3 looks in a row)"),
+                                    0ms),
+                  Phase::Failed);
 }
 
 struct Collected : FollowSink {
@@ -298,6 +308,133 @@ TEST_CASE("follow: the agent's failure ends the wait within seconds, with reason
   CHECK(r.error().message ==
         "bootstrap failed: reason=auth step=login message=\"401 Unauthorized from ghcr.io\\x1b]0;owned\\x07\"");
   CHECK(ended - reported < 10s);
+}
+
+TEST_CASE("follow: a job that failed after ready — ready, then the ready step's failure — is failed, not ready") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {not_ready()});  // its probe failed: KubeVirt turned it not Ready
+  s.append_log(kPodName, "guest-console-log", agent_line(agent_ready()));
+  s.append_log(kPodName, "guest-console-log", "[ 1800.2] NVRM: noise between the two\n");
+  s.append_log(kPodName, "guest-console-log", agent_line(unready_after_ready()));
+  KubeClient client(access_to(s));
+  Collected sink;
+  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == Errc::Failed);
+  CHECK(r.error().message ==
+        "failed after ready: reason=container-unready step=ready message=\"http://172.17.0.2:8000/health: HTTP 503 "
+        "(3 looks in a row)\"");
+  // The VMI still Ready (KubeVirt has not looked since): the log's ready and
+  // the failure after it arrive together, and the failure is what counts.
+  test::ApiServerStandIn still("Bearer good-token");
+  cluster(still, {ready()});
+  still.append_log(kPodName, "guest-console-log", agent_line(agent_ready()) + agent_line(unready_after_ready()));
+  KubeClient client2(access_to(still));
+  auto r2 = follow_vmi(client2, "cosmic-ac", "job", fast(), sink);
+  REQUIRE_FALSE(r2);
+  CHECK(r2.error().message.rfind("failed after ready: reason=container-unready step=ready", 0) == 0);
+  // A failure before ready says the bootstrap failed, as it always did.
+  CHECK(agent_failure_text(agent_failed(Reason::Auth, "401"), false) ==
+        "bootstrap failed: reason=auth step=login message=\"401\"");
+}
+
+TEST_CASE("console tail: the agent's last word — a failure holds until a later boot or ready says otherwise") {
+  std::string const boot_b = "99999999-4b5a-6978-8796-a5b4c3d2e1f0";
+  std::string const ready = agent_line(agent_ready());
+  std::string const failed = agent_line(unready_after_ready());
+  // Ready, then failed in the same boot: a failure after ready.
+  auto f = last_agent_failure("[    0.0] Linux\n" + ready + failed);
+  REQUIRE(f);
+  CHECK(f->after_ready);
+  CHECK(f->event.reason == Reason::ContainerUnready);
+  CHECK(f->event.step == Step::Ready);
+  // Failed before ready; a heartbeat of the failed agent keeps it.
+  Event heartbeat;
+  heartbeat.phase = Phase::Failed;
+  heartbeat.step = Step::Heartbeat;
+  auto b = last_agent_failure(agent_line(agent_failed(Reason::Auth, "401")) + agent_line(heartbeat));
+  REQUIRE(b);
+  CHECK_FALSE(b->after_ready);
+  CHECK(b->event.reason == Reason::Auth);
+  // The last line without its newline (the log read mid-write) still counts.
+  std::string cut = failed.substr(0, failed.size() - 1);
+  CHECK(last_agent_failure(ready + cut));
+  // A later boot, or ready again, and the failure no longer holds.
+  CHECK_FALSE(last_agent_failure(ready + failed +
+                                 agent_line(in_phase(readiness::started(Step::Config), Phase::Running), boot_b)));
+  CHECK_FALSE(last_agent_failure(failed + ready));
+  CHECK_FALSE(last_agent_failure(ready));
+  CHECK_FALSE(last_agent_failure("cosmicac-bootstrap v1 {\"not\": an event}\n"));
+}
+
+TEST_CASE("list/get: a VMI not Ready says its agent's failure from the console's tail; others cost no request") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {not_ready()});
+  s.append_log(kPodName, "guest-console-log", agent_line(agent_ready()));
+  s.append_log(kPodName, "guest-console-log", agent_line(unready_after_ready()));
+  // Someone's pod with the launcher's labels and a console of its own: never read.
+  json evil = launcher_pod(true);
+  evil["metadata"]["name"] = "virt-launcher-job-zzzzz";
+  evil["metadata"]["uid"] = "0000aaaa-0000-4000-8000-zzzzz0000000";
+  evil["metadata"]["creationTimestamp"] = "2026-01-01T00:00:09Z";
+  s.put("/api/v1/namespaces/cosmic-ac/pods/virt-launcher-job-zzzzz", evil);
+  s.append_log("virt-launcher-job-zzzzz", "guest-console-log", agent_line(agent_failed(Reason::Auth, "forged")));
+  KubeClient client(access_to(s));
+  json vmi = s.get(kVmi);
+  vmi["status"] = not_ready();
+  json healthy = vmi;
+  healthy["metadata"]["name"] = "healthy";
+  healthy["status"] = ready();
+  auto failures = agent_failures(client, "cosmic-ac", {vmi, healthy});
+  std::string const said =
+      "failed after ready: reason=container-unready step=ready message=\"http://172.17.0.2:8000/health: HTTP 503 (3 "
+      "looks in a row)\"";
+  REQUIRE(failures.size() == 1);
+  REQUIRE(failures.count("job") == 1);
+  CHECK(agent_failure_text(failures["job"].event, failures["job"].after_ready) == said);
+  // One pod list (by the one VMI's uid), one tail of its launcher's console.
+  std::vector<std::string> const asked = s.requests();
+  REQUIRE(asked.size() == 2);
+  CHECK(asked[0] ==
+        "GET /api/v1/namespaces/cosmic-ac/pods?labelSelector=kubevirt.io%3Dvirt-launcher%2Ckubevirt.io%"
+        "2Fcreated-by%3D" +
+            std::string(kUid));
+  CHECK(asked[1] ==
+        "GET /api/v1/namespaces/cosmic-ac/pods/virt-launcher-job-x7k2q/log?container=guest-console-log&"
+        "tailLines=1000");
+  auto const now = std::chrono::system_clock::now();
+  CHECK(vmi_row(vmi, now, &failures["job"]).status == said);
+  CHECK(vmi_row(vmi, now).status == "ContainersNotReady: containers with unready status: [compute]");
+  CHECK(vmi_row(healthy, now, &failures["job"]).status.empty());  // Ready: nothing to explain
+  // Ready VMIs, or none: nothing is asked.
+  std::size_t const before = s.requests().size();
+  CHECK(agent_failures(client, "cosmic-ac", {healthy}).empty());
+  CHECK(s.requests().size() == before);
+  // Several: one list of the namespace's launcher pods; a log not readable says nothing.
+  json other = vmi;
+  other["metadata"]["name"] = "other";
+  other["metadata"]["uid"] = "7a4c5d3e-1f2b-4c8d-9e0f-123456789abc";
+  s.refuse_log(kPodName, 500, "dial tcp 10.0.0.9:10250: connect: connection refused");
+  CHECK(agent_failures(client, "cosmic-ac", {vmi, other}).empty());
+  CHECK(s.requests()[before] == "GET /api/v1/namespaces/cosmic-ac/pods?labelSelector=kubevirt.io%3Dvirt-launcher");
+}
+
+TEST_CASE("wait printer: the container's probe progress is one escaped line; a failure after ready names its reason") {
+  CHECK(agent_event_text(
+            readiness::
+                progress(Step::Container,
+                         "waiting for http://172.17.0.2:8000/health: connection refused (model loading), 2 min")) ==
+        "[7/8] container progress: waiting for http://172.17.0.2:8000/health: connection refused (model loading), 2 "
+        "min");
+  // The answer is the container's: its bytes never reach the terminal raw, nor break the line.
+  CHECK(agent_event_text(readiness::progress(Step::Container,
+                                             "waiting for http://172.17.0.2:8000/health: HTTP 503 \"loading\r\n"
+                                             "\x1b[2Jready\xc2\x9b\", 3 min")) ==
+        "[7/8] container progress: waiting for http://172.17.0.2:8000/health: HTTP 503 \\\"loading\\r\\n\\x1b[2Jready"
+        "\\u{009B}\\\", 3 min");
+  CHECK(agent_event_text(unready_after_ready()) ==
+        "[8/8] ready failed: reason=container-unready message=\"http://172.17.0.2:8000/health: HTTP 503 (3 looks in a "
+        "row)\"");
 }
 
 TEST_CASE("follow: a VMI that does not exist ends the wait at once (NotFound)") {

@@ -2,6 +2,8 @@
 #include "host/render/manifests.hpp"
 #include "host/spec/operator_profile.hpp"
 
+#include "config/settings.hpp"
+
 #include "test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>
@@ -236,4 +238,112 @@ TEST_CASE("job_spec: a user-data Secret over 1 MiB is a spec error of the render
   CHECK(userdata_secret_data_bytes(*accepted) <= kMaxSecretDataBytes);
   // Spec loading alone knows nothing of the rendered objects.
   CHECK(parse_job_spec(yaml, "spec.yaml").has_value());
+}
+
+TEST_CASE("job_spec: readiness — Kubernetes' probe shape, its defaults, the guest config keys it becomes") {
+  CHECK_FALSE(parse_job_spec(kBase, "t").value().readiness);
+  auto h = parse_job_spec(kBase + "readiness: {httpGet: {port: 8000}}\n", "t").value().readiness.value();
+  CHECK(h.http);
+  CHECK(h.port == 8000);
+  CHECK(h.path == "/");  // Kubernetes' default
+  CHECK(h.initial_delay_seconds == 0);
+  CHECK(h.period_seconds == 10);
+  CHECK(h.timeout_seconds == 1);
+  CHECK(h.failure_threshold == 3);
+  CHECK(h.startup_timeout_seconds == 1800);
+  using Settings = std::vector<std::pair<std::string, std::string>>;
+  CHECK(readiness_settings(h) == Settings{{"READY_PROBE", "http:8000/"},
+                                          {"READY_INITIAL_DELAY", "0"},
+                                          {"READY_TIMEOUT", "1"},
+                                          {"READY_FAILURE_THRESHOLD", "3"},
+                                          {"HEALTH_TIMEOUT", "1800"}});
+  auto t = parse_job_spec(kBase +
+                              "readiness:\n  tcpSocket: {port: 6379}\n  initialDelaySeconds: 20\n  periodSeconds: 5\n"
+                              "  timeoutSeconds: 3\n  failureThreshold: 12\n  startupTimeoutSeconds: 7200\n",
+                          "t")
+               .value()
+               .readiness.value();
+  CHECK(readiness_settings(t) == Settings{{"READY_PROBE", "tcp:6379"},
+                                          {"READY_INITIAL_DELAY", "20"},
+                                          {"READY_TIMEOUT", "3"},
+                                          {"READY_FAILURE_THRESHOLD", "12"},
+                                          {"HEALTH_TIMEOUT", "7200"}});
+  CHECK(t.period_seconds == 5);
+  // A query and RFC 3986's sub-delims and escapes go as written; the agent's rule takes them.
+  std::string const path = "/v1/health;x=1?model=llama-3.1%2F70b&ready=true";
+  auto q = parse_job_spec(kBase + "readiness: {httpGet: {port: 65535, path: '" + path + "'}}\n", "t").value();
+  CHECK(readiness_settings(*q.readiness)[0].second == "http:65535" + path);
+  CHECK(config::check_setting("READY_PROBE", readiness_settings(*q.readiness)[0].second));
+  // The longest path the agent takes.
+  CHECK(parse_job_spec(kBase + "readiness: {httpGet: {port: 1, path: /" + std::string(1023, 'a') + "}}\n", "t"));
+}
+
+TEST_CASE("job_spec: readiness refuses what cannot work, naming the field") {
+  auto const probe = [](std::string const& body) { return spec_error(kBase + "readiness: " + body + "\n"); };
+  CHECK(probe("{}") == "spec.yaml: readiness: needs httpGet {port, path} or tcpSocket {port}");
+  CHECK(probe("{httpGet: {port: 80}, tcpSocket: {port: 80}}") ==
+        "spec.yaml: readiness: has both httpGet and tcpSocket: a readiness probe has exactly one");
+  CHECK(probe("{exec: {command: [true]}}") == "spec.yaml: readiness.exec: unknown field");
+  CHECK(probe("{httpGet: {path: /health}}") ==
+        "spec.yaml: readiness.httpGet.port: is required (the container's port, 1-65535)");
+  CHECK(probe("{httpGet: {port: 0}}") == "spec.yaml: readiness.httpGet.port: must be between 1 and 65535 (got 0)");
+  CHECK(probe("{tcpSocket: {port: 65536}}") ==
+        "spec.yaml: readiness.tcpSocket.port: must be between 1 and 65535 (got 65536)");
+  CHECK(probe("{httpGet: {port: 80.5}}") == "spec.yaml: readiness.httpGet.port: must be an integer");
+  CHECK(probe("{httpGet: {port: http}}") ==
+        "spec.yaml: readiness.httpGet.port: 'http' is a named port: the agent probes the container inside the "
+        "guest, where ports have no names; give its number (1-65535)");
+  CHECK(probe("{httpGet: {port: '8000'}}").find("readiness.httpGet.port: '8000' is a named port") != std::string::npos);
+  CHECK(probe("{httpGet: {port: 80, path: health}}") ==
+        "spec.yaml: readiness.httpGet.path: 'health' must be an absolute path (starting with '/')");
+  CHECK(probe("{httpGet: {port: 80, path: '/a b'}}") ==
+        "spec.yaml: readiness.httpGet.path: '/a b' is not a URL path: character 3 is outside RFC 3986's path and "
+        "query characters (percent-encode it)");
+  CHECK(probe("{httpGet: {port: 80, path: '/x#frag'}}").find("character 3 is outside RFC 3986") != std::string::npos);
+  CHECK(probe("{httpGet: {port: 80, path: \"/\\e[2J\"}}") ==
+        "spec.yaml: readiness.httpGet.path: '/\\x1b[2J' is not a URL path: character 2 is outside RFC 3986's path "
+        "and query characters (percent-encode it)");
+  CHECK(probe("{httpGet: {port: 80, path: '/100%'}}") ==
+        "spec.yaml: readiness.httpGet.path: '/100%' is not a URL path: '%' at character 5 does not start a %XX "
+        "escape");
+  CHECK(probe("{httpGet: {port: 80, path: '/%zz'}}").find("does not start a %XX escape") != std::string::npos);
+  CHECK(probe("{httpGet: {port: 80, path: /" + std::string(1024, 'a') + "}}") ==
+        "spec.yaml: readiness.httpGet.path: must be at most 1024 characters");
+  CHECK(probe("{httpGet: {port: 80, scheme: HTTPS}}") == "spec.yaml: readiness.httpGet.scheme: unknown field");
+  CHECK(probe("{tcpSocket: {port: 80, path: /}}") == "spec.yaml: readiness.tcpSocket.path: unknown field");
+  CHECK(probe("{tcpSocket: {port: 80}, successThreshold: 2}") ==
+        "spec.yaml: readiness.successThreshold: unknown field");
+  CHECK(probe("{tcpSocket: {port: 80}, periodSeconds: 0}") ==
+        "spec.yaml: readiness.periodSeconds: must be between 1 and 300 (got 0)");
+  CHECK(probe("{tcpSocket: {port: 80}, timeoutSeconds: 61}") ==
+        "spec.yaml: readiness.timeoutSeconds: must be between 1 and 60 (got 61)");
+  CHECK(probe("{tcpSocket: {port: 80}, failureThreshold: 65}") ==
+        "spec.yaml: readiness.failureThreshold: must be between 1 and 64 (got 65)");
+  CHECK(probe("{tcpSocket: {port: 80}, initialDelaySeconds: 3601}") ==
+        "spec.yaml: readiness.initialDelaySeconds: must be between 0 and 3600 (got 3601)");
+  CHECK(probe("{tcpSocket: {port: 80}, startupTimeoutSeconds: 86401}") ==
+        "spec.yaml: readiness.startupTimeoutSeconds: must be between 1 and 86400 (got 86401)");
+  CHECK(probe("{tcpSocket: {port: 80}, initialDelaySeconds: 600, startupTimeoutSeconds: 600}") ==
+        "spec.yaml: readiness.startupTimeoutSeconds: must be longer than initialDelaySeconds (600): the first probe "
+        "would come after it");
+  CHECK(probe("8000") == "spec.yaml: readiness: must be a mapping");
+}
+
+TEST_CASE(
+    "job_spec: a readiness path the host takes is one the agent's READY_PROBE rule takes, character by character") {
+  // Every ASCII character inside a path ("%41" after it keeps a '%' an escape):
+  // host and guest agree on each.
+  for (int c = 1; c < 128; ++c) {
+    std::string const path = std::string("/a") + static_cast<char>(c) + "41";
+    bool const agent = static_cast<bool>(config::check_setting("READY_PROBE", "http:80" + path));
+    nlohmann::json doc{{"name", "j"}, {"namespace", "ns"}, {"cpu", 1}, {"memory", "1Gi"}};
+    doc["readiness"] = {{"httpGet", {{"port", 80}, {"path", path}}}};
+    bool const host = static_cast<bool>(parse_job_spec(doc.dump(), "t"));
+    INFO(c);
+    CHECK(host == agent);
+  }
+  for (int port : {1, 80, 8000, 65535}) {
+    auto s = parse_job_spec(kBase + "readiness: {tcpSocket: {port: " + std::to_string(port) + "}}\n", "t").value();
+    for (auto const& [key, value] : readiness_settings(*s.readiness)) CHECK(config::check_setting(key, value));
+  }
 }

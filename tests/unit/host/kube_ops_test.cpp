@@ -2,6 +2,7 @@
 // kube-apiserver runs here). Plain HTTP on 127.0.0.1: TLS options are passed
 // to libcurl but not exercised by these tests.
 #include "host/verbs/apply.hpp"
+#include "host/verbs/console_tail.hpp"
 #include "host/verbs/delete.hpp"
 #include "host/verbs/list.hpp"
 #include "host/verbs/rendered_diff.hpp"
@@ -626,6 +627,7 @@ TEST_CASE(
     std::size_t ns = seg[0] == "api" ? 2 : 3;
     std::string resource = seg.at(ns + 2);
     bool named = seg.size() > ns + 3;
+    if (seg.size() > ns + 4) resource += "/" + seg[ns + 4];  // a subresource (pods/log) has its own grant
     std::string base = group + "|" + resource + "|";
     // Server-side apply that creates needs create as well as patch.
     if (method == "PATCH") return std::vector<std::string>{base + "patch", base + "create"};
@@ -644,6 +646,23 @@ TEST_CASE(
   REQUIRE(apply_objects(client, render_manifests(spec), recreate, quiet));
   REQUIRE(list_vmis(client, "cosmic-ac"));
   REQUIRE(get_vmi(client, "cosmic-ac", "llama-70b-0"));
+  // The table's STATUS of a VMI that is not Ready: its launcher pods, its console's tail.
+  std::string const vmi_path = std::string(kVmiPath) + "/llama-70b-0";
+  json vmi = server.get(vmi_path);
+  vmi["status"] = {{"phase", "Running"},
+                   {"activePods", {{"pod-uid-1", "gpu-node-1"}}},
+                   {"conditions", json::array({{{"type", "Ready"}, {"status", "False"}}})}};
+  std::string const uid = vmi["metadata"]["uid"].get<std::string>();
+  server.put("/api/v1/namespaces/cosmic-ac/pods/virt-launcher-llama-70b-0-x",
+             {{"metadata",
+               {{"name", "virt-launcher-llama-70b-0-x"},
+                {"uid", "pod-uid-1"},
+                {"labels", {{"kubevirt.io", "virt-launcher"}, {"kubevirt.io/created-by", uid}}},
+                {"ownerReferences",
+                 json::array({{{"kind", "VirtualMachineInstance"}, {"uid", uid}, {"controller", true}}})}}},
+              {"spec", {{"containers", json::array({{{"name", "guest-console-log"}}})}}}});
+  agent_failures(client, "cosmic-ac", {vmi});
+  REQUIRE(server.requests().back().find("/pods/virt-launcher-llama-70b-0-x/log?") != std::string::npos);
   REQUIRE(execute_delete(client, plan_delete(spec, true), fast_delete(), quiet));
   std::set<std::string> used;
   for (auto const& q : server.requests())
@@ -654,6 +673,7 @@ TEST_CASE(
     }
   CHECK(used.count("|persistentvolumeclaims|patch") == 1);
   CHECK(used.count("kubevirt.io|virtualmachineinstances|list") == 1);
+  CHECK(used.count("|pods/log|get") == 1);
 }
 
 TEST_CASE("kube_ops: a wrong token is 401 → an auth error naming the call") {

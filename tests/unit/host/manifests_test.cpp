@@ -420,6 +420,30 @@ TEST_CASE("manifests: no data disk → no PVC, no data disk in the VMI; no GPU �
   validate_all(objs);
 }
 
+TEST_CASE("manifests: with readiness, the VMI's probe takes its period and threshold, and its timeout + 4 s") {
+  auto const probe_of = [](std::string const& extra) {
+    auto spec = parse_job_spec("name: a\nnamespace: b\ncpu: 1\nmemory: 1Gi\n" + extra, "t").value();
+    auto objs = render_manifests(spec);
+    validate_all(objs);
+    return plain(find_kind(objs, "VirtualMachineInstance"))["spec"]["readinessProbe"];
+  };
+  // Without readiness: as before (the agent's `status`, 6 × 10 s to turn not Ready).
+  CHECK(probe_of("").dump() ==
+        R"({"exec":{"command":["cosmicac-bootstrap","status"]},"failureThreshold":6,"initialDelaySeconds":30,)"
+        R"("periodSeconds":10,"timeoutSeconds":5})");
+  // With it: the agent counts the same threshold of failed `status` looks
+  // before it records container-unready, so the VMI and the agent turn at the
+  // same look; `status` inspects the container around the probe (4 s).
+  CHECK(probe_of("readiness: {httpGet: {port: 8000, path: /health}}\n").dump() ==
+        R"({"exec":{"command":["cosmicac-bootstrap","status"]},"failureThreshold":3,"initialDelaySeconds":30,)"
+        R"("periodSeconds":10,"timeoutSeconds":5})");
+  json p = probe_of("readiness: {tcpSocket: {port: 22}, periodSeconds: 30, timeoutSeconds: 10, failureThreshold: 2}\n");
+  CHECK(p["periodSeconds"] == 30);
+  CHECK(p["timeoutSeconds"] == 10 + kStatusOverheadSeconds);
+  CHECK(p["failureThreshold"] == 2);
+  CHECK(p["initialDelaySeconds"] == kProbeInitialDelaySeconds);
+}
+
 TEST_CASE("manifests: -o json is a v1 List of the same objects") {
   auto objs = render_manifests(load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/minimal.json").value());
   Json list = as_list(objs);

@@ -64,6 +64,36 @@ TEST_CASE("userdata: the guest config reads back, through the agent's own parser
   REQUIRE(settings);
   CHECK(settings->settings.gpu_count == 8U);
   CHECK(settings->settings.ib_count == 8U);
+  // readiness: the probe, its timings, and the first success's bound.
+  CHECK(kv["READY_PROBE"] == "http:8000/health");
+  auto const& ready = settings->settings.readiness;
+  CHECK(ready.kind == config::ProbeKind::Http);
+  CHECK(ready.port == 8000U);
+  CHECK(ready.path == "/health");
+  CHECK(ready.initial_delay.count() == 0);
+  CHECK(ready.timeout.count() == 1);
+  CHECK(settings->settings.failure_threshold == 3U);
+  CHECK(settings->settings.health_timeout.count() == 1800);
+}
+
+TEST_CASE("userdata: readiness by tcpSocket, every timing the spec sets, in the agent's settings") {
+  auto spec = parse_job_spec(
+                  "name: a\nnamespace: b\ncpu: 1\nmemory: 1Gi\nreadiness:\n  tcpSocket: {port: 6379}\n"
+                  "  initialDelaySeconds: 45\n  timeoutSeconds: 7\n  failureThreshold: 9\n"
+                  "  startupTimeoutSeconds: 5400\n",
+                  "t")
+                  .value();
+  auto entries = guest_config_entries(spec);
+  auto settings = config::parse_settings(config::encode_config_file(entries, "t"), "docker-bootstrap");
+  REQUIRE(settings);
+  auto const& s = settings->settings;
+  CHECK(s.readiness.kind == config::ProbeKind::Tcp);
+  CHECK(s.readiness.port == 6379U);
+  CHECK(s.readiness.path.empty());
+  CHECK(s.readiness.initial_delay.count() == 45);
+  CHECK(s.readiness.timeout.count() == 7);
+  CHECK(s.failure_threshold == 9U);
+  CHECK(s.health_timeout.count() == 5400);
 }
 
 TEST_CASE("userdata: no data disk → no MNT, no DATA_DISK_SERIAL") {
@@ -75,6 +105,8 @@ TEST_CASE("userdata: no data disk → no MNT, no DATA_DISK_SERIAL") {
     CHECK(k != "ENVS");
     CHECK(k != "GPU_COUNT");  // no GPU asked for: the agent checks no count
     CHECK(k != "IB_COUNT");
+    CHECK(k.rfind("READY_", 0) == std::string::npos);  // no readiness: the agent's own rule (HEALTHCHECK, settle)
+    CHECK(k != "HEALTH_TIMEOUT");
   }
 }
 
