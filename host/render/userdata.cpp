@@ -3,6 +3,7 @@
 #include "config/config_file.hpp"
 #include "config/envs.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/render/manifests.hpp"
 #include "host/spec/guest_layout.hpp"
 
 #include <cstdio>
@@ -25,6 +26,8 @@ std::vector<std::pair<std::string, std::string>> guest_config_entries(JobSpec co
   // What ready means for the container, and how long its first success may take.
   if (spec.readiness)
     for (auto& kv : readiness_settings(*spec.readiness)) e.push_back(std::move(kv));
+  else  // the VMI's probe counts this many failed looks: the agent records a failure at the same look
+    e.emplace_back("READY_FAILURE_THRESHOLD", std::to_string(kProbeFailureThreshold));
   if (!spec.env.empty()) e.emplace_back("ENVS", config::encode_envs(spec.env).value());  // validated by parse_job_spec
   e.emplace_back("CRED_ISO_LABEL", kCredVolumeLabel);
   if (!spec.registry_mirror.empty()) e.emplace_back("REGISTRY_MIRROR", spec.registry_mirror);  // operator's

@@ -5,10 +5,13 @@
 #include "config/envs.hpp"
 #include "config/settings.hpp"
 #include "host/base/yaml_json.hpp"
+#include "host/render/manifests.hpp"
 #include "host/spec/guest_layout.hpp"
 #include "tests/unit/host/test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>
+
+#include <algorithm>
 
 using namespace cosmicac;
 using namespace cosmicac::host;
@@ -105,9 +108,15 @@ TEST_CASE("userdata: no data disk → no MNT, no DATA_DISK_SERIAL") {
     CHECK(k != "ENVS");
     CHECK(k != "GPU_COUNT");  // no GPU asked for: the agent checks no count
     CHECK(k != "IB_COUNT");
-    CHECK(k.rfind("READY_", 0) == std::string::npos);  // no readiness: the agent's own rule (HEALTHCHECK, settle)
+    // No readiness: the agent's own rule (HEALTHCHECK, settle); only the
+    // failed looks it counts after ready follow the VMI probe's threshold.
+    CHECK((k.rfind("READY_", 0) == std::string::npos || k == "READY_FAILURE_THRESHOLD"));
     CHECK(k != "HEALTH_TIMEOUT");
   }
+  auto const threshold =
+      std::find_if(keys.begin(), keys.end(), [](auto const& kv) { return kv.first == "READY_FAILURE_THRESHOLD"; });
+  REQUIRE(threshold != keys.end());
+  CHECK(threshold->second == std::to_string(kProbeFailureThreshold));  // the VMI probe's, rendered without readiness
 }
 
 TEST_CASE("userdata: the install unit mounts the boot CD-ROM's link, copies with mode 0755, runs install") {
