@@ -32,7 +32,7 @@ struct RenderCommand : CommandOptions {
   Outcome run() override;
 };
 
-// apply -f SPEC... [-R] [--recreate] [--force-conflicts] [--dry-run=...] [-o ...] [--timeout D]
+// apply -f SPEC... [-R] [--recreate] [--restart] [--force-conflicts] [--dry-run=...] [-o ...] [--timeout D]
 struct ApplyCommand : CommandOptions {
   FileFlags file;
   ClusterFlags cluster;
@@ -40,6 +40,7 @@ struct ApplyCommand : CommandOptions {
   DryRunFlag dry_run;
   DurationFlag timeout{ApplyOptions{}.delete_timeout};  // --recreate's delete
   bool recreate = false;
+  bool restart = false;  // a VirtualMachine's changed template: restart it
   bool force_conflicts = false;
   std::vector<LoadedSpec> specs;
 

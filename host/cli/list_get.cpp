@@ -1,4 +1,5 @@
-// list and get NAME: the VMIs this tool manages, as a table or -o yaml|json.
+// list and get NAME: the jobs this tool manages — VirtualMachines and bare
+// VMIs — as a table or -o yaml|json.
 #include "host/cli/commands.hpp"
 
 #include "host/cluster/kube_client.hpp"
@@ -33,21 +34,18 @@ Outcome ListCommand::complete() {
 
 Outcome ListCommand::run() {
   KubeClient client(std::move(*access));
-  auto found = one ? get_vmi(client, ns, positional.front()) : list_vmis(client, ns);
+  auto found = one ? get_job(client, ns, positional.front()) : list_jobs(client, ns);
   if (!found) return failure(found.error());
-  if (!print.output.empty()) std::fputs(print.format(*found).c_str(), stdout);
+  // get -o: the job's VirtualMachine, else its VMI (the API's objects).
+  if (!print.output.empty()) std::fputs(print.format(one ? (*found)["items"][0] : *found).c_str(), stdout);
   else print_table(*found);
   return std::nullopt;
 }
 
 void ListCommand::print_table(Json const& found) const {
-  std::vector<VmiRow> rows;
-  auto const now = std::chrono::system_clock::now();
-  if (one) rows.push_back(vmi_row(found, now));
-  else
-    for (auto const& item : found["items"]) rows.push_back(vmi_row(item, now));
+  std::vector<VmiRow> const rows = job_rows(found, std::chrono::system_clock::now());
   if (rows.empty()) {
-    std::fprintf(stderr, "No VMIs managed by cosmicac-vmi found in %s namespace.\n", ns.c_str());
+    std::fprintf(stderr, "No VMs or VMIs managed by cosmicac-vmi found in %s namespace.\n", ns.c_str());
     return;
   }
   std::fputs(format_vmi_table(rows).c_str(), stdout);

@@ -10,6 +10,7 @@ constexpr ApiResource const* kAll[] = {
     &api::kPods,        &api::kEvents,         &api::kNodes,
     &api::kDataVolumes, &api::kCdis,           &api::kVirtualMachineInstances,
     &api::kKubeVirts,   &api::kStorageClasses, &api::kSelfSubjectAccessReviews,
+    &api::kVirtualMachines,
 };
 
 bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }

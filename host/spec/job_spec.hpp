@@ -86,6 +86,8 @@ inline constexpr SpecField kSpecFields[] = {
     {"overlayNetwork", FieldOwner::Operator, "overlayNetwork"},
     {"registryMirror", FieldOwner::Operator, "registryMirror"},
     {"registryMirrorCA", FieldOwner::Operator, "registryMirrorCA"},
+    {"workloadKind", FieldOwner::Operator, "workloadKind"},
+    {"runStrategy", FieldOwner::Operator, "runStrategy"},
 };
 
 // The job: the tenant's fields, and the operator's ("operator:") copied from
@@ -116,6 +118,8 @@ struct JobSpec {
   std::string registry_mirror;     // operator: REGISTRY_MIRROR, optional
   std::string registry_mirror_ca;  // operator: PEM, the guest trusts it for the mirror; optional
   std::vector<std::string> allowed_images;  // operator: ALLOWED_IMAGES, optional
+  WorkloadKind workload_kind = WorkloadKind::VirtualMachineInstance;  // operator: what apply makes
+  std::string run_strategy = kDefaultRunStrategy;                     // operator: the VirtualMachine's
 };
 
 // Errors (Errc::Spec) read "<origin>: <field>: <what is wrong>"; the

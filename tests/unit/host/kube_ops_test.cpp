@@ -418,7 +418,7 @@ TEST_CASE("kube_ops: delete is foreground and waits until every object is 404; -
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 is gone"));
   CHECK(said.contains("DataVolume cosmic-ac/llama-70b-0-root is gone"));
   // The Secret goes by the VMI's foreground propagation (never a DELETE by name).
-  CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata goes with the VMI that owns it"));
+  CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata goes with the VM that owns it"));
   CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata is gone"));
   CHECK_FALSE(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
@@ -580,8 +580,8 @@ TEST_CASE("kube_ops: list and get — rows from the VMIs (terminal-safe), the ma
   CHECK(row.gpus == "8");
   CHECK(row.status == "ContainersNotReady: probe \\x1b[2Jfailed");
   std::string table = format_vmi_table({row});
-  CHECK(table.rfind("NAME          PHASE     READY   NODE         AGE   GPUS   STATUS\n", 0) == 0);
-  CHECK(table.find("llama-70b-0   Running   False   gpu-node-1   3h    8      ContainersNotReady") !=
+  CHECK(table.rfind("NAME          PHASE     READY   NODE         AGE   GPUS   VM   STATUS\n", 0) == 0);
+  CHECK(table.find("llama-70b-0   Running   False   gpu-node-1   3h    8      -    ContainersNotReady") !=
         std::string::npos);
   auto one = get_vmi(client, "cosmic-ac", "nope");
   REQUIRE_FALSE(one);
@@ -773,8 +773,8 @@ TEST_CASE("kube_ops: the delete plan (pure)") {
             "DataVolume cosmic-ac/llama-70b-0-root | " + std::string(kDvPath) +
                 "/llama-70b-0-root | the root disk (owned by the VMI; re-imported by CDI on the next apply)",
             "Secret cosmic-ac/llama-70b-0-userdata | " + std::string(kSecretPath) +
-                "/llama-70b-0-userdata | the user-data (owned by the VMI: the garbage collector deletes it "
-                "with the VMI) | unreadable",
+                "/llama-70b-0-userdata | the user-data (owned by the VM: the garbage collector deletes it "
+                "with the VM) | unreadable",
             "PersistentVolumeClaim cosmic-ac/llama-70b-0-data |  | the data disk is kept (pass --delete-data "
             "to delete it)"});
   CHECK(plan_delete(example(), true)[3].why == "the data disk (--delete-data)");
