@@ -303,8 +303,27 @@ TEST_CASE("cli profile: the examples — the reference job with the example prof
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   json const list = json::parse(r.out);
-  CHECK(item(list, "VirtualMachineInstance")["spec"]["networks"][1]["multus"]["networkName"] == "overlay-net");
-  CHECK(item(list, "DataVolume")["spec"]["source"]["registry"]["secretRef"] == "ghcr-pull-cred");
+  json const vm = item(list, "VirtualMachine");  // the example profile's workloadKind
+  CHECK(vm["spec"]["runStrategy"] == "Always");
+  CHECK(vm["spec"]["template"]["spec"]["networks"][1]["multus"]["networkName"] == "overlay-net");
+  CHECK(vm["spec"]["dataVolumeTemplates"][0]["spec"]["source"]["registry"]["secretRef"] == "ghcr-pull-cred");
+  for (auto const& o : list["items"]) CHECK(o["kind"] != "VirtualMachineInstance");
+}
+
+TEST_CASE("cli profile: workloadKind and runStrategy are the operator's, checked") {
+  auto parsed = [](std::string const& text) { return parse_operator_profile(text, "p.yaml"); };
+  CHECK(parsed("namespace: a\n")->workload_kind == WorkloadKind::VirtualMachineInstance);  // as before
+  auto vm = parsed("workloadKind: VirtualMachine\n");
+  REQUIRE(vm);
+  CHECK(vm->workload_kind == WorkloadKind::VirtualMachine);
+  CHECK(vm->run_strategy == "Always");
+  CHECK(parsed("workloadKind: VirtualMachine\nrunStrategy: RerunOnFailure\n")->run_strategy == "RerunOnFailure");
+  CHECK(parsed("workloadKind: Pod\n").error().message ==
+        "p.yaml: workloadKind: must be VirtualMachine or VirtualMachineInstance");
+  CHECK(parsed("workloadKind: VirtualMachine\nrunStrategy: Manual\n").error().message.rfind(
+            "p.yaml: runStrategy: must be Always or RerunOnFailure", 0) == 0);
+  CHECK(parsed("runStrategy: Always\n").error().message ==
+        "p.yaml: runStrategy: applies only to workloadKind VirtualMachine (a bare VMI is never restarted)");
 }
 
 TEST_CASE("cli profile: the namespace is the operator's; a job spec naming another exits 2 naming both") {

@@ -1135,3 +1135,24 @@ TEST_CASE("follow: jobs that become ready in a flooded namespace are reported re
   for (auto const& n : sink.notices) said = said || n.find("holding 50 pods of cosmic-ac") != std::string::npos;
   CHECK(said);
 }
+
+TEST_CASE("follow: whether a VirtualMachine starts a new VMI, by KubeVirt's run-strategy rules") {
+  auto vm = [](std::string const& strategy, std::string const& printable = "", bool deleting = false) {
+    json o = {{"metadata", {{"name", "job"}}}, {"spec", {{"runStrategy", strategy}}}};
+    if (!printable.empty()) o["status"]["printableStatus"] = printable;
+    if (deleting) o["metadata"]["deletionTimestamp"] = "2020-01-01T00:00:00Z";
+    return view_vm(Json::parse(o.dump()));
+  };
+  CHECK(vm("Always").restarts_after(""));
+  CHECK(vm("Always").restarts_after("Succeeded"));  // a drained VMI: its guest shut down on SIGTERM
+  CHECK(vm("Always").restarts_after("Failed"));
+  CHECK_FALSE(vm("Always", "", true).restarts_after(""));
+  CHECK(vm("RerunOnFailure").restarts_after("Failed"));
+  CHECK_FALSE(vm("RerunOnFailure").restarts_after("Succeeded"));  // kubevirt/kubevirt#9823
+  CHECK(vm("RerunOnFailure", "Starting").restarts_after(""));
+  CHECK_FALSE(vm("RerunOnFailure", "Stopped").restarts_after(""));
+  CHECK_FALSE(vm("Halted").restarts_after(""));
+  CHECK_FALSE(vm("Manual").restarts_after("Failed"));
+  json none = {{"metadata", {{"name", "job"}}}};
+  CHECK(view_vm(Json::parse(none.dump())).run_strategy == "Always");
+}

@@ -975,3 +975,56 @@ TEST_CASE("kube_ops: an object's paths carry their query through api_path, each 
   bad["kind"] = "Unknown";
   CHECK_FALSE(collection_path(bad));
 }
+
+TEST_CASE("delete: a VirtualMachine job's plan — the VM first (its VMI and root disk go with it), the user-data "
+          "with it, the data PVC kept") {
+  JobSpec spec = example();
+  spec.workload_kind = WorkloadKind::VirtualMachine;
+  auto const plan = plan_delete(spec, false);
+  REQUIRE(plan.size() == 3);
+  CHECK(plan[0].object == "VirtualMachine cosmic-ac/llama-70b-0");
+  CHECK(plan[0].path == "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachines/llama-70b-0");
+  CHECK(plan[0].owns_others);
+  CHECK(plan[0].why == "the VM (its VMI and its root disk <name>-root, which it owns, go with it)");
+  CHECK(plan[1].object == "Secret cosmic-ac/llama-70b-0-userdata");
+  CHECK(plan[1].unreadable);
+  CHECK(plan[2].object == "PersistentVolumeClaim cosmic-ac/llama-70b-0-data");
+  CHECK(plan[2].path.empty());
+  CHECK(plan_delete(spec, true)[2].path == "/api/v1/namespaces/cosmic-ac/persistentvolumeclaims/llama-70b-0-data");
+}
+
+TEST_CASE("list: a VirtualMachine's row is its VMI's with the VM's printableStatus; a stopped VM has a row; a bare "
+          "VMI's VM column is -") {
+  auto const now = std::chrono::system_clock::now();
+  json vm = {{"apiVersion", "kubevirt.io/v1"},
+             {"kind", "VirtualMachine"},
+             {"metadata", {{"name", "a"}, {"uid", "vm-uid"}, {"creationTimestamp", "2020-01-01T00:00:00Z"}}},
+             {"spec", {{"template", {{"spec", {{"domain", {{"devices", {{"gpus", json::array({json::object()})}}}}}}}}}}},
+             {"status",
+              {{"printableStatus", "Running"},
+               {"conditions", json::array({{{"type", "RestartRequired"}, {"status", "True"}}})}}}};
+  json vmi_of_vm = {{"kind", "VirtualMachineInstance"},
+                    {"metadata",
+                     {{"name", "a"},
+                      {"ownerReferences",
+                       json::array({{{"kind", "VirtualMachine"}, {"uid", "vm-uid"}, {"controller", true}}})}}},
+                    {"status", {{"phase", "Running"}, {"nodeName", "n1"}}}};
+  json bare = {{"kind", "VirtualMachineInstance"}, {"metadata", {{"name", "b"}}}, {"status", {{"phase", "Pending"}}}};
+  json stopped = vm;
+  stopped["metadata"] = {{"name", "c"}, {"uid", "c-uid"}};
+  stopped["status"] = {{"printableStatus", "Stopped"}};
+  json list = {{"items", json::array({vm, stopped, vmi_of_vm, bare})}};
+  auto rows = job_rows(Json::parse(list.dump()), now);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].name == "a");
+  CHECK(rows[0].phase == "Running");
+  CHECK(rows[0].node == "n1");
+  CHECK(rows[0].vm == "Running");
+  CHECK(rows[0].status.rfind("RestartRequired", 0) == 0);
+  CHECK(rows[1].name == "b");
+  CHECK(rows[1].vm == "-");
+  CHECK(rows[2].name == "c");
+  CHECK(rows[2].phase == "-");
+  CHECK(rows[2].vm == "Stopped");
+  CHECK(rows[2].gpus == "1");
+}
