@@ -87,7 +87,8 @@ void ApplyCommand::bind(CLI::App& app) {
                "a VMI whose spec differs (immutable): delete it, wait until it\nis gone, create it again");
   app.add_flag("--force-conflicts", force_conflicts, "server-side apply takes the fields another manager owns");
   app.add_flag("--restart", restart,
-               "a VirtualMachine whose template changed: restart it now (its VMI\ndeleted: KubeVirt starts a new one on the same root disk)");
+               "a VirtualMachine whose template changed: restart it now (its VMI\ndeleted: KubeVirt starts a new one "
+               "on the same root disk)");
 }
 
 Outcome ApplyCommand::validate() const {

@@ -6,10 +6,18 @@ namespace cosmicac::host {
 namespace {
 
 constexpr ApiResource const* kAll[] = {
-    &api::kSecrets,     &api::kConfigMaps,     &api::kPersistentVolumeClaims,
-    &api::kPods,        &api::kEvents,         &api::kNodes,
-    &api::kDataVolumes, &api::kCdis,           &api::kVirtualMachineInstances,
-    &api::kKubeVirts,   &api::kStorageClasses, &api::kSelfSubjectAccessReviews,
+    &api::kSecrets,
+    &api::kConfigMaps,
+    &api::kPersistentVolumeClaims,
+    &api::kPods,
+    &api::kEvents,
+    &api::kNodes,
+    &api::kDataVolumes,
+    &api::kCdis,
+    &api::kVirtualMachineInstances,
+    &api::kKubeVirts,
+    &api::kStorageClasses,
+    &api::kSelfSubjectAccessReviews,
     &api::kVirtualMachines,
 };
 

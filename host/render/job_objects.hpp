@@ -81,8 +81,7 @@ inline constexpr std::array<JobPart, 5> kJobParts{{
      ApplyMode::ApplyTemplate, DeletePolicy::Delete, "the VM",
      "its VMI and its root disk <name>-root, which it owns, go with it"},
     {JobObject::UserData, "v1", "Secret", "-userdata", false, ForKind::Any, Owner::Workload, ApplyMode::CreateUnread,
-     DeletePolicy::WithOwner, "the user-data",
-     "owned by the VM: the garbage collector deletes it with the VM"},
+     DeletePolicy::WithOwner, "the user-data", "owned by the VM: the garbage collector deletes it with the VM"},
 }};
 
 JobPart const& job_part(JobObject object);

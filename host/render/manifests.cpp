@@ -38,12 +38,12 @@ Json userdata_secret(JobSpec const& spec) {
 // dataVolumeTemplates entry.
 Json root_datavolume_spec(JobSpec const& spec) {
   return Json{{"source", Json{{"registry", Json{{"url", "docker://" + spec.root_image},
-                                                      // CDI reads accessKeyId/secretKey from it.
-                                                      {"secretRef", spec.pull_secret}}}}},
-                    {"storage", Json{// local-path has no StorageProfile access modes: CDI needs them spelled out.
-                                     {"accessModes", Json::array({"ReadWriteOnce"})},
-                                     {"storageClassName", spec.storage_class},
-                                     {"resources", Json{{"requests", Json{{"storage", spec.root_size}}}}}}}};
+                                                // CDI reads accessKeyId/secretKey from it.
+                                                {"secretRef", spec.pull_secret}}}}},
+              {"storage", Json{// local-path has no StorageProfile access modes: CDI needs them spelled out.
+                               {"accessModes", Json::array({"ReadWriteOnce"})},
+                               {"storageClassName", spec.storage_class},
+                               {"resources", Json{{"requests", Json{{"storage", spec.root_size}}}}}}}};
 }
 
 Json root_datavolume(JobSpec const& spec) {
@@ -163,13 +163,13 @@ Json vmi_spec(JobSpec const& spec) {
   DisksAndVolumes storage = vmi_storage(spec);
   Networking net = vmi_networking(spec);
   return Json{{"domain", vmi_domain(spec, std::move(storage.disks), std::move(net.interfaces))},
-                        // Passthrough GPUs cannot live-migrate: with a cluster default of
-                        // LiveMigrate the VMI would block every drain of its node.
-                        {"evictionStrategy", "None"},
-                        {"terminationGracePeriodSeconds", spec.termination_grace_seconds},
-                        {"networks", std::move(net.networks)},
-                        {"volumes", std::move(storage.volumes)},
-                        {"readinessProbe", readiness_probe()}};
+              // Passthrough GPUs cannot live-migrate: with a cluster default of
+              // LiveMigrate the VMI would block every drain of its node.
+              {"evictionStrategy", "None"},
+              {"terminationGracePeriodSeconds", spec.termination_grace_seconds},
+              {"networks", std::move(net.networks)},
+              {"volumes", std::move(storage.volumes)},
+              {"readinessProbe", readiness_probe()}};
 }
 
 Json vmi(JobSpec const& spec) {
@@ -188,9 +188,10 @@ Json vm(JobSpec const& spec) {
   Json root = job_object(spec, JobObject::RootDisk);
   root["metadata"].erase("namespace");  // the VM's, where KubeVirt creates it
   root["spec"] = root_datavolume_spec(spec);
-  object["spec"] = Json{{"runStrategy", spec.run_strategy},
-                        {"dataVolumeTemplates", Json::array({std::move(root)})},
-                        {"template", Json{{"metadata", Json{{"labels", job_labels(spec.name)}}}, {"spec", vmi_spec(spec)}}}};
+  object["spec"] =
+      Json{{"runStrategy", spec.run_strategy},
+           {"dataVolumeTemplates", Json::array({std::move(root)})},
+           {"template", Json{{"metadata", Json{{"labels", job_labels(spec.name)}}}, {"spec", vmi_spec(spec)}}}};
   return object;
 }
 

@@ -117,7 +117,7 @@ struct JobSpec {
   std::string overlay_network;     // operator: Multus NetworkAttachmentDefinition in the VMI's namespace, optional
   std::string registry_mirror;     // operator: REGISTRY_MIRROR, optional
   std::string registry_mirror_ca;  // operator: PEM, the guest trusts it for the mirror; optional
-  std::vector<std::string> allowed_images;  // operator: ALLOWED_IMAGES, optional
+  std::vector<std::string> allowed_images;                            // operator: ALLOWED_IMAGES, optional
   WorkloadKind workload_kind = WorkloadKind::VirtualMachineInstance;  // operator: what apply makes
   std::string run_strategy = kDefaultRunStrategy;                     // operator: the VirtualMachine's
 };

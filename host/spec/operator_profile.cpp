@@ -118,8 +118,7 @@ void registry_mirror(Fields& top, OperatorProfile& p) {
 void workload(Fields& top, OperatorProfile& p) {
   if (auto v = top.str("workloadKind")) {
     if (*v == "VirtualMachine") p.workload_kind = WorkloadKind::VirtualMachine;
-    else if (*v != "VirtualMachineInstance")
-      fail("workloadKind", "must be VirtualMachine or VirtualMachineInstance");
+    else if (*v != "VirtualMachineInstance") fail("workloadKind", "must be VirtualMachine or VirtualMachineInstance");
   }
   if (auto v = top.str("runStrategy")) {
     if (p.workload_kind != WorkloadKind::VirtualMachine)
@@ -127,8 +126,9 @@ void workload(Fields& top, OperatorProfile& p) {
     bool known = false;
     for (auto const* s : kRunStrategies) known = known || *v == s;
     if (!known)
-      fail("runStrategy", "must be Always or RerunOnFailure (Manual, Halted and Once start no VMI that apply and "
-                          "wait could follow)");
+      fail("runStrategy",
+           "must be Always or RerunOnFailure (Manual, Halted and Once start no VMI that apply and "
+           "wait could follow)");
     p.run_strategy = *v;
   }
 }

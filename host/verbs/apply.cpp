@@ -63,7 +63,7 @@ class Applier {
   std::vector<Created> created_;                     // by this run, for the roll-back
   std::map<std::string, std::optional<Json>> live_;  // describe(o) → read by look (none: absent)
   Json owner_;                                       // the VMI's ownerReference, once its uid is known
-  std::optional<Json> live_vmi_;  // the live workload (VMI or VM) this run keeps
+  std::optional<Json> live_vmi_;                     // the live workload (VMI or VM) this run keeps
   bool recreated_ = false;
   bool recreated_dry_ = false;
   bool template_changed_ = false;  // a VirtualMachine's template or runStrategy differed: applied, restart needed
@@ -300,14 +300,16 @@ Status Applier::check_kind(Json const& workload) {
     auto resp = client_.request("GET", *path);
     if (!resp) return resp.error();
     if (resp->status == 200) vmi = parse_body(*resp);
-    else if (resp->status != 404) return api_error("getting the VirtualMachineInstance of " + describe(workload), *resp);
+    else if (resp->status != 404)
+      return api_error("getting the VirtualMachineInstance of " + describe(workload), *resp);
   } else {
     vmi = live(workload);
   }
   if (!vmi) return ok();
   bool controlled_by_vm = false;
   for (auto const& ref : array_at(*vmi, {"metadata", "ownerReferences"}))
-    controlled_by_vm = controlled_by_vm || (ref.value("controller", false) && string_at(ref, {"kind"}) == "VirtualMachine");
+    controlled_by_vm =
+        controlled_by_vm || (ref.value("controller", false) && string_at(ref, {"kind"}) == "VirtualMachine");
   if (vm_job == controlled_by_vm) return ok();
   std::string const ns = string_at(workload, {"metadata", "namespace"});
   std::string const name = terminal_safe(string_at(workload, {"metadata", "name"}));
@@ -337,11 +339,11 @@ Status Applier::check_vm(Json const& vm, std::vector<Json> const& owned) {
   if (!disk.empty()) {
     for (auto const& d : disk) say_("differs: " + terminal_safe(describe(vm) + " " + d));
     if (!opts_.recreate)
-      return host_error(Errc::Conflict,
-                        describe(vm) + "'s root disk exists and cannot change (the rootImage or rootDisk.size of "
-                                       "its dataVolumeTemplates differ, listed above); nothing was changed. "
-                                       "`apply --recreate` deletes the VM with its root disk and user-data and "
-                                       "creates it again (the data PVC is kept)");
+      return host_error(Errc::Conflict, describe(vm) +
+                                            "'s root disk exists and cannot change (the rootImage or rootDisk.size of "
+                                            "its dataVolumeTemplates differ, listed above); nothing was changed. "
+                                            "`apply --recreate` deletes the VM with its root disk and user-data and "
+                                            "creates it again (the data PVC is kept)");
     return recreate(vm, *current, owned);
   }
   for (auto const& d : rest) say_("differs: " + terminal_safe(describe(vm) + " " + d));
@@ -388,8 +390,9 @@ Status Applier::restart_vm(Json const& vm) {
   }
   std::string const ns = string_at(vm, {"metadata", "namespace"}), name = string_at(vm, {"metadata", "name"});
   if (!opts_.restart) {
-    say_(describe(vm) + ": restart needed: its VMI runs the previous template until the VM restarts "
-                        "(`cosmicac-vmi apply --restart`, or `virtctl restart " +
+    say_(describe(vm) +
+         ": restart needed: its VMI runs the previous template until the VM restarts "
+         "(`cosmicac-vmi apply --restart`, or `virtctl restart " +
          terminal_safe(name) + " -n " + ns + "`)");
     return ok();
   }
@@ -406,9 +409,10 @@ Status Applier::restart_vm(Json const& vm) {
   std::string const uid = string_at(parse_body(*resp), {"metadata", "uid"});
   auto going = delete_one(client_, what, *path, opts_.dry_run, uid);
   if (!going) return going.error();
-  say_(what + (*going ? " deleted: restarting; the VirtualMachine (runStrategy Always) starts a new one from its "
-                        "template, on the same root disk (`cosmicac-vmi wait` follows it)"
-                      : " already absent: the VirtualMachine starts a new one") +
+  say_(what +
+       (*going ? " deleted: restarting; the VirtualMachine (runStrategy Always) starts a new one from its "
+                 "template, on the same root disk (`cosmicac-vmi wait` follows it)"
+               : " already absent: the VirtualMachine starts a new one") +
        (dry_ ? " (server dry run)" : ""));
   results_.push_back({what, ApplyOutcome::Restarted, Json::object()});
   return ok();
@@ -510,13 +514,15 @@ Status check_restart(Json const* workload, ApplyOptions const& opts) {
   if (!opts.restart) return ok();
   JobPart const* part = workload ? job_part_of(*workload) : nullptr;
   if (!part || part->object != JobObject::Vm)
-    return host_error(Errc::Usage, "--restart restarts a VirtualMachine (operator profile workloadKind "
-                                   "VirtualMachine); a bare VMI's spec cannot change (--recreate)");
+    return host_error(Errc::Usage,
+                      "--restart restarts a VirtualMachine (operator profile workloadKind "
+                      "VirtualMachine); a bare VMI's spec cannot change (--recreate)");
   if (string_at(*workload, {"spec", "runStrategy"}) != "Always")
-    return host_error(Errc::Usage, "--restart deletes the VM's VMI, which KubeVirt replaces only under runStrategy "
-                                   "Always; under " +
-                                       string_at(*workload, {"spec", "runStrategy"}) +
-                                       " restart it with `virtctl restart` (KubeVirt's restart subresource)");
+    return host_error(Errc::Usage,
+                      "--restart deletes the VM's VMI, which KubeVirt replaces only under runStrategy "
+                      "Always; under " +
+                          string_at(*workload, {"spec", "runStrategy"}) +
+                          " restart it with `virtctl restart` (KubeVirt's restart subresource)");
   return ok();
 }
 

@@ -18,8 +18,9 @@ namespace cosmicac::host {
 struct ApplyOptions {
   DryRun dry_run = DryRun::None;  // Client is the CLI's (no API calls at all)
   bool recreate = false;          // a VMI whose spec differs: delete it (waiting until gone), create it again
-  bool restart = false;           // a VirtualMachine whose template changed: restart it (its VMI deleted: KubeVirt starts the next)
-  bool force_conflicts = false;   // server-side apply takes fields another manager owns
+  bool restart =
+      false;  // a VirtualMachine whose template changed: restart it (its VMI deleted: KubeVirt starts the next)
+  bool force_conflicts = false;  // server-side apply takes fields another manager owns
   std::chrono::milliseconds delete_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds poll{std::chrono::seconds(1)};
 };

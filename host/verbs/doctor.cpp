@@ -366,12 +366,16 @@ void check_virtual_machines(KubeClient& client, DoctorRequest const& req, std::v
   if (!d) return out.push_back(unknown("virtualmachines", "not checked: " + d.error().message));
   bool served = false;
   if (d->status / 100 == 2)
-    for (auto const& r : array_at(d->body, {"resources"})) served = served || string_at(r, {"name"}) == "virtualmachines";
-  if (d->status != 404 && d->status / 100 != 2) return out.push_back(unreadable("virtualmachines", kKubeVirtDiscoveryPath, d->status));
+    for (auto const& r : array_at(d->body, {"resources"}))
+      served = served || string_at(r, {"name"}) == "virtualmachines";
+  if (d->status != 404 && d->status / 100 != 2)
+    return out.push_back(unreadable("virtualmachines", kKubeVirtDiscoveryPath, d->status));
   if (!served)
-    return out.push_back(failed("virtualmachines", "kubevirt.io/v1 does not serve virtualmachines (the profile's workloadKind is VirtualMachine)",
-                                "install KubeVirt's VirtualMachine CRD (virtualmachines.kubevirt.io, part of every "
-                                "KubeVirt release), or set workloadKind: VirtualMachineInstance in the profile"));
+    return out.push_back(
+        failed("virtualmachines",
+               "kubevirt.io/v1 does not serve virtualmachines (the profile's workloadKind is VirtualMachine)",
+               "install KubeVirt's VirtualMachine CRD (virtualmachines.kubevirt.io, part of every "
+               "KubeVirt release), or set workloadKind: VirtualMachineInstance in the profile"));
   out.push_back(pass("virtualmachines", "served; jobs are VirtualMachines with runStrategy " + req.run_strategy));
   auto sc = get(client, api_path(api::kStorageClasses, {}, req.storage_class));
   std::string const name = "restarts";

@@ -90,7 +90,10 @@ std::vector<VmiRow> job_rows(Json const& list, std::chrono::system_clock::time_p
   for (auto const* vm : vms) {
     Json const* current = nullptr;
     for (std::size_t i = 0; i < vmis.size() && !current; ++i)
-      if (controlled_by(*vmis[i], *vm)) current = vmis[i], taken[i] = true;
+      if (controlled_by(*vmis[i], *vm)) {
+        current = vmis[i];
+        taken[i] = true;
+      }
     rows.push_back(vm_row(*vm, current, now));
   }
   for (std::size_t i = 0; i < vmis.size(); ++i)
@@ -181,8 +184,8 @@ Result<Json> get_job(KubeClient& client, std::string const& ns, std::string cons
     if (!found->is_null()) items.push_back(std::move(*found));
   }
   if (items.empty())
-    return host_error(Errc::NotFound,
-                      "neither a VirtualMachine nor a VirtualMachineInstance " + ns + "/" + terminal_safe(name) + " found");
+    return host_error(Errc::NotFound, "neither a VirtualMachine nor a VirtualMachineInstance " + ns + "/" +
+                                          terminal_safe(name) + " found");
   return Json{{"apiVersion", "v1"}, {"kind", "List"}, {"metadata", Json::object()}, {"items", std::move(items)}};
 }
 

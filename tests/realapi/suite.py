@@ -818,12 +818,12 @@ class Suite:
 
 
     def case_rbac_denial_named(self, ns):
-        """A 403 from RBAC (the user has no binding in `default`) sends the operator to
+        """A 403 from RBAC (the user has no binding in `default`; `list` asks for VMs first) sends the operator to
         host/rbac/role.yaml, and the server's message reads as text: its quotes plain, not
         JSON-escaped."""
         r = self.run("list", "-n", "default", kubeconfig=self.tester_kubeconfig(ns), expect=1)
         check("lacks this permission" in r.err, f"an RBAC denial is not named as one:\n{r.show()}")
-        check(f'User "{TESTER_USER}" cannot list resource "virtualmachineinstances"' in r.err,
+        check(f'User "{TESTER_USER}" cannot list resource "virtualmachines"' in r.err,
               f"the server's message is not shown as text:\n{r.show()}")
 
     def case_admission_refusal_not_blamed_on_rbac(self, ns):

@@ -123,8 +123,9 @@ Result<VmiPoll> FollowedJob::vmi_away(std::string const& phase, std::string cons
 // one's boot said no longer counts, and its launcher pod is another.
 void FollowedJob::follow_new_vmi(std::string const& uid) {
   if (!vmi_uid_.empty())
-    sink_.source(who_ + " is a new one (uid " + terminal_safe(uid) + "): its VirtualMachine restarted it; "
-                        "following its boot");
+    sink_.source(who_ + " is a new one (uid " + terminal_safe(uid) +
+                 "): its VirtualMachine restarted it; "
+                 "following its boot");
   vmi_uid_ = uid;
   agent_ready_ = false;
   ready_event_.reset();

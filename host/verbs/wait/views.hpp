@@ -34,9 +34,9 @@ VmiView view_vmi(Json const& vmi);
 struct VmView {
   std::string run_strategy;  // spec.runStrategy ("Always" when absent: spec.running is deprecated)
   std::string uid;
-  std::string printable;     // status.printableStatus (raw: compared, never printed)
-  bool deleting = false;     // deletionTimestamp set
-  std::string line;          // "printableStatus=Starting runStrategy=Always …", escaped
+  std::string printable;  // status.printableStatus (raw: compared, never printed)
+  bool deleting = false;  // deletionTimestamp set
+  std::string line;       // "printableStatus=Starting runStrategy=Always …", escaped
   // Whether KubeVirt starts a new VMI after one that ended in this phase
   // ("": there is none): Always after any end; RerunOnFailure after Failed
   // (and a first start, until the VM says Stopped); never while Halted

@@ -120,8 +120,7 @@ TEST_CASE("cli profile: every field of the job spec is classified, tenant or ope
   // The issue's list of operator fields, all of them.
   CHECK(operator_fields == std::set<std::string>{"rootDisk.image", "pullSecret", "credentialSecret",
                                                  "bootstrapConfigMap", "storageClass", "overlayNetwork",
-                                                 "registryMirror", "registryMirrorCA", "workloadKind",
-                                                 "runStrategy"});
+                                                 "registryMirror", "registryMirrorCA", "workloadKind", "runStrategy"});
   std::set<std::string> attacked;
   for (auto const& [path, value] : kAttack) attacked.insert(path);
   CHECK(attacked == operator_fields);  // the attack below covers each operator field
@@ -320,8 +319,9 @@ TEST_CASE("cli profile: workloadKind and runStrategy are the operator's, checked
   CHECK(parsed("workloadKind: VirtualMachine\nrunStrategy: RerunOnFailure\n")->run_strategy == "RerunOnFailure");
   CHECK(parsed("workloadKind: Pod\n").error().message ==
         "p.yaml: workloadKind: must be VirtualMachine or VirtualMachineInstance");
-  CHECK(parsed("workloadKind: VirtualMachine\nrunStrategy: Manual\n").error().message.rfind(
-            "p.yaml: runStrategy: must be Always or RerunOnFailure", 0) == 0);
+  CHECK(parsed("workloadKind: VirtualMachine\nrunStrategy: Manual\n")
+            .error()
+            .message.rfind("p.yaml: runStrategy: must be Always or RerunOnFailure", 0) == 0);
   CHECK(parsed("runStrategy: Always\n").error().message ==
         "p.yaml: runStrategy: applies only to workloadKind VirtualMachine (a bare VMI is never restarted)");
 }

@@ -976,8 +976,9 @@ TEST_CASE("kube_ops: an object's paths carry their query through api_path, each 
   CHECK_FALSE(collection_path(bad));
 }
 
-TEST_CASE("delete: a VirtualMachine job's plan — the VM first (its VMI and root disk go with it), the user-data "
-          "with it, the data PVC kept") {
+TEST_CASE(
+    "delete: a VirtualMachine job's plan — the VM first (its VMI and root disk go with it), the user-data "
+    "with it, the data PVC kept") {
   JobSpec spec = example();
   spec.workload_kind = WorkloadKind::VirtualMachine;
   auto const plan = plan_delete(spec, false);
@@ -993,13 +994,15 @@ TEST_CASE("delete: a VirtualMachine job's plan — the VM first (its VMI and roo
   CHECK(plan_delete(spec, true)[2].path == "/api/v1/namespaces/cosmic-ac/persistentvolumeclaims/llama-70b-0-data");
 }
 
-TEST_CASE("list: a VirtualMachine's row is its VMI's with the VM's printableStatus; a stopped VM has a row; a bare "
-          "VMI's VM column is -") {
+TEST_CASE(
+    "list: a VirtualMachine's row is its VMI's with the VM's printableStatus; a stopped VM has a row; a bare "
+    "VMI's VM column is -") {
   auto const now = std::chrono::system_clock::now();
   json vm = {{"apiVersion", "kubevirt.io/v1"},
              {"kind", "VirtualMachine"},
              {"metadata", {{"name", "a"}, {"uid", "vm-uid"}, {"creationTimestamp", "2020-01-01T00:00:00Z"}}},
-             {"spec", {{"template", {{"spec", {{"domain", {{"devices", {{"gpus", json::array({json::object()})}}}}}}}}}}},
+             {"spec",
+              {{"template", {{"spec", {{"domain", {{"devices", {{"gpus", json::array({json::object()})}}}}}}}}}}},
              {"status",
               {{"printableStatus", "Running"},
                {"conditions", json::array({{{"type", "RestartRequired"}, {"status", "True"}}})}}}};

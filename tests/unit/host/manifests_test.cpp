@@ -210,8 +210,9 @@ TEST_CASE("manifests: every example's objects validate against the schemas and w
   }
 }
 
-TEST_CASE("manifests: workloadKind VirtualMachine — the VMI's spec as its template, the root disk as its "
-          "dataVolumeTemplates entry, the user-data Secret and the data PVC as before") {
+TEST_CASE(
+    "manifests: workloadKind VirtualMachine — the VMI's spec as its template, the root disk as its "
+    "dataVolumeTemplates entry, the user-data Secret and the data PVC as before") {
   OperatorProfile vm_profile = example_profile();
   vm_profile.workload_kind = WorkloadKind::VirtualMachine;
   vm_profile.run_strategy = "RerunOnFailure";
