@@ -929,6 +929,11 @@ class Suite:
         template; Halted: no new VMI, and wait says so; list shows the VM; delete keeps the data PVC."""
         kc = self.tester_kubeconfig(ns)
         prof = self._vm_profile(ns)
+        r = self.run("doctor", "--profile", prof, "--json", kubeconfig=kc)
+        checks = {c["name"]: c for c in json.loads(r.out)["checks"]}
+        check(checks.get("virtualmachines", {}).get("state") == "pass", f"doctor's VM check:\n{r.show()}")
+        check(checks.get("rbac virtualmachines.kubevirt.io", {}).get("state") == "pass", f"doctor's RBAC:\n{r.show()}")
+        check("restarts" in checks, f"doctor says nothing of restarts:\n{r.show()}")
         self.run("apply", "--profile", prof, "-f", self.spec("vm", ns), kubeconfig=kc, expect=0)
         vm = self.obj("VirtualMachine", "vm", ns)
         check(vm is not None, "no VirtualMachine")
