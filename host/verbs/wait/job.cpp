@@ -74,7 +74,9 @@ Result<VmiPoll> FollowedJob::poll_vmi() {
     if (!v.uid.empty() && v.uid != vmi_uid_) follow_new_vmi(v.uid);
     poll = {.ready = v.ready, .uid = v.uid, .datavolumes = v.datavolumes, .active_pods = v.active_pods};
   } else if (resp->status == 404) {
-    if (!vm_of_job()) return host_error(Errc::NotFound, who_ + " does not exist (" + status_text(*resp) + ")");
+    bool const vm = vm_of_job().has_value();
+    if (vm_pending_) return poll;  // whether a VirtualMachine brings it back is not known yet
+    if (!vm) return host_error(Errc::NotFound, who_ + " does not exist (" + status_text(*resp) + ")");
     return vmi_away("", " does not exist", "");
   } else if (resp->status == 401 || resp->status == 403) {
     auto status = parse_json(resp->body);
@@ -91,9 +93,11 @@ Result<VmiPoll> FollowedJob::poll_vmi() {
   return poll;
 }
 
-// The job's VirtualMachine, when it has one (its watch holds it).
+// The job's VirtualMachine, when it has one (its watch holds it). Not listed
+// yet: vm_pending_ (a VMI missing for a moment is not yet the end).
 std::optional<VmView> FollowedJob::vm_of_job() {
   auto resp = from_.vm(name_);
+  vm_pending_ = !resp && resp.error().message == not_yet().message;
   if (!resp || resp->status != 200) return std::nullopt;
   auto j = parse_json(resp->body);
   if (!j) return std::nullopt;
@@ -108,6 +112,7 @@ std::optional<VmView> FollowedJob::vm_of_job() {
 // restarts it (Always, a drain or a node failure) is followed to its next VMI.
 Result<VmiPoll> FollowedJob::vmi_away(std::string const& phase, std::string const& why, std::string const& line) {
   auto vm = vm_of_job();
+  if (vm_pending_) return VmiPoll{};
   if (!vm) return host_error(Errc::Failed, who_ + why + " and will never become ready" + line);
   std::string const vm_who = "VirtualMachine " + ns_ + "/" + terminal_safe(name_);
   if (!vm->restarts_after(phase))

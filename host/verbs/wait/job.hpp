@@ -81,7 +81,8 @@ class FollowedJob {
   LogSlots& slots_;
   std::map<std::string, std::string> said_;  // what -> last text: report changes only
   std::string last_vmi_ = "no response yet", last_agent_;
-  std::string vmi_uid_;  // the VMI followed: a VirtualMachine's restart makes a new one
+  std::string vmi_uid_;      // the VMI followed: a VirtualMachine's restart makes a new one
+  bool vm_pending_ = false;  // the VirtualMachines are not listed yet
   bool agent_ready_ = false, log_waiting_ = false, pods_pending_ = true;
   std::optional<readiness::Event> ready_event_;
   clock::time_point unschedulable_since_{};  // the epoch: schedulable (or not seen)

@@ -310,7 +310,7 @@ TEST_CASE("follow: a VMI that does not exist ends the wait at once (NotFound)") 
   CHECK(r.error().message ==
         "VirtualMachineInstance cosmic-ac/job does not exist (HTTP 404 NotFound: virtualmachineinstances.kubevirt.io "
         "\"job\" not found)");      // kube-apiserver's words for a custom resource
-  CHECK(s.requests().size() <= 2);  // the list, and perhaps the watch begun after it
+  CHECK(s.requests().size() <= 4);  // the VMI and VM lists, and perhaps the watches begun after them
 }
 
 TEST_CASE("follow: a Failed VMI ends the wait at once, with its conditions' messages") {
