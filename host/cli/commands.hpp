@@ -34,7 +34,7 @@ struct RenderCommand : CommandOptions {
   Outcome run() override;
 };
 
-// apply -f SPEC... [-R] [--recreate] [--force-conflicts] [--dry-run=...] [-o ...] [--timeout D]
+// apply -f SPEC... [-R] [--recreate] [--restart] [--force-conflicts] [--dry-run=...] [-o ...] [--timeout D]
 struct ApplyCommand : CommandOptions {
   FileFlags file;
   ClusterFlags cluster;
@@ -42,6 +42,7 @@ struct ApplyCommand : CommandOptions {
   DryRunFlag dry_run;
   DurationFlag timeout{ApplyOptions{}.delete_timeout};  // --recreate's delete
   bool recreate = false;
+  bool restart = false;  // a VirtualMachine's changed template: restart it
   bool force_conflicts = false;
   std::vector<LoadedSpec> specs;
 
@@ -130,7 +131,7 @@ struct ListCommand : CommandOptions {
 
  private:
   // vmis: the API's objects; failures: their agents' by VMI name (agent_failures).
-  void print_table(std::vector<Json> const& vmis, std::map<std::string, AgentFailure> const& failures) const;
+  void print_table(Json const& found, std::map<std::string, AgentFailure> const& failures) const;
 };
 
 }  // namespace cosmicac::host::cli

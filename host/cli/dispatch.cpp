@@ -84,7 +84,8 @@ std::vector<CommandEntry> const& command_table() {
        {{"apply -f SPEC... [-R]",
          "create or update the objects (server-side apply; the VMI's spec is\n"
          "immutable: a difference is listed and exits 1) [--recreate: delete a\n"
-         "differing VMI and create it again] [--force-conflicts]\n"
+         "differing VMI and create it again] [--restart: a VirtualMachine whose\n"
+         "template changed restarts now] [--force-conflicts]\n"
          "[--dry-run=client|server] [-o yaml|json] [--timeout 5m]; several\n"
          "jobs: every spec read first, then each job in turn, a failure said\n"
          "and the rest still applied, a summary line, the first failure's exit"}},

@@ -1,4 +1,5 @@
-// list and get NAME: the VMIs this tool manages, as a table or -o yaml|json.
+// list and get NAME: the jobs this tool manages — VirtualMachines and bare
+// VMIs — as a table or -o yaml|json.
 #include "host/cli/commands.hpp"
 
 #include "host/base/json_read.hpp"
@@ -34,31 +35,25 @@ Outcome ListCommand::complete() {
 
 Outcome ListCommand::run() {
   KubeClient client(std::move(*access));
-  auto found = one ? get_vmi(client, ns, positional.front()) : list_vmis(client, ns);
+  auto found = one ? get_job(client, ns, positional.front()) : list_jobs(client, ns);
   if (!found) return failure(found.error());
+  // get -o: the job's VirtualMachine, else its VMI (the API's objects).
   if (!print.output.empty()) {
-    std::fputs(print.format(*found).c_str(), stdout);
+    std::fputs(print.format(one ? (*found)["items"][0] : *found).c_str(), stdout);
     return std::nullopt;
   }
-  std::vector<Json> vmis;
-  if (one) vmis.push_back(*found);
-  else
-    for (auto const& item : (*found)["items"]) vmis.push_back(item);
   // The table's STATUS: a VMI that is not Ready says why in its agent's console.
-  print_table(vmis, agent_failures(client, ns, vmis));
+  std::vector<Json> vmis;
+  for (auto const& item : (*found)["items"])
+    if (string_at(item, {"kind"}) != "VirtualMachine") vmis.push_back(item);
+  print_table(*found, agent_failures(client, ns, vmis));
   return std::nullopt;
 }
 
-void ListCommand::print_table(std::vector<Json> const& vmis,
-                              std::map<std::string, AgentFailure> const& failures) const {
-  std::vector<VmiRow> rows;
-  auto const now = std::chrono::system_clock::now();
-  for (auto const& vmi : vmis) {
-    auto failure = failures.find(string_at(vmi, {"metadata", "name"}));
-    rows.push_back(vmi_row(vmi, now, failure == failures.end() ? nullptr : &failure->second));
-  }
+void ListCommand::print_table(Json const& found, std::map<std::string, AgentFailure> const& failures) const {
+  std::vector<VmiRow> const rows = job_rows(found, std::chrono::system_clock::now(), failures);
   if (rows.empty()) {
-    std::fprintf(stderr, "No VMIs managed by cosmicac-vmi found in %s namespace.\n", ns.c_str());
+    std::fprintf(stderr, "No VMs or VMIs managed by cosmicac-vmi found in %s namespace.\n", ns.c_str());
     return;
   }
   std::fputs(format_vmi_table(rows).c_str(), stdout);

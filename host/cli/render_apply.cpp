@@ -86,6 +86,9 @@ void ApplyCommand::bind(CLI::App& app) {
   app.add_flag("--recreate", recreate,
                "a VMI whose spec differs (immutable): delete it, wait until it\nis gone, create it again");
   app.add_flag("--force-conflicts", force_conflicts, "server-side apply takes the fields another manager owns");
+  app.add_flag("--restart", restart,
+               "a VirtualMachine whose template changed: restart it now (its VMI\ndeleted: KubeVirt starts a new one "
+               "on the same root disk)");
 }
 
 Outcome ApplyCommand::validate() const {
@@ -115,6 +118,7 @@ Outcome ApplyCommand::run() {
   host::ApplyOptions options;
   options.dry_run = dry_run.mode;
   options.recreate = recreate;
+  options.restart = restart;
   options.force_conflicts = force_conflicts;
   options.delete_timeout = timeout.value;
   auto access = cluster.access();

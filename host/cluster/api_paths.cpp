@@ -6,10 +6,19 @@ namespace cosmicac::host {
 namespace {
 
 constexpr ApiResource const* kAll[] = {
-    &api::kSecrets,     &api::kConfigMaps,     &api::kPersistentVolumeClaims,
-    &api::kPods,        &api::kEvents,         &api::kNodes,
-    &api::kDataVolumes, &api::kCdis,           &api::kVirtualMachineInstances,
-    &api::kKubeVirts,   &api::kStorageClasses, &api::kSelfSubjectAccessReviews,
+    &api::kSecrets,
+    &api::kConfigMaps,
+    &api::kPersistentVolumeClaims,
+    &api::kPods,
+    &api::kEvents,
+    &api::kNodes,
+    &api::kDataVolumes,
+    &api::kCdis,
+    &api::kVirtualMachineInstances,
+    &api::kKubeVirts,
+    &api::kStorageClasses,
+    &api::kSelfSubjectAccessReviews,
+    &api::kVirtualMachines,
 };
 
 bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }

@@ -36,6 +36,7 @@ inline constexpr ApiResource kDataVolumes{"cdi.kubevirt.io", "v1beta1", "datavol
 inline constexpr ApiResource kCdis{"cdi.kubevirt.io", "v1beta1", "cdis", "CDI", false};
 inline constexpr ApiResource kVirtualMachineInstances{"kubevirt.io", "v1", "virtualmachineinstances",
                                                       "VirtualMachineInstance", true};
+inline constexpr ApiResource kVirtualMachines{"kubevirt.io", "v1", "virtualmachines", "VirtualMachine", true};
 inline constexpr ApiResource kKubeVirts{"kubevirt.io", "v1", "kubevirts", "KubeVirt", false};
 inline constexpr ApiResource kStorageClasses{"storage.k8s.io", "v1", "storageclasses", "StorageClass", false};
 inline constexpr ApiResource kSelfSubjectAccessReviews{"authorization.k8s.io", "v1", "selfsubjectaccessreviews",
@@ -44,6 +45,9 @@ inline constexpr ApiResource kSelfSubjectAccessReviews{"authorization.k8s.io", "
 
 // The API server's version (a path outside the resource tree).
 inline constexpr const char* kVersionPath = "/version";
+// KubeVirt's API group's discovery document: the resources its CRDs serve
+// (readable by any authenticated user, as every discovery path is).
+inline constexpr const char* kKubeVirtDiscoveryPath = "/apis/kubevirt.io/v1";
 
 // The resource of an object's apiVersion and kind ("v1", "Secret"), or null.
 ApiResource const* find_resource(std::string_view api_version, std::string_view kind);

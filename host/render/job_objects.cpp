@@ -35,7 +35,18 @@ JobPart const* job_part_of(Json const& object) {
   return nullptr;
 }
 
-bool job_has(JobSpec const& spec, JobPart const& part) { return !part.needs_data_disk || spec.data_disk.has_value(); }
+JobObject workload_object(JobSpec const& spec) {
+  return spec.workload_kind == WorkloadKind::VirtualMachine ? JobObject::Vm : JobObject::Vmi;
+}
+
+bool is_workload(JobPart const& part) { return part.object == JobObject::Vmi || part.object == JobObject::Vm; }
+
+bool job_has(JobSpec const& spec, JobPart const& part) {
+  bool const vm = spec.workload_kind == WorkloadKind::VirtualMachine;
+  if (part.for_kind == ForKind::VmiOnly && vm) return false;
+  if (part.for_kind == ForKind::VmOnly && !vm) return false;
+  return !part.needs_data_disk || spec.data_disk.has_value();
+}
 
 std::string job_object_name(JobSpec const& spec, JobObject object) { return spec.name + job_part(object).name_suffix; }
 

@@ -22,22 +22,30 @@ inline constexpr const char* kJobLabel = "cosmicac.io/job";
 Json job_labels(std::string const& job);
 std::string managed_by_selector();  // "app.kubernetes.io/managed-by=cosmicac-vmi"
 
-enum class JobObject { RootDisk, DataDisk, Vmi, UserData };
+enum class JobObject { RootDisk, DataDisk, Vmi, Vm, UserData };
 
-// Owner::Vmi: an ownerReference to the VMI's uid (apply adds it once the VMI
-// exists), so the garbage collector deletes it with the VMI.
-enum class Owner { None, Vmi };
+// Owner::Workload: an ownerReference to the uid of the job's workload — the
+// VMI, or the VirtualMachine (the operator profile's workloadKind) — which
+// apply adds once it exists, so the garbage collector deletes it with it.
+enum class Owner { None, Workload };
+
+// Which workload kind a row belongs to: a VirtualMachine job has no root
+// DataVolume of its own (it is the VM's dataVolumeTemplates entry, which
+// KubeVirt creates and the VM owns) and no VMI of its own (KubeVirt makes
+// one from the VM's template).
+enum class ForKind { Any, VmiOnly, VmOnly };
 
 enum class ApplyMode {
   CreateCompared,  // created; its spec cannot change: a live one is compared, a difference refused (--recreate)
   ApplyCompared,   // server-side applied; CDI keeps its spec immutable too: compared along with the VMI's
   ApplyGrowing,    // server-side applied; its storage request may only grow
+  ApplyTemplate,   // server-side applied; a changed template takes effect at the VM's next start (apply --restart)
   CreateUnread,    // created, never read, patched or replaced: a reply of it would carry its data
 };
 
 enum class DeletePolicy {
   Delete,                // read (it must be this job's), then deleted with its uid as a precondition
-  WithOwner,             // never deleted by name (it cannot be read to check it is this job's): goes with the VMI
+  WithOwner,             // never deleted by name (it cannot be read to check it is this job's): goes with its owner
   KeptUnlessDeleteData,  // the tenant's data: kept unless --delete-data
 };
 
@@ -47,6 +55,7 @@ struct JobPart {
   const char* kind;
   const char* name_suffix;  // after the job's name
   bool needs_data_disk;     // rendered only when the spec has a dataDisk
+  ForKind for_kind;         // rendered only for that workload kind
   Owner owner;
   ApplyMode apply;
   DeletePolicy on_delete;
@@ -54,29 +63,39 @@ struct JobPart {
   const char* delete_note;  // what delete's plan adds in parentheses, or ""
 };
 
-// In the order `render` prints them. The Secret comes after the VMI: its
-// ownerReference needs the VMI's uid (until the Secret exists, the kubelet
-// retries mounting it into the launcher pod). `apply` writes what has no
-// owner, then the VMI, then what it owns; `delete` the VMI first (it holds
-// the volumes; foreground propagation removes what it owns before it).
-inline constexpr std::array<JobPart, 4> kJobParts{{
-    {JobObject::RootDisk, "cdi.kubevirt.io/v1beta1", "DataVolume", "-root", false, Owner::Vmi, ApplyMode::ApplyCompared,
-     DeletePolicy::Delete, "the root disk", "owned by the VMI; re-imported by CDI on the next apply"},
-    {JobObject::DataDisk, "v1", "PersistentVolumeClaim", "-data", true, Owner::None, ApplyMode::ApplyGrowing,
-     DeletePolicy::KeptUnlessDeleteData, "the data disk", ""},
-    {JobObject::Vmi, "kubevirt.io/v1", "VirtualMachineInstance", "", false, Owner::None, ApplyMode::CreateCompared,
-     DeletePolicy::Delete, "the VM", ""},
-    {JobObject::UserData, "v1", "Secret", "-userdata", false, Owner::Vmi, ApplyMode::CreateUnread,
-     DeletePolicy::WithOwner, "the user-data", "owned by the VMI: the garbage collector deletes it with the VMI"},
+// In the order `render` prints them. The Secret comes after the workload: its
+// ownerReference needs the workload's uid (until the Secret exists, the
+// kubelet retries mounting it into the launcher pod). `apply` writes what has
+// no owner, then the workload (the VMI or the VM), then what it owns;
+// `delete` the workload first (it holds the volumes; foreground propagation
+// removes what it owns before it).
+inline constexpr std::array<JobPart, 5> kJobParts{{
+    {JobObject::RootDisk, "cdi.kubevirt.io/v1beta1", "DataVolume", "-root", false, ForKind::VmiOnly, Owner::Workload,
+     ApplyMode::ApplyCompared, DeletePolicy::Delete, "the root disk",
+     "owned by the VMI; re-imported by CDI on the next apply"},
+    {JobObject::DataDisk, "v1", "PersistentVolumeClaim", "-data", true, ForKind::Any, Owner::None,
+     ApplyMode::ApplyGrowing, DeletePolicy::KeptUnlessDeleteData, "the data disk", ""},
+    {JobObject::Vmi, "kubevirt.io/v1", "VirtualMachineInstance", "", false, ForKind::VmiOnly, Owner::None,
+     ApplyMode::CreateCompared, DeletePolicy::Delete, "the VM", ""},
+    {JobObject::Vm, "kubevirt.io/v1", "VirtualMachine", "", false, ForKind::VmOnly, Owner::None,
+     ApplyMode::ApplyTemplate, DeletePolicy::Delete, "the VM",
+     "its VMI and its root disk <name>-root, which it owns, go with it"},
+    {JobObject::UserData, "v1", "Secret", "-userdata", false, ForKind::Any, Owner::Workload, ApplyMode::CreateUnread,
+     DeletePolicy::WithOwner, "the user-data", "owned by the VM: the garbage collector deletes it with the VM"},
 }};
 
 JobPart const& job_part(JobObject object);
 // The row of a rendered object (by apiVersion and kind); null for an object
 // that is no part of a job.
 JobPart const* job_part_of(Json const& object);
-// Whether this spec's job has that object (the data disk only with dataDisk).
+// Whether this spec's job has that object (the data disk only with dataDisk;
+// each workload kind its own rows).
 bool job_has(JobSpec const& spec, JobPart const& part);
-// "<job>-root", "<job>-data", "<job>", "<job>-userdata".
+// The job's workload: JobObject::Vm or JobObject::Vmi (the profile's workloadKind).
+JobObject workload_object(JobSpec const& spec);
+bool is_workload(JobPart const& part);
+// "<job>-root", "<job>-data", "<job>", "<job>-userdata". (A VirtualMachine's
+// root disk is "<job>-root" too: its dataVolumeTemplates entry.)
 std::string job_object_name(JobSpec const& spec, JobObject object);
 
 }  // namespace cosmicac::host

@@ -34,15 +34,21 @@ Json userdata_secret(JobSpec const& spec) {
   return secret;
 }
 
+// The root disk's spec: a bare VMI's DataVolume, or a VirtualMachine's
+// dataVolumeTemplates entry.
+Json root_datavolume_spec(JobSpec const& spec) {
+  return Json{{"source", Json{{"registry", Json{{"url", "docker://" + spec.root_image},
+                                                // CDI reads accessKeyId/secretKey from it.
+                                                {"secretRef", spec.pull_secret}}}}},
+              {"storage", Json{// local-path has no StorageProfile access modes: CDI needs them spelled out.
+                               {"accessModes", Json::array({"ReadWriteOnce"})},
+                               {"storageClassName", spec.storage_class},
+                               {"resources", Json{{"requests", Json{{"storage", spec.root_size}}}}}}}};
+}
+
 Json root_datavolume(JobSpec const& spec) {
   Json dv = job_object(spec, JobObject::RootDisk);
-  dv["spec"] = Json{{"source", Json{{"registry", Json{{"url", "docker://" + spec.root_image},
-                                                      // CDI reads accessKeyId/secretKey from it.
-                                                      {"secretRef", spec.pull_secret}}}}},
-                    {"storage", Json{// local-path has no StorageProfile access modes: CDI needs them spelled out.
-                                     {"accessModes", Json::array({"ReadWriteOnce"})},
-                                     {"storageClassName", spec.storage_class},
-                                     {"resources", Json{{"requests", Json{{"storage", spec.root_size}}}}}}}};
+  dv["spec"] = root_datavolume_spec(spec);
   return dv;
 }
 
@@ -164,18 +170,39 @@ Json vmi_domain(JobSpec const& spec, Json disks, Json interfaces) {
   return domain;
 }
 
-Json vmi(JobSpec const& spec) {
+Json vmi_spec(JobSpec const& spec) {
   DisksAndVolumes storage = vmi_storage(spec);
   Networking net = vmi_networking(spec);
+  return Json{{"domain", vmi_domain(spec, std::move(storage.disks), std::move(net.interfaces))},
+              // Passthrough GPUs cannot live-migrate: with a cluster default of
+              // LiveMigrate the VMI would block every drain of its node.
+              {"evictionStrategy", "None"},
+              {"terminationGracePeriodSeconds", spec.termination_grace_seconds},
+              {"networks", std::move(net.networks)},
+              {"volumes", std::move(storage.volumes)},
+              {"readinessProbe", readiness_probe(spec)}};
+}
+
+Json vmi(JobSpec const& spec) {
   Json object = job_object(spec, JobObject::Vmi);
-  object["spec"] = Json{{"domain", vmi_domain(spec, std::move(storage.disks), std::move(net.interfaces))},
-                        // Passthrough GPUs cannot live-migrate: with a cluster default of
-                        // LiveMigrate the VMI would block every drain of its node.
-                        {"evictionStrategy", "None"},
-                        {"terminationGracePeriodSeconds", spec.termination_grace_seconds},
-                        {"networks", std::move(net.networks)},
-                        {"volumes", std::move(storage.volumes)},
-                        {"readinessProbe", readiness_probe(spec)}};
+  object["spec"] = vmi_spec(spec);
+  return object;
+}
+
+// A VirtualMachine: its template is the bare VMI's spec, and the VMIs KubeVirt
+// makes from it carry the job's labels (list, wait -l). The root disk is a
+// dataVolumeTemplates entry: KubeVirt creates the DataVolume, owned by the
+// VM, so it lives across the VM's restarts (a second boot of the same disk,
+// no new import) and goes with the VM.
+Json vm(JobSpec const& spec) {
+  Json object = job_object(spec, JobObject::Vm);
+  Json root = job_object(spec, JobObject::RootDisk);
+  root["metadata"].erase("namespace");  // the VM's, where KubeVirt creates it
+  root["spec"] = root_datavolume_spec(spec);
+  object["spec"] =
+      Json{{"runStrategy", spec.run_strategy},
+           {"dataVolumeTemplates", Json::array({std::move(root)})},
+           {"template", Json{{"metadata", Json{{"labels", job_labels(spec.name)}}}, {"spec", vmi_spec(spec)}}}};
   return object;
 }
 
@@ -184,6 +211,7 @@ Json render_part(JobSpec const& spec, JobObject which) {
     case JobObject::RootDisk: return root_datavolume(spec);
     case JobObject::DataDisk: return data_pvc(spec);
     case JobObject::Vmi: return vmi(spec);
+    case JobObject::Vm: return vm(spec);
     case JobObject::UserData: return userdata_secret(spec);
   }
   return Json::object();  // not reached: every JobObject has its renderer

@@ -12,8 +12,10 @@
 namespace cosmicac::host {
 
 // In the order of kJobParts (host/render/job_objects.hpp): root DataVolume,
-// [data PVC,] VMI, user-data Secret. (Not the order `apply` creates them in:
-// it writes what has no owner, then the VMI, then what the VMI owns.)
+// [data PVC,] VMI, user-data Secret; or, for workloadKind VirtualMachine,
+// [data PVC,] VirtualMachine (the root disk in its dataVolumeTemplates),
+// user-data Secret. (Not the order `apply` creates them in: it writes what
+// has no owner, then the workload, then what the workload owns.)
 // The user-data always goes into the Secret (cloudInitNoCloud.secretRef):
 // no other object carries an env value. The Secret has no ownerReferences
 // here; apply_objects adds the VMI's once it exists.

@@ -188,6 +188,8 @@ void take_operator_fields(OperatorProfile const& profile, JobSpec& spec) {
   spec.registry_mirror = profile.registry_mirror;
   spec.registry_mirror_ca = profile.registry_mirror_ca;
   spec.allowed_images = profile.allowed_images;
+  spec.workload_kind = profile.workload_kind;
+  spec.run_strategy = profile.run_strategy;
   if (auto slash = spec.overlay_network.find('/'); slash != std::string::npos) {
     std::string const nad_ns = spec.overlay_network.substr(0, slash);
     if (nad_ns != spec.ns)

@@ -97,6 +97,8 @@ inline constexpr SpecField kSpecFields[] = {
     {"overlayNetwork", FieldOwner::Operator, "overlayNetwork"},
     {"registryMirror", FieldOwner::Operator, "registryMirror"},
     {"registryMirrorCA", FieldOwner::Operator, "registryMirrorCA"},
+    {"workloadKind", FieldOwner::Operator, "workloadKind"},
+    {"runStrategy", FieldOwner::Operator, "runStrategy"},
 };
 
 // `readiness`: what ready means for the container, in Kubernetes' probe shape
@@ -150,7 +152,9 @@ struct JobSpec {
   std::string overlay_network;     // operator: Multus NetworkAttachmentDefinition in the VMI's namespace, optional
   std::string registry_mirror;     // operator: REGISTRY_MIRROR, optional
   std::string registry_mirror_ca;  // operator: PEM, the guest trusts it for the mirror; optional
-  std::vector<std::string> allowed_images;  // operator: ALLOWED_IMAGES, optional
+  std::vector<std::string> allowed_images;                            // operator: ALLOWED_IMAGES, optional
+  WorkloadKind workload_kind = WorkloadKind::VirtualMachineInstance;  // operator: what apply makes
+  std::string run_strategy = kDefaultRunStrategy;                     // operator: the VirtualMachine's
 };
 
 // Errors (Errc::Spec) read "<origin>: <field>: <what is wrong>"; the

@@ -114,6 +114,25 @@ void registry_mirror(Fields& top, OperatorProfile& p) {
   }
 }
 
+// workloadKind and runStrategy: what apply makes of a job.
+void workload(Fields& top, OperatorProfile& p) {
+  if (auto v = top.str("workloadKind")) {
+    if (*v == "VirtualMachine") p.workload_kind = WorkloadKind::VirtualMachine;
+    else if (*v != "VirtualMachineInstance") fail("workloadKind", "must be VirtualMachine or VirtualMachineInstance");
+  }
+  if (auto v = top.str("runStrategy")) {
+    if (p.workload_kind != WorkloadKind::VirtualMachine)
+      fail("runStrategy", "applies only to workloadKind VirtualMachine (a bare VMI is never restarted)");
+    bool known = false;
+    for (auto const* s : kRunStrategies) known = known || *v == s;
+    if (!known)
+      fail("runStrategy",
+           "must be Always or RerunOnFailure (Manual, Halted and Once start no VMI that apply and "
+           "wait could follow)");
+    p.run_strategy = *v;
+  }
+}
+
 OperatorProfile build(Json const& doc, std::string origin) {
   OperatorProfile p;
   p.origin = std::move(origin);
@@ -161,11 +180,16 @@ OperatorProfile build(Json const& doc, std::string origin) {
   p.allowed_images = allowed_images(top);
   p.gpu_types = resource_names(top, "gpuTypes");
   p.infiniband_names = resource_names(top, "infinibandNames");
+  workload(top, p);
   top.no_unknown_keys();
   return p;
 }
 
 }  // namespace
+
+const char* workload_kind_name(WorkloadKind kind) {
+  return kind == WorkloadKind::VirtualMachine ? "VirtualMachine" : "VirtualMachineInstance";
+}
 
 Result<OperatorProfile> parse_operator_profile(std::string_view text, std::string_view origin) {
   auto doc = parse_yaml_or_json(text, origin);

@@ -20,6 +20,27 @@ inline constexpr const char* kDefaultStorageClass = "local-path";
 inline constexpr const char* kDefaultPullSecret = "ghcr-pull-cred";
 inline constexpr const char* kDefaultBootstrapConfigMap = "bootstrap-cm";
 
+// What `apply` makes of a job (docs/host-tool.md, "Workload kind"): a bare
+// VirtualMachineInstance (as the CosmicAC worker does), or a VirtualMachine
+// whose controller keeps a VMI running from its template and whose root disk
+// (a dataVolumeTemplates entry) lives as long as it. The operator's choice,
+// never the tenant's. A profile without `workloadKind` (and no profile) keeps
+// the VMI, so upgrading cosmicac-vmi never changes what an existing profile
+// makes under running jobs; new profiles write `workloadKind: VirtualMachine`
+// (host/examples/operator/profile.yaml).
+enum class WorkloadKind { VirtualMachineInstance, VirtualMachine };
+const char* workload_kind_name(WorkloadKind kind);  // the Kubernetes kind
+
+// The VirtualMachine's spec.runStrategy. Always: KubeVirt starts a new VMI
+// whenever the current one ends — a drain (evictionStrategy None: the GPUs
+// cannot live-migrate), a node failure, a crash, a shutdown inside the
+// guest — which is what a serving job needs. RerunOnFailure restarts only a
+// VMI that failed: a drained VMI ends Succeeded (its guest shut down on
+// SIGTERM) and stays stopped (kubevirt/kubevirt#9823). Manual, Halted and
+// Once start no VMI that `apply` and `wait` could follow: not offered.
+inline constexpr const char* kRunStrategies[] = {"Always", "RerunOnFailure"};
+inline constexpr const char* kDefaultRunStrategy = "Always";
+
 struct OperatorProfile {
   std::string origin = "compiled-in defaults";  // the file, for messages
   // The namespace every object of a job is in, and in which its Secrets,
@@ -44,6 +65,8 @@ struct OperatorProfile {
   // name; the guest's ALLOWED_IMAGES. Empty: any image the namespace's
   // registry token can read (doctor warns).
   std::vector<std::string> allowed_images;
+  WorkloadKind workload_kind = WorkloadKind::VirtualMachineInstance;  // workloadKind
+  std::string run_strategy = kDefaultRunStrategy;                     // runStrategy (VirtualMachine only)
 };
 
 // A profile file: YAML or JSON, one mapping of the keys documented in

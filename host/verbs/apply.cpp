@@ -33,10 +33,15 @@ class Applier {
   Status check_claim_size(Json const& pvc);
   std::optional<Json> const& live(Json const& o) { return live_[describe(o)]; }
   Status check_immutable(Json const& vmi, std::vector<Json> const& owned);
+  Status check_kind(Json const& workload);
+  Status check_vm(Json const& vm, std::vector<Json> const& owned);
+  Status apply_vm(Json const& vm);
+  Status restart_vm(Json const& vm);
   std::vector<std::string> spec_differences(Json const& vmi, Json const& live_vmi, std::vector<Json> const& owned);
   Status recreate(Json const& vmi, Json const& live_vmi, std::vector<Json> const& owned);
   Status server_side_apply(Json const& o);
   Status create_vmi(Json const& o);
+  void own_by(Json const& workload, std::string const& uid);
   Status wait_secret_absent(Json const& secret);
   Status create_secret(Json const& o);
   HostError failed(HostError e);
@@ -58,9 +63,10 @@ class Applier {
   std::vector<Created> created_;                     // by this run, for the roll-back
   std::map<std::string, std::optional<Json>> live_;  // describe(o) → read by look (none: absent)
   Json owner_;                                       // the VMI's ownerReference, once its uid is known
-  std::optional<Json> live_vmi_;
+  std::optional<Json> live_vmi_;                     // the live workload (VMI or VM) this run keeps
   bool recreated_ = false;
   bool recreated_dry_ = false;
+  bool template_changed_ = false;  // a VirtualMachine's template or runStrategy differed: applied, restart needed
 };
 
 // Reads the object; one that exists without this job's labels is refused:
@@ -175,8 +181,9 @@ Status Applier::check_immutable(Json const& vmi, std::vector<Json> const& owned)
   return recreate(vmi, *current, owned);
 }
 
-// --recreate: the VMI goes (its uid as the precondition), then its root
-// DataVolume; the user-data Secret goes with the VMI. Waits until all are gone.
+// --recreate: the workload goes (its uid as the precondition), then the VMI's
+// root DataVolume; the user-data Secret (and a VM's root disk) go with it.
+// Waits until all are gone.
 Status Applier::recreate(Json const& vmi, Json const& live_vmi, std::vector<Json> const& owned) {
   auto path = object_path(vmi);
   if (!path) return path.error();
@@ -192,6 +199,14 @@ Status Applier::recreate(Json const& vmi, Json const& live_vmi, std::vector<Json
     return ok();
   }
   std::vector<Pending> gone{{describe(vmi), *path, vmi_uid, {}}};
+  if (JobPart const* part = job_part_of(vmi); part && part->object == JobObject::Vm) {
+    // Its root disk, which the VM owns: the next one is imported anew.
+    std::string const ns = string_at(vmi, {"metadata", "namespace"});
+    std::string const root = string_at(vmi, {"metadata", "name"}) + job_part(JobObject::RootDisk).name_suffix;
+    auto root_path = api_path(api::kDataVolumes, ns, root);
+    if (!root_path) return root_path.error();
+    gone.push_back({"DataVolume " + ns + "/" + root, *root_path, {}, {}});
+  }
   for (auto const& o : owned) {
     if (applied_as(o, ApplyMode::CreateUnread)) {
       // Not deleted by name (it cannot be read to check it is this job's):
@@ -257,12 +272,149 @@ Status Applier::create_vmi(Json const& o) {
     done(o, ApplyOutcome::Created, reply, recreated_ ? "recreated" : "created");
   }
   if (uid.empty()) return host_error(Errc::Server, describe(o) + ": the API server's reply carries no metadata.uid");
-  // No blockOwnerDeletion: that would need update on
-  // virtualmachineinstances/finalizers; delete removes the dependents itself.
-  owner_ = Json{{"apiVersion", o.value("apiVersion", "")},
-                {"kind", job_part(JobObject::Vmi).kind},
-                {"name", o["metadata"].value("name", "")},
+  own_by(o, uid);
+  return ok();
+}
+
+// What the workload owns gets this ownerReference. No blockOwnerDeletion:
+// that would need update on its finalizers subresource; delete removes the
+// dependents itself.
+void Applier::own_by(Json const& workload, std::string const& uid) {
+  owner_ = Json{{"apiVersion", workload.value("apiVersion", "")},
+                {"kind", workload.value("kind", "")},
+                {"name", workload["metadata"].value("name", "")},
                 {"uid", uid}};
+}
+
+// A job is one kind or the other: a VMI of the job's name that a VM does not
+// control, met by a VirtualMachine job (KubeVirt's VM controller would adopt
+// it, with its own root disk and Secret), or a VMI a VM controls, met by a
+// VMI job, is refused before anything is written.
+Status Applier::check_kind(Json const& workload) {
+  JobPart const* part = job_part_of(workload);
+  bool const vm_job = part && part->object == JobObject::Vm;
+  std::optional<Json> vmi;
+  if (vm_job) {
+    auto path = vmi_path(string_at(workload, {"metadata", "namespace"}), string_at(workload, {"metadata", "name"}));
+    if (!path) return path.error();
+    auto resp = client_.request("GET", *path);
+    if (!resp) return resp.error();
+    if (resp->status == 200) vmi = parse_body(*resp);
+    else if (resp->status != 404)
+      return api_error("getting the VirtualMachineInstance of " + describe(workload), *resp);
+  } else {
+    vmi = live(workload);
+  }
+  if (!vmi) return ok();
+  bool controlled_by_vm = false;
+  for (auto const& ref : array_at(*vmi, {"metadata", "ownerReferences"}))
+    controlled_by_vm =
+        controlled_by_vm || (ref.value("controller", false) && string_at(ref, {"kind"}) == "VirtualMachine");
+  if (vm_job == controlled_by_vm) return ok();
+  std::string const ns = string_at(workload, {"metadata", "namespace"});
+  std::string const name = terminal_safe(string_at(workload, {"metadata", "name"}));
+  return host_error(Errc::Conflict,
+                    vm_job ? "VirtualMachineInstance " + ns + "/" + name +
+                                 " exists without a VirtualMachine: this job was made with workloadKind "
+                                 "VirtualMachineInstance and the operator profile now says VirtualMachine; nothing "
+                                 "was changed. To move it (its data disk is kept, its root disk is imported anew): "
+                                 "`cosmicac-vmi delete -f SPEC` with the profile that made it, then apply "
+                                 "(docs/host-tool.md, \"Moving a job to a VirtualMachine\")"
+                           : "VirtualMachineInstance " + ns + "/" + name +
+                                 " is controlled by a VirtualMachine: this job was made with workloadKind "
+                                 "VirtualMachine and the operator profile now says VirtualMachineInstance; nothing "
+                                 "was changed (apply it with the profile that made it, or delete it first)");
+}
+
+// A VirtualMachine that exists: its root disk (dataVolumeTemplates) cannot
+// change in place (the DataVolume exists; CDI keeps its spec), so a
+// difference there is refused unless --recreate; a difference in the
+// template or runStrategy is applied (apply_vm) and needs a restart.
+Status Applier::check_vm(Json const& vm, std::vector<Json> const& owned) {
+  auto const& current = live(vm);
+  if (!current) return ok();
+  std::vector<std::string> disk, rest;
+  for (auto const& d : rendered_differences(vm["spec"], value_at(*current, {"spec"}), "spec"))
+    (d.starts_with("spec.dataVolumeTemplates") ? disk : rest).push_back(d);
+  if (!disk.empty()) {
+    for (auto const& d : disk) say_("differs: " + terminal_safe(describe(vm) + " " + d));
+    if (!opts_.recreate)
+      return host_error(Errc::Conflict, describe(vm) +
+                                            "'s root disk exists and cannot change (the rootImage or rootDisk.size of "
+                                            "its dataVolumeTemplates differ, listed above); nothing was changed. "
+                                            "`apply --recreate` deletes the VM with its root disk and user-data and "
+                                            "creates it again (the data PVC is kept)");
+    return recreate(vm, *current, owned);
+  }
+  for (auto const& d : rest) say_("differs: " + terminal_safe(describe(vm) + " " + d));
+  template_changed_ = !rest.empty();
+  live_vmi_ = *current;
+  return ok();
+}
+
+// The VirtualMachine: created (server-side apply) when absent, applied when
+// its template changed, kept — no write — when unchanged.
+Status Applier::apply_vm(Json const& vm) {
+  std::string uid;
+  if (live_vmi_ && !template_changed_) {
+    uid = string_at(*live_vmi_, {"metadata", "uid"});
+    done(vm, ApplyOutcome::Unchanged, *live_vmi_, recreated_dry_ ? "recreated" : "unchanged");
+  } else {
+    std::size_t const before = results_.size();
+    if (auto st = server_side_apply(vm); !st) return st;
+    if (results_.size() > before) uid = string_at(results_.back().applied, {"metadata", "uid"});
+    if (dry_ && uid.empty() && live_vmi_) uid = string_at(*live_vmi_, {"metadata", "uid"});
+  }
+  if (uid.empty()) return host_error(Errc::Server, describe(vm) + ": the API server's reply carries no metadata.uid");
+  own_by(vm, uid);
+  return ok();
+}
+
+// Whether KubeVirt says the VM's running VMI is behind its template.
+bool restart_required(std::optional<Json> const& vm) {
+  if (!vm) return false;
+  for (auto const& c : array_at(*vm, {"status", "conditions"}))
+    if (string_at(c, {"type"}) == "RestartRequired" && string_at(c, {"status"}) == "True") return true;
+  return false;
+}
+
+// A changed template takes effect at the VM's next start. With --restart:
+// KubeVirt's rule for runStrategy Always — a VMI that ends, by any means, is
+// replaced by a new one from the current template — so its current VMI is
+// deleted (its uid read first, as the precondition: a VMI started meanwhile
+// is not touched), on the same root disk. Without --restart, said.
+Status Applier::restart_vm(Json const& vm) {
+  if (!template_changed_ && !restart_required(live_vmi_)) {
+    if (opts_.restart) say_(describe(vm) + ": no restart needed (its template did not change)");
+    return ok();
+  }
+  std::string const ns = string_at(vm, {"metadata", "namespace"}), name = string_at(vm, {"metadata", "name"});
+  if (!opts_.restart) {
+    say_(describe(vm) +
+         ": restart needed: its VMI runs the previous template until the VM restarts "
+         "(`cosmicac-vmi apply --restart`, or `virtctl restart " +
+         terminal_safe(name) + " -n " + ns + "`)");
+    return ok();
+  }
+  auto path = vmi_path(ns, name);
+  if (!path) return path.error();
+  auto resp = client_.request("GET", *path);
+  if (!resp) return resp.error();
+  std::string const what = "VirtualMachineInstance " + ns + "/" + terminal_safe(name);
+  if (resp->status == 404) {
+    say_(describe(vm) + ": no VMI is running; the next starts from the new template");
+    return ok();
+  }
+  if (resp->status != 200) return api_error("getting " + what, *resp);
+  std::string const uid = string_at(parse_body(*resp), {"metadata", "uid"});
+  auto going = delete_one(client_, what, *path, opts_.dry_run, uid);
+  if (!going) return going.error();
+  say_(what +
+       (*going ? " deleted: restarting; the VirtualMachine (runStrategy Always) starts a new one from its "
+                 "template, on the same root disk (`cosmicac-vmi wait` follows it)"
+               : " already absent: the VirtualMachine starts a new one") +
+       (dry_ ? " (server dry run)" : ""));
+  results_.push_back({what, ApplyOutcome::Restarted, Json::object()});
   return ok();
 }
 
@@ -320,8 +472,8 @@ Status Applier::create_secret(Json const& o) {
   }
   wipe(resp->body);  // the reply holds the data: not kept
   if (status == 409 && live_vmi_) {
-    // The existing VMI's own (it was created with it): KubeVirt read it when
-    // the VM started, so replacing it would change nothing but the record.
+    // The existing workload's own (it was created with it): KubeVirt read it
+    // when the VM started, so replacing it would change nothing but the record.
     done(o, ApplyOutcome::Unchanged, shown,
          "exists: kept, unread (the running VM read it at its start; delete and apply again to change the user-data)");
     return ok();
@@ -353,12 +505,29 @@ HostError Applier::failed(HostError e) {
   }
   if (!done_list.empty()) e.message += "; deleted what this run had created (" + done_list + ")";
   if (!failed_list.empty()) e.message += "; could not delete " + failed_list + " (delete -f SPEC removes them)";
-  if (recreated_) e.message += "; the VMI this run deleted for --recreate is gone (apply again to create it)";
+  if (recreated_) e.message += "; the VM this run deleted for --recreate is gone (apply again to create it)";
   return e;
 }
 
+// Before anything is written: a --restart this kind and run strategy cannot perform.
+Status check_restart(Json const* workload, ApplyOptions const& opts) {
+  if (!opts.restart) return ok();
+  JobPart const* part = workload ? job_part_of(*workload) : nullptr;
+  if (!part || part->object != JobObject::Vm)
+    return host_error(Errc::Usage,
+                      "--restart restarts a VirtualMachine (operator profile workloadKind "
+                      "VirtualMachine); a bare VMI's spec cannot change (--recreate)");
+  if (string_at(*workload, {"spec", "runStrategy"}) != "Always")
+    return host_error(Errc::Usage,
+                      "--restart deletes the VM's VMI, which KubeVirt replaces only under runStrategy "
+                      "Always; under " +
+                          string_at(*workload, {"spec", "runStrategy"}) +
+                          " restart it with `virtctl restart` (KubeVirt's restart subresource)");
+  return ok();
+}
+
 Result<std::vector<ApplyResult>> Applier::run(std::vector<Json> const& objects) {
-  Json const* vmi = nullptr;
+  Json const* workload = nullptr;
   Json const* secret = nullptr;
   std::vector<Json> owned, others;
   for (auto const& o : objects) {
@@ -366,16 +535,20 @@ Result<std::vector<ApplyResult>> Applier::run(std::vector<Json> const& objects) 
     if (!part)
       return host_error(Errc::Internal,
                         "applying " + describe(o) + ": not an object of a job (host/render/job_objects.hpp)");
-    if (part->object == JobObject::Vmi) vmi = &o;
-    else if (part->owner == Owner::Vmi) owned.push_back(o);
+    if (is_workload(*part)) workload = &o;
+    else if (part->owner == Owner::Workload) owned.push_back(o);
     else others.push_back(o);
     if (part->apply == ApplyMode::CreateUnread) secret = &o;
   }
-  if (!vmi && !owned.empty())
-    return host_error(Errc::Internal, "applying " + describe(owned[0]) + ": no VirtualMachineInstance to own it");
+  if (!workload && !owned.empty())
+    return host_error(Errc::Internal, "applying " + describe(owned[0]) + ": no VM or VMI to own it");
+  if (auto st = check_restart(workload, opts_); !st) return st.error();
+  bool const vm = workload && applied_as(*workload, ApplyMode::ApplyTemplate);
   // Look before writing anything: every object but the Secret, this job's or absent.
-  if (vmi)
-    if (auto st = look(*vmi); !st) return st.error();
+  if (workload) {
+    if (auto st = look(*workload); !st) return st.error();
+    if (auto st = check_kind(*workload); !st) return st.error();
+  }
   for (auto const* group : {&others, &owned})
     for (auto const& o : *group)
       if (!applied_as(o, ApplyMode::CreateUnread))
@@ -383,19 +556,21 @@ Result<std::vector<ApplyResult>> Applier::run(std::vector<Json> const& objects) 
   for (auto const& o : others)
     if (applied_as(o, ApplyMode::ApplyGrowing))
       if (auto st = check_claim_size(o); !st) return st.error();
-  if (vmi)
-    if (auto st = check_immutable(*vmi, owned); !st) return failed(st.error());
+  if (workload)
+    if (auto st = vm ? check_vm(*workload, owned) : check_immutable(*workload, owned); !st) return failed(st.error());
   for (auto const& o : others)
     if (auto st = server_side_apply(o); !st) return failed(st.error());
-  if (vmi && secret && !live_vmi_)
+  if (workload && secret && !live_vmi_)
     if (auto st = wait_secret_absent(*secret); !st) return failed(st.error());
-  if (vmi)
-    if (auto st = create_vmi(*vmi); !st) return failed(st.error());
+  if (workload)
+    if (auto st = vm ? apply_vm(*workload) : create_vmi(*workload); !st) return failed(st.error());
   for (auto o : owned) {
     o["metadata"]["ownerReferences"] = Json::array({owner_});
     auto st = applied_as(o, ApplyMode::CreateUnread) ? create_secret(o) : server_side_apply(o);
     if (!st) return failed(st.error());
   }
+  if (vm)
+    if (auto st = restart_vm(*workload); !st) return st.error();
   return results_;
 }
 

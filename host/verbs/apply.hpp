@@ -18,12 +18,14 @@ namespace cosmicac::host {
 struct ApplyOptions {
   DryRun dry_run = DryRun::None;  // Client is the CLI's (no API calls at all)
   bool recreate = false;          // a VMI whose spec differs: delete it (waiting until gone), create it again
-  bool force_conflicts = false;   // server-side apply takes fields another manager owns
+  bool restart =
+      false;  // a VirtualMachine whose template changed: restart it (its VMI deleted: KubeVirt starts the next)
+  bool force_conflicts = false;  // server-side apply takes fields another manager owns
   std::chrono::milliseconds delete_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds poll{std::chrono::seconds(1)};
 };
 
-enum class ApplyOutcome { Created, Applied, Unchanged, Replaced };
+enum class ApplyOutcome { Created, Applied, Unchanged, Replaced, Restarted };
 struct ApplyResult {
   std::string object;  // "DataVolume cosmic-ac/job-root"
   ApplyOutcome outcome;
@@ -49,6 +51,15 @@ struct ApplyResult {
 // started). On a failure, the objects this run created are deleted again
 // (newest first, each with the uid its create returned as a precondition)
 // and the error says so; what existed before is never touched.
+// A VirtualMachine (workloadKind VirtualMachine) is server-side applied
+// instead: an unchanged one is kept (no write); a changed template is applied
+// and takes effect at its next start — apply says a restart is needed, and
+// with options.restart performs it by KubeVirt's rule for runStrategy Always
+// (its current VMI deleted, uid as the precondition: the VM controller starts
+// a new one from the template, on the same root disk). Its root disk
+// (dataVolumeTemplates) cannot change in place: a difference there is
+// refused unless options.recreate. A job made as one kind and applied as the
+// other is refused, naming the way to move it (the data disk is kept).
 Result<std::vector<ApplyResult>> apply_objects(KubeClient& client, std::vector<Json> const& objects,
                                                ApplyOptions const& options, Say const& say);
 

@@ -10,11 +10,12 @@ namespace cosmicac::host {
 
 namespace {
 
-// The order of the plan: the VMI first (it holds the volumes, and foreground
-// propagation removes what it owns before it), then what it owns, then the rest.
+// The order of the plan: the workload first — the VMI, or the VM — (it holds
+// the volumes, and foreground propagation removes what it owns before it),
+// then what it owns, then the rest.
 int delete_rank(JobPart const& part) {
-  if (part.object == JobObject::Vmi) return 0;
-  return part.owner == Owner::Vmi ? 1 : 2;
+  if (is_workload(part)) return 0;
+  return part.owner == Owner::Workload ? 1 : 2;
 }
 
 // Why the plan deletes or keeps it, as printed: "the root disk (owned by …)".
@@ -32,7 +33,7 @@ DeleteStep plan_step(JobSpec const& spec, JobPart const& part, bool delete_data)
                .path = {},
                .why = plan_why(part, deleted),
                .unreadable = part.on_delete == DeletePolicy::WithOwner,
-               .owns_others = part.object == JobObject::Vmi,
+               .owns_others = is_workload(part),
                .ns = spec.ns,
                .name = name,
                .job = spec.name};
@@ -95,7 +96,7 @@ Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, D
   auto const& uid = *looked;
   // Act.
   std::vector<Pending> pending;
-  bool vmi_going = false;
+  bool workload_going = false;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     auto const& step = plan[i];
     if (step.path.empty()) {
@@ -104,13 +105,13 @@ Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, D
     }
     if (step.unreadable) {
       // Never deleted by name: cosmicac-vmi cannot read a Secret to check it
-      // is this job's. The VMI owns it; the garbage collector deletes it.
-      if (!vmi_going) {
+      // is this job's. The workload owns it; the garbage collector deletes it.
+      if (!workload_going) {
         say(step.object +
-            ": not deleted (no VMI of this job is being deleted: a user-data Secret it owned goes with it)");
+            ": not deleted (no VM or VMI of this job is being deleted: a user-data Secret it owned goes with it)");
         continue;
       }
-      say(step.object + " goes with the VMI that owns it (garbage collector)" + dry);
+      say(step.object + " goes with the VM that owns it (garbage collector)" + dry);
       auto coll = api_path(api::kSecrets, step.ns, {}, {}, write_query(DryRun::Server));
       if (!coll) return coll.error();
       pending.push_back({step.object, *coll, {}, secret_probe(step.ns, step.name)});
@@ -127,7 +128,7 @@ Status execute_delete(KubeClient& client, std::vector<DeleteStep> const& plan, D
       continue;
     }
     say(step.object + " deleted (" + step.why + ")" + dry);
-    if (step.owns_others) vmi_going = true;
+    if (step.owns_others) workload_going = true;
     pending.push_back({step.object, step.path, *uid[i], {}});
   }
   if (!options.wait || options.dry_run == DryRun::Server || pending.empty()) return ok();

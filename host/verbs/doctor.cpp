@@ -348,6 +348,56 @@ void check_storage_class(KubeClient& client, DoctorRequest const& req, std::vect
                                ")"));
 }
 
+// ---- the VirtualMachine (profile workloadKind VirtualMachine)
+
+// Provisioners whose volumes live on one node's disks: a PV of theirs pins
+// its pod (and so the VM) to that node.
+bool node_local_provisioner(std::string const& p) {
+  return p == "rancher.io/local-path" || p == "kubernetes.io/no-provisioner" || p.starts_with("openebs.io/local") ||
+         p == "topolvm.io" || p == "local.csi.openebs.io" || p == "lvm.csi.metal-stack.io";
+}
+
+// KubeVirt serves VirtualMachines (its CRD, in the group's discovery, which
+// every authenticated user may read), and what the run strategy means on this
+// cluster's storage: the VM's disks on node-local volumes bring its next VMI
+// back only on the same node.
+void check_virtual_machines(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
+  auto d = get(client, Result<std::string>(std::string(kKubeVirtDiscoveryPath)));
+  if (!d) return out.push_back(unknown("virtualmachines", "not checked: " + d.error().message));
+  bool served = false;
+  if (d->status / 100 == 2)
+    for (auto const& r : array_at(d->body, {"resources"}))
+      served = served || string_at(r, {"name"}) == "virtualmachines";
+  if (d->status != 404 && d->status / 100 != 2)
+    return out.push_back(unreadable("virtualmachines", kKubeVirtDiscoveryPath, d->status));
+  if (!served)
+    return out.push_back(
+        failed("virtualmachines",
+               "kubevirt.io/v1 does not serve virtualmachines (the profile's workloadKind is VirtualMachine)",
+               "install KubeVirt's VirtualMachine CRD (virtualmachines.kubevirt.io, part of every "
+               "KubeVirt release), or set workloadKind: VirtualMachineInstance in the profile"));
+  out.push_back(pass("virtualmachines", "served; jobs are VirtualMachines with runStrategy " + req.run_strategy));
+  auto sc = get(client, api_path(api::kStorageClasses, {}, req.storage_class));
+  std::string const name = "restarts";
+  if (!sc || sc->status / 100 != 2)
+    return out.push_back(unknown(name, "not checked: storage class " + req.storage_class + " not readable"));
+  std::string const provisioner = string_at(sc->body, {"provisioner"});
+  std::string const when = req.run_strategy == "Always"
+                               ? "a drained or failed node's VM gets a new VMI from KubeVirt (runStrategy Always)"
+                               : "a VM whose VMI failed gets a new one (runStrategy RerunOnFailure); a drained one "
+                                 "stays stopped (its VMI ends Succeeded): apply --restart cannot start it, virtctl "
+                                 "start does";
+  if (!node_local_provisioner(provisioner))
+    return out.push_back(pass(name, when + "; storage class " + req.storage_class + " (" + provisioner +
+                                        ") is not known to be node-local: it can start on another node"));
+  out.push_back({name, CheckState::Warn,
+                 when + ", but storage class " + req.storage_class + " (" + provisioner +
+                     ") is node-local: its root and data disks stay on their node, so the new VMI waits (Pending) "
+                     "until that node is back and uncordoned; GPUs cannot live-migrate (evictionStrategy None)",
+                 "drain a GPU node only for maintenance it returns from (kubectl uncordon); to move a job to "
+                 "another node, delete and apply it (a new data disk there: copy what it must keep)"});
+}
+
 // ---- namespace prerequisites
 
 // The key names of a Secret or ConfigMap (data, stringData, binaryData);
@@ -528,6 +578,8 @@ DoctorRequest doctor_request(std::string ns, std::optional<JobSpec> spec, std::v
   r.bootstrap_configmap = profile.bootstrap_configmap;
   r.registry_mirror = profile.registry_mirror;
   r.allowed_images = profile.allowed_images;
+  r.workload_kind = profile.workload_kind;
+  r.run_strategy = profile.run_strategy;
   if (spec) {
     r.storage_class = spec->storage_class;
     r.pull_secret = spec->pull_secret;
@@ -569,6 +621,7 @@ Result<std::vector<Check>> run_doctor(KubeClient& client, DoctorRequest const& r
   check_kubevirt(client, req, out);
   check_cdi(client, out);
   check_storage_class(client, req, out);
+  if (req.workload_kind == WorkloadKind::VirtualMachine) check_virtual_machines(client, req, out);
   if (req.pull_secret == req.credential_secret) {
     std::vector<const char*> both(std::begin(kCdiKeys), std::end(kCdiKeys));
     both.insert(both.end(), std::begin(kAgentKeys), std::end(kAgentKeys));

@@ -38,6 +38,8 @@ struct DoctorRequest {
   std::string agent_version;                // what bootstrap-cm's `agent-version` must say
   std::string registry_mirror;              // the profile's registryMirror: "" → not checked
   std::vector<std::string> allowed_images;  // the profile's allowedImages: empty → a warning
+  WorkloadKind workload_kind = WorkloadKind::VirtualMachineInstance;  // the profile's workloadKind
+  std::string run_strategy = kDefaultRunStrategy;                     // … and runStrategy
 };
 
 // The request for a spec (its names and devices) or, without one, for the

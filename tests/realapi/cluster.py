@@ -56,6 +56,7 @@ KINDS = {
     "ValidatingAdmissionPolicyBinding": ("/apis/admissionregistration.k8s.io/v1",
                                          "validatingadmissionpolicybindings", False),
     "VirtualMachineInstance": ("/apis/kubevirt.io/v1", "virtualmachineinstances", True),
+    "VirtualMachine": ("/apis/kubevirt.io/v1", "virtualmachines", True),
     "KubeVirt": ("/apis/kubevirt.io/v1", "kubevirts", True),
     "DataVolume": ("/apis/cdi.kubevirt.io/v1beta1", "datavolumes", True),
     "CDI": ("/apis/cdi.kubevirt.io/v1beta1", "cdis", False),

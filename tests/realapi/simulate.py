@@ -1,5 +1,6 @@
 """What KubeVirt's virt-controller and virt-handler, CDI and a kubelet would write, written
-through the real API as the admin: VMI phase and conditions (the VMI CRD has no status
+through the real API as the admin: a VirtualMachine's VMI and DataVolumes by KubeVirt's documented
+run-strategy rules (`vm_sync`), VMI phase and conditions (the VMI CRD has no status
 subresource: status goes with the object), DataVolume phase (its status subresource), the
 virt-launcher pod (KubeVirt's labels and controller ownerReference, `pods/status`, its uid in the
 VMI's `status.activePods`), and the
@@ -125,3 +126,54 @@ class Agent:
         self.event("running", "login", "started")
         self.event("failed", "login", "failed", reason="auth", message="401 Unauthorized from ghcr.io",
                    duration_ms=812)
+
+
+def _controller_ref(obj):
+    md = obj["metadata"]
+    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": md["name"], "uid": md["uid"],
+            "controller": True, "blockOwnerDeletion": True}
+
+
+def vm_status(cp, ns, name, printable, **extra):
+    status = {"printableStatus": printable}
+    status.update(extra)
+    cp.admin.merge_patch(path_of("VirtualMachine", name, ns, "status"), {"status": status})
+
+
+def vm_sync(cp, ns, name):
+    """One pass of KubeVirt's VM controller over VirtualMachine NS/NAME, by the rules its user guide
+    documents (docs/compute/run_strategies.md, docs/storage/disks_and_volumes.md): each
+    dataVolumeTemplates entry becomes a DataVolume the VM owns, kept while the VM lives; Always starts
+    a VMI of the VM's name from its template (the template's labels, controlled by the VM) whenever
+    there is none, and deletes one that ended so that the next pass starts another; RerunOnFailure
+    does so after Failed only; Halted deletes the VMI and starts none. A VMI being deleted is waited
+    for. Returns the VMI it left (None: none)."""
+    vm = cp.admin.exists(path_of("VirtualMachine", name, ns))
+    if vm is None:
+        return None
+    strategy = vm["spec"].get("runStrategy", "Always")
+    for t in vm["spec"].get("dataVolumeTemplates") or []:
+        if cp.admin.exists(path_of("DataVolume", t["metadata"]["name"], ns)) is None:
+            md = dict(t["metadata"], namespace=ns, ownerReferences=[_controller_ref(vm)])
+            cp.admin.create({"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume", "metadata": md,
+                             "spec": t["spec"]})
+    vmi = cp.admin.exists(path_of("VirtualMachineInstance", name, ns))
+    if vmi is not None and vmi["metadata"].get("deletionTimestamp"):
+        return vmi
+    phase = ((vmi or {}).get("status") or {}).get("phase", "")
+    if vmi is not None and (strategy == "Halted" or (phase in ("Failed", "Succeeded") and (
+            strategy == "Always" or (strategy == "RerunOnFailure" and phase == "Failed")))):
+        cp.admin.delete(path_of("VirtualMachineInstance", name, ns))
+        vm_status(cp, ns, name, "Stopped" if strategy == "Halted" else "Starting")
+        return None
+    if vmi is None and strategy in ("Always", "RerunOnFailure") and not (
+            strategy == "RerunOnFailure" and (vm.get("status") or {}).get("printableStatus") == "Stopped"):
+        tmpl = vm["spec"]["template"]
+        md = {"name": name, "namespace": ns, "labels": dict((tmpl.get("metadata") or {}).get("labels") or {}),
+              "ownerReferences": [_controller_ref(vm)]}
+        vmi = cp.admin.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "metadata": md,
+                               "spec": tmpl["spec"]})
+        vm_status(cp, ns, name, "Starting", created=True)
+    elif vmi is None:
+        vm_status(cp, ns, name, "Stopped")
+    return vmi

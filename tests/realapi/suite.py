@@ -836,12 +836,12 @@ class Suite:
 
 
     def case_rbac_denial_named(self, ns):
-        """A 403 from RBAC (the user has no binding in `default`) sends the operator to
+        """A 403 from RBAC (the user has no binding in `default`; `list` asks for VMs first) sends the operator to
         host/rbac/role.yaml, and the server's message reads as text: its quotes plain, not
         JSON-escaped."""
         r = self.run("list", "-n", "default", kubeconfig=self.tester_kubeconfig(ns), expect=1)
         check("lacks this permission" in r.err, f"an RBAC denial is not named as one:\n{r.show()}")
-        check(f'User "{TESTER_USER}" cannot list resource "virtualmachineinstances"' in r.err,
+        check(f'User "{TESTER_USER}" cannot list resource "virtualmachines"' in r.err,
               f"the server's message is not shown as text:\n{r.show()}")
 
     def case_admission_refusal_not_blamed_on_rbac(self, ns):
@@ -918,6 +918,130 @@ class Suite:
         with open(path, "w") as fh:
             fh.write(f"namespace: {ns}\n")
         return path
+
+    def _vm_profile(self, ns, extra=""):
+        path = os.path.join(self.work, f"{ns}-vm-profile-{len(os.listdir(self.work))}.yaml")
+        with open(path, "w") as fh:
+            fh.write(f"namespace: {ns}\nworkloadKind: VirtualMachine\nrunStrategy: Always\n{extra}")
+        return path
+
+    def _vmi_uid(self, ns, name):
+        return ((self.obj("VirtualMachineInstance", name, ns) or {}).get("metadata") or {}).get("uid")
+
+    def _evict(self, ns, name):
+        """What a drain does to a VMI with evictionStrategy None, as far as the VM controller sees
+        it: the VMI goes (its launcher pod evicted). Then KubeVirt's VM controller's pass."""
+        old = self._vmi_uid(ns, name)
+        self.cp.admin.delete(path_of("VirtualMachineInstance", name, ns))
+        self.until("the evicted VMI to be gone", lambda: self._vmi_uid(ns, name) != old, 60)
+        return simulate.vm_sync(self.cp, ns, name)
+
+    def case_vm_lifecycle(self, ns):
+        """workloadKind VirtualMachine on the real API server, as the restricted identity of
+        host/rbac/role.yaml: apply server-side applies a VirtualMachine (strict validation against
+        KubeVirt v1.7.0's CRD) whose template is the VMI's spec and whose dataVolumeTemplates hold
+        the root disk; the user-data Secret is owned by the VM. The simulator then acts as KubeVirt's
+        VM controller (simulate.vm_sync): `wait` follows the VM to its VMI and the agent, and across
+        an eviction to the next VMI; an unchanged apply writes nothing; a template change is applied
+        and says a restart is needed; --restart deletes the VMI and the VM's next one runs the new
+        template; Halted: no new VMI, and wait says so; list shows the VM; delete keeps the data PVC."""
+        kc = self.tester_kubeconfig(ns)
+        prof = self._vm_profile(ns)
+        r = self.run("doctor", "--profile", prof, "--json", kubeconfig=kc)
+        checks = {c["name"]: c for c in json.loads(r.out)["checks"]}
+        check(checks.get("virtualmachines", {}).get("state") == "pass", f"doctor's VM check:\n{r.show()}")
+        check(checks.get("rbac virtualmachines.kubevirt.io", {}).get("state") == "pass", f"doctor's RBAC:\n{r.show()}")
+        check("restarts" in checks, f"doctor says nothing of restarts:\n{r.show()}")
+        self.run("apply", "--profile", prof, "-f", self.spec("vm", ns), kubeconfig=kc, expect=0)
+        vm = self.obj("VirtualMachine", "vm", ns)
+        check(vm is not None, "no VirtualMachine")
+        check(self.obj("VirtualMachineInstance", "vm", ns) is None, "apply made a VMI of its own")
+        check(self.obj("DataVolume", "vm-root", ns) is None, "apply made the root DataVolume (KubeVirt's job)")
+        check(vm["spec"]["runStrategy"] == "Always", f"runStrategy {vm['spec'].get('runStrategy')}")
+        check(vm["spec"]["dataVolumeTemplates"][0]["metadata"]["name"] == "vm-root", "no root disk template")
+        check(vm["spec"]["template"]["spec"]["evictionStrategy"] == "None", "evictionStrategy")
+        check("cosmicac-vmi" in {m.get("manager") for m in vm["metadata"].get("managedFields", [])},
+              "the VM's fields are not cosmicac-vmi's")
+        secret = self.obj("Secret", "vm-userdata", ns)
+        check(any(r.get("uid") == vm["metadata"]["uid"] and r.get("kind") == "VirtualMachine"
+                  for r in secret["metadata"].get("ownerReferences", [])), "the Secret is not owned by the VM")
+        pvc = self.obj("PersistentVolumeClaim", "vm-data", ns)
+        check(not pvc["metadata"].get("ownerReferences"), "the data PVC has an owner")
+        # KubeVirt's VM controller: the root DataVolume (owned by the VM) and VMI #1, which starts booting.
+        first = simulate.vm_sync(self.cp, ns, "vm")
+        dv = self.obj("DataVolume", "vm-root", ns)
+        check(dv["metadata"]["ownerReferences"][0]["uid"] == vm["metadata"]["uid"], "the root disk is not the VM's")
+        simulate.vmi_status(self.cp, ns, "vm", "Running", False, "ContainersNotReady", "containers not ready")
+        p = self.start("wait", "vm", "-n", ns, "--interval", "1s", "--timeout", "90s", kubeconfig=kc)
+        time.sleep(2)
+        second = self._evict(ns, "vm")  # wait is following VMI #1: now it is gone, and #2 is made
+        check(second and second["metadata"]["uid"] != first["metadata"]["uid"], "the VM made no new VMI")
+        t, errors = self._boot(ns, "vm")
+        r = self.finish(p, 120)
+        t.join(10)
+        check(not errors, f"the simulator failed: {errors}")
+        check(r.rc == 0, f"wait across the eviction failed:\n{r.show()}")
+        check("is a new one" in r.text() and "(agent ready, VMI Ready)" in r.text(),
+              f"wait did not follow the new VMI to the agent's ready:\n{r.show()}")
+        check(self.obj("DataVolume", "vm-root", ns)["metadata"]["uid"] == dv["metadata"]["uid"],
+              "the root disk was not kept across the restart")
+        # Unchanged: no write at all.
+        rv = self.obj("VirtualMachine", "vm", ns)["metadata"]["resourceVersion"]
+        r = self.run("apply", "--profile", prof, "-f", self.spec("vm", ns), kubeconfig=kc, expect=0)
+        check(f"VirtualMachine {ns}/vm unchanged" in r.text(), f"not said unchanged:\n{r.show()}")
+        check(self.obj("VirtualMachine", "vm", ns)["metadata"]["resourceVersion"] == rv, "an unchanged VM was written")
+        # A template change: applied, the running VMI kept, a restart said to be needed.
+        r = self.run("apply", "--profile", prof, "-f", self.spec("vm", ns, cpu=8), kubeconfig=kc, expect=0)
+        check(f"differs: VirtualMachine {ns}/vm spec.template.spec.domain.cpu.cores" in r.text()
+              and "restart needed" in r.text(), f"the change and the restart are not said:\n{r.show()}")
+        check(self.obj("VirtualMachine", "vm", ns)["spec"]["template"]["spec"]["domain"]["cpu"]["cores"] == 8,
+              "the template was not applied")
+        check(self._vmi_uid(ns, "vm") == second["metadata"]["uid"], "apply without --restart restarted the VM")
+        # KubeVirt (rollout strategy Stage) marks it RestartRequired; --restart performs it.
+        simulate.vm_status(self.cp, ns, "vm", "Running", conditions=[
+            {"type": "RestartRequired", "status": "True", "message": "a non-live-updatable field was changed"}])
+        r = self.run("apply", "--restart", "--profile", prof, "-f", self.spec("vm", ns, cpu=8), kubeconfig=kc,
+                     expect=0)
+        check("deleted: restarting" in r.text(), f"--restart did not restart:\n{r.show()}")
+        self.until("the restarted VMI to be gone", lambda: self._vmi_uid(ns, "vm") != second["metadata"]["uid"], 60)
+        third = simulate.vm_sync(self.cp, ns, "vm")
+        check(third["spec"]["domain"]["cpu"]["cores"] == 8, "the VM's next VMI does not run the new template")
+        # Halted (virtctl stop): the VMI goes and none comes back; wait says so.
+        self.cp.admin.merge_patch(path_of("VirtualMachine", "vm", ns), {"spec": {"runStrategy": "Halted"}})
+        check(simulate.vm_sync(self.cp, ns, "vm") is None, "a Halted VM kept its VMI")
+        self.gone("VirtualMachineInstance", "vm", ns)
+        check(simulate.vm_sync(self.cp, ns, "vm") is None, "a Halted VM made a VMI")
+        r = self.run("wait", "vm", "-n", ns, "--interval", "1s", "--timeout", "30s", kubeconfig=kc, expect=1)
+        check("starts no other" in r.text(), f"wait did not say the Halted VM starts no VMI:\n{r.show()}")
+        r = self.run("list", "-n", ns, kubeconfig=kc, expect=0)
+        check(re.search(r"^vm +- +False +<none> +\S+ +1 +Stopped", r.out, re.M), f"list:\n{r.show()}")
+        r = self.run("delete", "--profile", prof, "-f", self.spec("vm", ns), kubeconfig=kc, expect=0)
+        self.gone("VirtualMachine", "vm", ns, 60)
+        self.gone("DataVolume", "vm-root", ns, 60)
+        self.gone("Secret", "vm-userdata", ns, 60)
+        check(self.obj("PersistentVolumeClaim", "vm-data", ns)["metadata"]["uid"] == pvc["metadata"]["uid"],
+              "delete did not keep the data disk")
+
+    def case_vm_move_keeps_data(self, ns):
+        """Moving a job from a bare VMI to a VirtualMachine (docs/host-tool.md, "Moving a job to a
+        VirtualMachine"): apply with the new profile refuses while the VMI exists, writing nothing;
+        delete with the old profile keeps the data PVC; apply with the new profile makes the VM
+        on that same claim."""
+        kc = self.tester_kubeconfig(ns)
+        old = self.apply_ok("vm", ns, kc)  # no workloadKind: a bare VMI, as before
+        prof = self._vm_profile(ns)
+        r = self.run("apply", "--profile", prof, "-f", self.spec("vm", ns), kubeconfig=kc, expect=1)
+        check("exists without a VirtualMachine" in r.err, f"the refusal does not say why:\n{r.show()}")
+        check(self.obj("VirtualMachine", "vm", ns) is None, "a refused apply made a VM")
+        self.run("delete", "-f", self.spec("vm", ns), kubeconfig=kc, expect=0)
+        self.run("apply", "--profile", prof, "-f", self.spec("vm", ns), kubeconfig=kc, expect=0)
+        check(self.obj("VirtualMachine", "vm", ns) is not None, "no VM after the move")
+        pvc = self.obj("PersistentVolumeClaim", "vm-data", ns)
+        check(pvc["metadata"]["uid"] == old["pvc"]["metadata"]["uid"], "the data disk is not the one it had")
+        vm = self.obj("VirtualMachine", "vm", ns)
+        claims = [v["persistentVolumeClaim"]["claimName"] for v in vm["spec"]["template"]["spec"]["volumes"]
+                  if "persistentVolumeClaim" in v]
+        check(claims == ["vm-data"], f"the VM's data volume: {claims}")
 
     def case_wait_foreign_pod(self, ns):
         """A pod with the launcher's labels and an ownerReference to the VMI, newer than the real

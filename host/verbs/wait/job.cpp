@@ -64,12 +64,14 @@ Result<VmiPoll> FollowedJob::poll_vmi() {
     VmiView v = view_vmi(*j);
     last_vmi_ = v.line;
     report(Source::Vmi, who_, v.line);
-    if (v.terminal)
-      return host_error(Errc::Failed, who_ + " reached phase " + terminal_safe(v.phase) +
-                                          " and will never become ready (" + v.line + ")");
+    if (v.terminal) return vmi_away(v.phase, " reached phase " + terminal_safe(v.phase), " (" + v.line + ")");
+    if (!v.uid.empty() && v.uid != vmi_uid_) follow_new_vmi(v.uid);
     poll = {.ready = v.ready, .uid = v.uid, .datavolumes = v.datavolumes, .active_pods = v.active_pods};
   } else if (resp->status == 404) {
-    return host_error(Errc::NotFound, who_ + " does not exist (" + status_text(*resp) + ")");
+    bool const vm = vm_of_job().has_value();
+    if (vm_pending_) return poll;  // whether a VirtualMachine brings it back is not known yet
+    if (!vm) return host_error(Errc::NotFound, who_ + " does not exist (" + status_text(*resp) + ")");
+    return vmi_away("", " does not exist", "");
   } else if (resp->status == 401 || resp->status == 403) {
     auto status = parse_json(resp->body);
     return host_error(resp->status == 401 ? Errc::Unauthorized : Errc::Forbidden,
@@ -83,6 +85,52 @@ Result<VmiPoll> FollowedJob::poll_vmi() {
     report(Source::Vmi, who_, last_vmi_);
   }
   return poll;
+}
+
+// The job's VirtualMachine, when it has one (its watch holds it). Not listed
+// yet: vm_pending_ (a VMI missing for a moment is not yet the end).
+std::optional<VmView> FollowedJob::vm_of_job() {
+  auto resp = from_.vm(name_);
+  vm_pending_ = !resp && resp.error().message == not_yet().message;
+  if (!resp || resp->status != 200) return std::nullopt;
+  auto j = parse_json(resp->body);
+  if (!j) return std::nullopt;
+  VmView v = view_vm(*j);
+  report(Source::Vmi, "VirtualMachine " + ns_ + "/" + terminal_safe(name_), v.line);
+  return v;
+}
+
+// The VMI ended (phase) or is gone (""): the end of a bare VMI's job, and of
+// a VM's that KubeVirt will not restart (runStrategy Halted, Manual, a
+// RerunOnFailure VMI that Succeeded, the VM being deleted). A VM that
+// restarts it (Always, a drain or a node failure) is followed to its next VMI.
+Result<VmiPoll> FollowedJob::vmi_away(std::string const& phase, std::string const& why, std::string const& line) {
+  auto vm = vm_of_job();
+  if (vm_pending_) return VmiPoll{};
+  if (!vm) return host_error(Errc::Failed, who_ + why + " and will never become ready" + line);
+  std::string const vm_who = "VirtualMachine " + ns_ + "/" + terminal_safe(name_);
+  if (!vm->restarts_after(phase))
+    return host_error(Errc::Failed, who_ + why + " and " + vm_who + " starts no other (" + vm->line +
+                                        "): it will not become ready (virtctl start, or apply, starts it again)");
+  last_vmi_ = (phase.empty() ? "no VMI" : "phase=" + terminal_safe(phase)) + "; " + vm_who + " starts a new one";
+  report(Source::Vmi, who_, last_vmi_);
+  agent_ready_ = false;  // whatever the last one said, the next boot says again
+  return VmiPoll{};
+}
+
+// A new VMI of the job (its VirtualMachine restarted it): what the previous
+// one's boot said no longer counts, and its launcher pod is another.
+void FollowedJob::follow_new_vmi(std::string const& uid) {
+  if (!vmi_uid_.empty())
+    sink_.source(who_ + " is a new one (uid " + terminal_safe(uid) +
+                 "): its VirtualMachine restarted it; "
+                 "following its boot");
+  vmi_uid_ = uid;
+  agent_ready_ = false;
+  ready_event_.reset();
+  unschedulable_since_ = {};
+  fallback_.reset();
+  release_console();
 }
 
 // 2. Its DataVolumes: import progress and failure.

@@ -59,6 +59,9 @@ class FollowedJob {
   using clock = std::chrono::steady_clock;
 
   Result<VmiPoll> poll_vmi();
+  std::optional<VmView> vm_of_job();
+  Result<VmiPoll> vmi_away(std::string const& phase, std::string const& why, std::string const& line);
+  void follow_new_vmi(std::string const& uid);
   Status poll_datavolumes(std::vector<std::string> const& dvs);
   Status poll_launcher_pod(VmiPoll const& vmi);
   Status check_scheduling(PodView const& p);
@@ -78,6 +81,8 @@ class FollowedJob {
   LogSlots& slots_;
   std::map<std::string, std::string> said_;  // what -> last text: report changes only
   std::string last_vmi_ = "no response yet", last_agent_;
+  std::string vmi_uid_;      // the VMI followed: a VirtualMachine's restart makes a new one
+  bool vm_pending_ = false;  // the VirtualMachines are not listed yet
   bool agent_ready_ = false, log_waiting_ = false, pods_pending_ = true;
   std::optional<readiness::Event> ready_event_;
   clock::time_point unschedulable_since_{};  // the epoch: schedulable (or not seen)

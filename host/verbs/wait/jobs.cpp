@@ -46,7 +46,11 @@ class Runner {
 
   Result<std::vector<JobOutcome>> run() {
     deadline_ = clock::now() + opts_.timeout;
-    from_.watch_vmis(vmi_selector());
+    Query const selector = vmi_selector();
+    from_.watch_vmis(selector);
+    // A VirtualMachine job's VMI has the VM's name and labels: the same
+    // selector finds the VMs, which say whether a VMI that is gone comes back.
+    from_.watch_vms(selector);
     if (!targets_.selector.empty()) {
       if (auto st = wait_for_vmi_list(); !st) return st.error();
     }
@@ -102,10 +106,27 @@ class Runner {
         return st.error();
       names_.push_back(std::move(name));
     }
+    add_vm_names();
     if (names_.empty())
-      return host_error(Errc::NotFound, "no VirtualMachineInstance in " + ns_ + " matches " +
+      return host_error(Errc::NotFound, "no VirtualMachine or VirtualMachineInstance in " + ns_ + " matches " +
                                             terminal_safe(managed_by_selector() + "," + targets_.selector));
     return ok();
+  }
+
+  // -l: a VirtualMachine's job is followed while its VMI is away too (a
+  // restart, a drain). A VM list refused or not served adds none: the VMIs
+  // found are followed as bare ones.
+  void add_vm_names() {
+    while (!from_.vms().synced() && !from_.vms().list_failure() && clock::now() < deadline_) {
+      look();
+      sleep();
+    }
+    if (!from_.vms().synced()) return;
+    for (auto const& vm : from_.vms().items()) {
+      std::string name = string_at(vm, {"metadata", "name"});
+      if (!check_name(name, "metadata.name of a VirtualMachine in the list of " + ns_ + " (-l)")) continue;
+      if (std::find(names_.begin(), names_.end(), name) == names_.end()) names_.push_back(std::move(name));
+    }
   }
 
   void start_job(std::string const& name) {

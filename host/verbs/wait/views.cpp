@@ -43,6 +43,31 @@ VmiView view_vmi(Json const& vmi) {
   return v;
 }
 
+VmView view_vm(Json const& vm) {
+  VmView v;
+  v.uid = string_at(vm, {"metadata", "uid"});
+  v.deleting = !string_at(vm, {"metadata", "deletionTimestamp"}).empty();
+  v.run_strategy = string_at(vm, {"spec", "runStrategy"});
+  if (v.run_strategy.empty()) v.run_strategy = "Always";
+  v.printable = string_at(vm, {"status", "printableStatus"});
+  v.line = "printableStatus=" + terminal_safe(v.printable.empty() ? "(none yet)" : v.printable) +
+           " runStrategy=" + terminal_safe(v.run_strategy);
+  for (auto const& c : array_at(vm, {"status", "conditions"})) {
+    std::string type = string_at(c, {"type"}), st = string_at(c, {"status"});
+    if (type == "Failure" || type == "RestartRequired")
+      if (st == "True") v.line += " " + terminal_safe(type) + "=True" + detail(c);
+  }
+  if (v.deleting) v.line += " (being deleted)";
+  return v;
+}
+
+bool VmView::restarts_after(std::string const& vmi_phase) const {
+  if (deleting) return false;
+  if (run_strategy == "Always") return true;
+  if (run_strategy == "RerunOnFailure") return vmi_phase.empty() ? printable != "Stopped" : vmi_phase == "Failed";
+  return false;
+}
+
 DataVolumeView view_datavolume(Json const& dv) {
   DataVolumeView v;
   Json const& status = object_at(dv, {"status"});
@@ -112,6 +137,7 @@ Json held_fields(Json const& object) {
       spec["volumes"].push_back({{"dataVolume", {{"name", n}}}});
   for (auto const& c : array_at(object, {"spec", "containers"}))
     spec["containers"].push_back({{"name", string_at(c, {"name"})}});
+  if (auto rs = string_at(object, {"spec", "runStrategy"}); !rs.empty()) spec["runStrategy"] = rs;
   if (!spec.empty()) out["spec"] = std::move(spec);
   return out;
 }

@@ -29,6 +29,22 @@ struct VmiView {
 };
 VmiView view_vmi(Json const& vmi);
 
+// A VirtualMachine (workloadKind VirtualMachine): whether KubeVirt will
+// (re)start its VMI, and how it says it is.
+struct VmView {
+  std::string run_strategy;  // spec.runStrategy ("Always" when absent: spec.running is deprecated)
+  std::string uid;
+  std::string printable;  // status.printableStatus (raw: compared, never printed)
+  bool deleting = false;  // deletionTimestamp set
+  std::string line;       // "printableStatus=Starting runStrategy=Always …", escaped
+  // Whether KubeVirt starts a new VMI after one that ended in this phase
+  // ("": there is none): Always after any end; RerunOnFailure after Failed
+  // (and a first start, until the VM says Stopped); never while Halted
+  // (virtctl stop) or Manual, nor once the VM is being deleted.
+  bool restarts_after(std::string const& vmi_phase) const;
+};
+VmView view_vm(Json const& vm);
+
 struct DataVolumeView {
   std::string phase;     // ImportScheduled, ImportInProgress, Succeeded, Failed, …
   std::string progress;  // "45.20%", or empty
@@ -58,10 +74,11 @@ std::optional<Json> pick_launcher_pod(Json const& pod_list);
 // The newest "Readiness probe failed: …" message among an EventList, escaped.
 std::optional<std::string> latest_probe_failure(Json const& event_list);
 
-// The fields of a VMI, DataVolume or pod that `wait` reads, and nothing else:
+// The fields of a VM, VMI, DataVolume or pod that `wait` reads, and nothing else:
 // apiVersion, kind; metadata's name, namespace, uid, resourceVersion,
 // creation and deletion times and its controller ownerReference; the names
-// of spec.volumes[].dataVolume and spec.containers[]; the status (written by
+// of spec.volumes[].dataVolume and spec.containers[], a VM's spec.runStrategy;
+// the status (written by
 // KubeVirt, CDI and the kubelet, not by whoever creates the object).
 // Annotations, labels, managedFields and the rest of the spec, which anyone
 // who may create objects in the namespace writes at will, are not held.

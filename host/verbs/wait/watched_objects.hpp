@@ -1,6 +1,6 @@
 // The objects the jobs of one `wait` are made of, held by one watch per kind
-// in the namespace (cluster/watch.hpp's Reflector): VMIs, DataVolumes,
-// launcher pods. Internal to `wait` (host/verbs/wait/).
+// in the namespace (cluster/watch.hpp's Reflector): VirtualMachines, VMIs,
+// DataVolumes, launcher pods. Internal to `wait` (host/verbs/wait/).
 #pragma once
 
 #include "host/base/host_error.hpp"
@@ -28,14 +28,19 @@ class WatchedObjects {
                  std::function<void(std::string const&)> notice);
 
   void watch_vmis(Query selector) { vmis_ = make(api::kVirtualMachineInstances, std::move(selector)); }
+  void watch_vms(Query selector) { vms_ = make(api::kVirtualMachines, std::move(selector)); }
   void watch_datavolumes(Query selector) { dvs_ = make(api::kDataVolumes, std::move(selector)); }
   void watch_pods(Query selector) { pods_ = make(api::kPods, std::move(selector)); }
   bool watching_dependents() const { return dvs_ != nullptr; }
   Reflector const& vmis() const { return *vmis_; }
+  Reflector const& vms() const { return *vms_; }
 
   Result<HttpResponse> vmi(std::string const& name) const {
     return object(vmis_.get(), api::kVirtualMachineInstances, name);
   }
+  // A job's VirtualMachine (a bare VMI's job has none: 404, as has a
+  // cluster, or a Role, without them: the list's failure).
+  Result<HttpResponse> vm(std::string const& name) const { return object(vms_.get(), api::kVirtualMachines, name); }
   Result<HttpResponse> datavolume(std::string const& name) const { return object(dvs_.get(), api::kDataVolumes, name); }
   // A PodList of the launcher pods of this VMI (is_launcher_of).
   Result<HttpResponse> launcher_pods(VmiView const& vmi) const;
@@ -50,7 +55,7 @@ class WatchedObjects {
   std::function<void()> wake_;
   std::function<void(std::string const&)> notice_;
   ReflectorOptions ropts_;
-  std::unique_ptr<Reflector> vmis_, dvs_, pods_;
+  std::unique_ptr<Reflector> vmis_, vms_, dvs_, pods_;
 };
 
 }  // namespace cosmicac::host

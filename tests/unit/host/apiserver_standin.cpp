@@ -499,7 +499,8 @@ std::string kind_of_list(std::string const& plural) {
                                                         {"secrets", "SecretList"},
                                                         {"persistentvolumeclaims", "PersistentVolumeClaimList"},
                                                         {"datavolumes", "DataVolumeList"},
-                                                        {"virtualmachineinstances", "VirtualMachineInstanceList"}};
+                                                        {"virtualmachineinstances", "VirtualMachineInstanceList"},
+                                                        {"virtualmachines", "VirtualMachineList"}};
   auto it = kinds.find(plural);
   return it == kinds.end() ? "" : it->second;
 }

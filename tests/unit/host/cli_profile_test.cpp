@@ -72,6 +72,8 @@ std::map<std::string, json> const kAttack = {
     {"overlayNetwork", "other-ns/private-net"},
     {"registryMirror", "http://attacker.example:5000"},
     {"registryMirrorCA", "-----BEGIN CERTIFICATE-----\nATTACKERCA==\n-----END CERTIFICATE-----\n"},
+    {"workloadKind", "Deployment"},
+    {"runStrategy", "Manual"},
 };
 
 // Where the render (-o json, a v1 List) carries each operator field, and the profile's value.
@@ -95,6 +97,9 @@ std::map<std::string, Carried> const kCarried = {
     {"registryMirror",
      {"Secret", json::json_pointer("/stringData/userdata"), "REGISTRY_MIRROR=https://op-mirror.example:5000", true}},
     {"registryMirrorCA", {"Secret", json::json_pointer("/stringData/userdata"), "T1BFUkFUT1JDQQ==", true}},
+    // The profile below keeps the default kind; runStrategy is carried by a
+    // VirtualMachine only ("cli profile: workloadKind VirtualMachine …").
+    {"workloadKind", {"VirtualMachineInstance", json::json_pointer("/kind"), "VirtualMachineInstance"}},
 };
 
 json item(json const& list, std::string const& kind) {
@@ -115,7 +120,7 @@ TEST_CASE("cli profile: every field of the job spec is classified, tenant or ope
   // The issue's list of operator fields, all of them.
   CHECK(operator_fields == std::set<std::string>{"rootDisk.image", "pullSecret", "credentialSecret",
                                                  "bootstrapConfigMap", "storageClass", "overlayNetwork",
-                                                 "registryMirror", "registryMirrorCA"});
+                                                 "registryMirror", "registryMirrorCA", "workloadKind", "runStrategy"});
   std::set<std::string> attacked;
   for (auto const& [path, value] : kAttack) attacked.insert(path);
   CHECK(attacked == operator_fields);  // the attack below covers each operator field
@@ -210,6 +215,7 @@ TEST_CASE(
     auto ok = vmi({"render", "-f", "-", "-n", "tenant-a", "-o", "json", "--profile", profile}, kTenantSpec.dump());
     INFO(ok.err);
     REQUIRE(ok.exit_code == 0);
+    if (!kCarried.count(f.path)) continue;
     auto const& carried = kCarried.at(f.path);
     auto const at = item(json::parse(ok.out), carried.kind).at(carried.at).get<std::string>();
     if (carried.within) CHECK(at.find(carried.value) != std::string::npos);
@@ -315,8 +321,28 @@ TEST_CASE("cli profile: the examples — the reference job with the example prof
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   json const list = json::parse(r.out);
-  CHECK(item(list, "VirtualMachineInstance")["spec"]["networks"][1]["multus"]["networkName"] == "overlay-net");
-  CHECK(item(list, "DataVolume")["spec"]["source"]["registry"]["secretRef"] == "ghcr-pull-cred");
+  json const vm = item(list, "VirtualMachine");  // the example profile's workloadKind
+  CHECK(vm["spec"]["runStrategy"] == "Always");
+  CHECK(vm["spec"]["template"]["spec"]["networks"][1]["multus"]["networkName"] == "overlay-net");
+  CHECK(vm["spec"]["dataVolumeTemplates"][0]["spec"]["source"]["registry"]["secretRef"] == "ghcr-pull-cred");
+  for (auto const& o : list["items"]) CHECK(o["kind"] != "VirtualMachineInstance");
+}
+
+TEST_CASE("cli profile: workloadKind and runStrategy are the operator's, checked") {
+  auto parsed = [](std::string const& text) { return parse_operator_profile(text, "p.yaml"); };
+  CHECK(parsed("namespace: a\n")->workload_kind == WorkloadKind::VirtualMachineInstance);  // as before
+  auto vm = parsed("workloadKind: VirtualMachine\n");
+  REQUIRE(vm);
+  CHECK(vm->workload_kind == WorkloadKind::VirtualMachine);
+  CHECK(vm->run_strategy == "Always");
+  CHECK(parsed("workloadKind: VirtualMachine\nrunStrategy: RerunOnFailure\n")->run_strategy == "RerunOnFailure");
+  CHECK(parsed("workloadKind: Pod\n").error().message ==
+        "p.yaml: workloadKind: must be VirtualMachine or VirtualMachineInstance");
+  CHECK(parsed("workloadKind: VirtualMachine\nrunStrategy: Manual\n")
+            .error()
+            .message.rfind("p.yaml: runStrategy: must be Always or RerunOnFailure", 0) == 0);
+  CHECK(parsed("runStrategy: Always\n").error().message ==
+        "p.yaml: runStrategy: applies only to workloadKind VirtualMachine (a bare VMI is never restarted)");
 }
 
 TEST_CASE("cli profile: the namespace is the operator's; a job spec naming another exits 2 naming both") {

@@ -207,13 +207,14 @@ TEST_CASE("cli: list and get show the managed VMIs; get/wait on a missing name f
   CHECK(g.out.find("kind: VirtualMachineInstance\n") != std::string::npos);
   auto missing = vmi({"get", "nope", "-n", "cosmic-ac", "--kubeconfig", kc});
   CHECK(missing.exit_code == 1);
-  CHECK(missing.err.find("VirtualMachineInstance cosmic-ac/nope not found") != std::string::npos);
+  CHECK(missing.err.find("neither a VirtualMachine nor a VirtualMachineInstance cosmic-ac/nope found") !=
+        std::string::npos);
   auto w = vmi({"wait", "nope", "-n", "cosmic-ac", "--kubeconfig", kc, "--timeout", "50s"});
   CHECK(w.exit_code == 1);
   CHECK(w.err.find("does not exist") != std::string::npos);
   auto empty = vmi({"list", "-n", "elsewhere", "--kubeconfig", kc});
   CHECK(empty.exit_code == 0);
-  CHECK(empty.err == "No VMIs managed by cosmicac-vmi found in elsewhere namespace.\n");
+  CHECK(empty.err == "No VMs or VMIs managed by cosmicac-vmi found in elsewhere namespace.\n");
   auto d = vmi({"delete", "-f", kExample, "-n", "cosmic-ac", "--kubeconfig", kc, "--wait=false"});
   CHECK(d.exit_code == 0);
   CHECK(d.out.find("is gone") == std::string::npos);

@@ -36,6 +36,7 @@ using readiness::Step;
 namespace {
 
 constexpr const char* kVmi = "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/job";
+constexpr const char* kVms = "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachines";  // watched: none here
 constexpr const char* kDv = "/apis/cdi.kubevirt.io/v1beta1/namespaces/cosmic-ac/datavolumes/job-root";
 constexpr const char* kPod = "/api/v1/namespaces/cosmic-ac/pods/virt-launcher-job-x7k2q";
 constexpr const char* kPodName = "virt-launcher-job-x7k2q";
@@ -446,7 +447,7 @@ TEST_CASE("follow: a VMI that does not exist ends the wait at once (NotFound)") 
   CHECK(r.error().message ==
         "VirtualMachineInstance cosmic-ac/job does not exist (HTTP 404 NotFound: virtualmachineinstances.kubevirt.io "
         "\"job\" not found)");      // kube-apiserver's words for a custom resource
-  CHECK(s.requests().size() <= 2);  // the list, and perhaps the watch begun after it
+  CHECK(s.requests().size() <= 4);  // the VMI and VM lists, and perhaps the watches begun after them
 }
 
 TEST_CASE("follow: a Failed VMI ends the wait at once, with its conditions' messages") {
@@ -710,7 +711,8 @@ TEST_CASE("follow: a name from an API answer with ../ or ? is refused, naming it
         path = path.substr(0, path.find('?'));
         INFO(q);
         // The collections watched (by field or label selector) are not "elsewhere".
-        CHECK((path == kVmi || path == kDv || path == pods || kVmi == path + "/job" || kDv == path + "/job-root"));
+        CHECK((path == kVmi || path == kDv || path == pods || kVmi == path + "/job" || kDv == path + "/job-root" ||
+               path == kVms));
       }
     }
     DYNAMIC_SECTION("a DataVolume's name in the VMI's spec: " << bad) {
@@ -732,7 +734,8 @@ TEST_CASE("follow: a name from an API answer with ../ or ? is refused, naming it
         std::string path = q.substr(q.find(' ') + 1);
         path = path.substr(0, path.find('?'));
         INFO(q);
-        CHECK((path == vmis || path == dvs || path == "/api/v1/namespaces/cosmic-ac/pods"));  // no path made of it
+        CHECK((path == vmis || path == dvs || path == kVms ||
+               path == "/api/v1/namespaces/cosmic-ac/pods"));  // no path made of it
       }
     }
   }
@@ -891,7 +894,8 @@ TEST_CASE("follow: host/rbac/role.yaml grants exactly the requests wait makes") 
     }
   }
   CHECK(used == std::set<std::string>{"kubevirt.io|virtualmachineinstances|list",
-                                      "kubevirt.io|virtualmachineinstances|watch", "cdi.kubevirt.io|datavolumes|list",
+                                      "kubevirt.io|virtualmachineinstances|watch", "kubevirt.io|virtualmachines|list",
+                                      "kubevirt.io|virtualmachines|watch", "cdi.kubevirt.io|datavolumes|list",
                                       "cdi.kubevirt.io|datavolumes|watch", "|pods|list", "|pods|watch", "|pods/log|get",
                                       "|events|list"});
 }
@@ -1100,7 +1104,7 @@ TEST_CASE("follow: several jobs share one watch per kind: requests for 20 jobs a
   auto const one = requests_for(1);
   auto const twenty = requests_for(20);
   INFO("1 job: " << one << " requests, 20 jobs: " << twenty);
-  CHECK(one <= 6);  // a list and a watch of VMIs, DataVolumes, pods
+  CHECK(one <= 8);  // a list and a watch of VMs, VMIs, DataVolumes, pods
   CHECK(twenty <= 2 * one);
 }
 
@@ -1268,4 +1272,25 @@ TEST_CASE("follow: jobs that become ready in a flooded namespace are reported re
   bool said = false;
   for (auto const& n : sink.notices) said = said || n.find("holding 50 pods of cosmic-ac") != std::string::npos;
   CHECK(said);
+}
+
+TEST_CASE("follow: whether a VirtualMachine starts a new VMI, by KubeVirt's run-strategy rules") {
+  auto vm = [](std::string const& strategy, std::string const& printable = "", bool deleting = false) {
+    json o = {{"metadata", {{"name", "job"}}}, {"spec", {{"runStrategy", strategy}}}};
+    if (!printable.empty()) o["status"]["printableStatus"] = printable;
+    if (deleting) o["metadata"]["deletionTimestamp"] = "2020-01-01T00:00:00Z";
+    return view_vm(Json::parse(o.dump()));
+  };
+  CHECK(vm("Always").restarts_after(""));
+  CHECK(vm("Always").restarts_after("Succeeded"));  // a drained VMI: its guest shut down on SIGTERM
+  CHECK(vm("Always").restarts_after("Failed"));
+  CHECK_FALSE(vm("Always", "", true).restarts_after(""));
+  CHECK(vm("RerunOnFailure").restarts_after("Failed"));
+  CHECK_FALSE(vm("RerunOnFailure").restarts_after("Succeeded"));  // kubevirt/kubevirt#9823
+  CHECK(vm("RerunOnFailure", "Starting").restarts_after(""));
+  CHECK_FALSE(vm("RerunOnFailure", "Stopped").restarts_after(""));
+  CHECK_FALSE(vm("Halted").restarts_after(""));
+  CHECK_FALSE(vm("Manual").restarts_after("Failed"));
+  json none = {{"metadata", {{"name", "job"}}}};
+  CHECK(view_vm(Json::parse(none.dump())).run_strategy == "Always");
 }

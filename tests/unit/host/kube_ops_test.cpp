@@ -419,7 +419,7 @@ TEST_CASE("kube_ops: delete is foreground and waits until every object is 404; -
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 is gone"));
   CHECK(said.contains("DataVolume cosmic-ac/llama-70b-0-root is gone"));
   // The Secret goes by the VMI's foreground propagation (never a DELETE by name).
-  CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata goes with the VMI that owns it"));
+  CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata goes with the VM that owns it"));
   CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata is gone"));
   CHECK_FALSE(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
@@ -581,8 +581,8 @@ TEST_CASE("kube_ops: list and get — rows from the VMIs (terminal-safe), the ma
   CHECK(row.gpus == "8");
   CHECK(row.status == "ContainersNotReady: probe \\x1b[2Jfailed");
   std::string table = format_vmi_table({row});
-  CHECK(table.rfind("NAME          PHASE     READY   NODE         AGE   GPUS   STATUS\n", 0) == 0);
-  CHECK(table.find("llama-70b-0   Running   False   gpu-node-1   3h    8      ContainersNotReady") !=
+  CHECK(table.rfind("NAME          PHASE     READY   NODE         AGE   GPUS   VM   STATUS\n", 0) == 0);
+  CHECK(table.find("llama-70b-0   Running   False   gpu-node-1   3h    8      -    ContainersNotReady") !=
         std::string::npos);
   auto one = get_vmi(client, "cosmic-ac", "nope");
   REQUIRE_FALSE(one);
@@ -793,8 +793,8 @@ TEST_CASE("kube_ops: the delete plan (pure)") {
             "DataVolume cosmic-ac/llama-70b-0-root | " + std::string(kDvPath) +
                 "/llama-70b-0-root | the root disk (owned by the VMI; re-imported by CDI on the next apply)",
             "Secret cosmic-ac/llama-70b-0-userdata | " + std::string(kSecretPath) +
-                "/llama-70b-0-userdata | the user-data (owned by the VMI: the garbage collector deletes it "
-                "with the VMI) | unreadable",
+                "/llama-70b-0-userdata | the user-data (owned by the VM: the garbage collector deletes it "
+                "with the VM) | unreadable",
             "PersistentVolumeClaim cosmic-ac/llama-70b-0-data |  | the data disk is kept (pass --delete-data "
             "to delete it)"});
   CHECK(plan_delete(example(), true)[3].why == "the data disk (--delete-data)");
@@ -994,4 +994,60 @@ TEST_CASE("kube_ops: an object's paths carry their query through api_path, each 
   CHECK_FALSE(object_path(bad, {{"dryRun", "All"}}));
   bad["kind"] = "Unknown";
   CHECK_FALSE(collection_path(bad));
+}
+
+TEST_CASE(
+    "delete: a VirtualMachine job's plan — the VM first (its VMI and root disk go with it), the user-data "
+    "with it, the data PVC kept") {
+  JobSpec spec = example();
+  spec.workload_kind = WorkloadKind::VirtualMachine;
+  auto const plan = plan_delete(spec, false);
+  REQUIRE(plan.size() == 3);
+  CHECK(plan[0].object == "VirtualMachine cosmic-ac/llama-70b-0");
+  CHECK(plan[0].path == "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachines/llama-70b-0");
+  CHECK(plan[0].owns_others);
+  CHECK(plan[0].why == "the VM (its VMI and its root disk <name>-root, which it owns, go with it)");
+  CHECK(plan[1].object == "Secret cosmic-ac/llama-70b-0-userdata");
+  CHECK(plan[1].unreadable);
+  CHECK(plan[2].object == "PersistentVolumeClaim cosmic-ac/llama-70b-0-data");
+  CHECK(plan[2].path.empty());
+  CHECK(plan_delete(spec, true)[2].path == "/api/v1/namespaces/cosmic-ac/persistentvolumeclaims/llama-70b-0-data");
+}
+
+TEST_CASE(
+    "list: a VirtualMachine's row is its VMI's with the VM's printableStatus; a stopped VM has a row; a bare "
+    "VMI's VM column is -") {
+  auto const now = std::chrono::system_clock::now();
+  json vm = {{"apiVersion", "kubevirt.io/v1"},
+             {"kind", "VirtualMachine"},
+             {"metadata", {{"name", "a"}, {"uid", "vm-uid"}, {"creationTimestamp", "2020-01-01T00:00:00Z"}}},
+             {"spec",
+              {{"template", {{"spec", {{"domain", {{"devices", {{"gpus", json::array({json::object()})}}}}}}}}}}},
+             {"status",
+              {{"printableStatus", "Running"},
+               {"conditions", json::array({{{"type", "RestartRequired"}, {"status", "True"}}})}}}};
+  json vmi_of_vm = {{"kind", "VirtualMachineInstance"},
+                    {"metadata",
+                     {{"name", "a"},
+                      {"ownerReferences",
+                       json::array({{{"kind", "VirtualMachine"}, {"uid", "vm-uid"}, {"controller", true}}})}}},
+                    {"status", {{"phase", "Running"}, {"nodeName", "n1"}}}};
+  json bare = {{"kind", "VirtualMachineInstance"}, {"metadata", {{"name", "b"}}}, {"status", {{"phase", "Pending"}}}};
+  json stopped = vm;
+  stopped["metadata"] = {{"name", "c"}, {"uid", "c-uid"}};
+  stopped["status"] = {{"printableStatus", "Stopped"}};
+  json list = {{"items", json::array({vm, stopped, vmi_of_vm, bare})}};
+  auto rows = job_rows(Json::parse(list.dump()), now);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].name == "a");
+  CHECK(rows[0].phase == "Running");
+  CHECK(rows[0].node == "n1");
+  CHECK(rows[0].vm == "Running");
+  CHECK(rows[0].status.rfind("RestartRequired", 0) == 0);
+  CHECK(rows[1].name == "b");
+  CHECK(rows[1].vm == "-");
+  CHECK(rows[2].name == "c");
+  CHECK(rows[2].phase == "-");
+  CHECK(rows[2].vm == "Stopped");
+  CHECK(rows[2].gpus == "1");
 }

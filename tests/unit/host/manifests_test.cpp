@@ -38,9 +38,13 @@ test::SwaggerValidator const& cdi() {
 
 json plain(Json const& o) { return json::parse(o.dump()); }
 
-// The operator's half of the examples (root image, Secrets, overlay network, …).
+// The operator's half of the examples (root image, Secrets, overlay network, …),
+// rendering a bare VMI: the VirtualMachine the example profile makes wraps
+// that same spec ("manifests: workloadKind VirtualMachine …").
 OperatorProfile example_profile() {
-  return load_operator_profile(COSMICAC_SOURCE_DIR "/host/examples/operator/profile.yaml").value();
+  auto p = load_operator_profile(COSMICAC_SOURCE_DIR "/host/examples/operator/profile.yaml").value();
+  p.workload_kind = WorkloadKind::VirtualMachineInstance;
+  return p;
 }
 
 // KubeVirt's admission webhook refuses inline cloudInitNoCloud.userData above this.
@@ -157,6 +161,15 @@ void validate_all(std::vector<Json> const& objects) {
       errors = kubevirt().validate("v1.VirtualMachineInstance", o);
       auto w = webhook_violations(o, rendered);
       errors.insert(errors.end(), w.begin(), w.end());
+    } else if (kind == "VirtualMachine") {
+      errors = kubevirt().validate("v1.VirtualMachine", o);
+      json as_vmi{{"kind", "VirtualMachineInstance"}, {"spec", o["spec"]["template"]["spec"]}};
+      auto w = webhook_violations(as_vmi, rendered);
+      errors.insert(errors.end(), w.begin(), w.end());
+      for (auto const& t : o["spec"]["dataVolumeTemplates"]) {
+        auto dv = cdi().validate("v1beta1.DataVolumeSpec", t["spec"]);
+        errors.insert(errors.end(), dv.begin(), dv.end());
+      }
     } else if (kind == "DataVolume") {
       errors = cdi().validate("v1beta1.DataVolume", o);
     } else if (kind == "PersistentVolumeClaim") {
@@ -194,6 +207,36 @@ TEST_CASE("manifests: every example's objects validate against the schemas and w
   for (auto const& path : test::example_specs()) {
     INFO(path);
     validate_all(render_manifests(load_job_spec(path, example_profile()).value()));
+  }
+}
+
+TEST_CASE(
+    "manifests: workloadKind VirtualMachine — the VMI's spec as its template, the root disk as its "
+    "dataVolumeTemplates entry, the user-data Secret and the data PVC as before") {
+  OperatorProfile vm_profile = example_profile();
+  vm_profile.workload_kind = WorkloadKind::VirtualMachine;
+  vm_profile.run_strategy = "RerunOnFailure";
+  for (auto const& path : test::example_specs()) {
+    INFO(path);
+    JobSpec const spec = load_job_spec(path, vm_profile).value();
+    auto const objs = render_manifests(spec);
+    validate_all(objs);
+    JobSpec as_vmi = spec;
+    as_vmi.workload_kind = WorkloadKind::VirtualMachineInstance;
+    auto const bare = render_manifests(as_vmi);
+    json const vm = find_kind(objs, "VirtualMachine");
+    REQUIRE(vm.is_object());
+    CHECK(find_kind(objs, "VirtualMachineInstance").is_null());
+    CHECK(find_kind(objs, "DataVolume").is_null());  // KubeVirt creates it from the template, owned by the VM
+    CHECK(vm["spec"]["runStrategy"] == "RerunOnFailure");
+    CHECK(vm["spec"]["template"]["spec"].dump() == find_kind(bare, "VirtualMachineInstance")["spec"].dump());
+    CHECK(vm["spec"]["template"]["metadata"]["labels"].dump() == vm["metadata"]["labels"].dump());
+    json const dv = find_kind(bare, "DataVolume");
+    CHECK(vm["spec"]["dataVolumeTemplates"][0]["metadata"]["name"] == dv["metadata"]["name"]);
+    CHECK(vm["spec"]["dataVolumeTemplates"][0]["spec"].dump() == dv["spec"].dump());
+    CHECK(find_kind(objs, "Secret").dump() == find_kind(bare, "Secret").dump());
+    CHECK(find_kind(objs, "PersistentVolumeClaim").dump() == find_kind(bare, "PersistentVolumeClaim").dump());
+    CHECK(objs.size() == bare.size() - 1);
   }
 }
 
