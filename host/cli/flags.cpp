@@ -62,6 +62,12 @@ void ClusterFlags::bind_kubectl_flags(CLI::App& app) {
          [this](std::string const& text) {
            // kubectl's: a bare number is seconds, 0 waits for ever.
            bool const digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+           std::string const number = text.substr(0, text.find_first_not_of("0123456789"));
+           if (!number.empty() && number.find_first_not_of('0') == std::string::npos &&
+               (digits || text.find_first_not_of("smh", number.size()) == std::string::npos)) {
+             request_timeout = std::chrono::milliseconds(0);  // "0", "0s", "0ms": none (parse_duration wants > 0)
+             return;
+           }
            auto parsed = parse_duration(digits ? text + "s" : text);
            if (!parsed) throw CLI::ValidationError("--request-timeout", parsed.error().message);
            request_timeout = *parsed;
@@ -81,6 +87,7 @@ void ClusterFlags::bind_kubectl_flags(CLI::App& app) {
       ->check(no_line_breaks);
   app.add_option("--as-group", as_groups, "… and as this group; repeated for several")
       ->type_name("GROUP")
+      ->allow_extra_args(false)  // one group each: a NAME after it stays a NAME
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(no_line_breaks);
 }

@@ -394,8 +394,6 @@ void check_secret(KubeClient& client, DoctorRequest const& req, std::string cons
                          "add the keys " + join(missing) + " to secret " + req.ns + "/" + name));
 }
 
-namespace {
-
 // "0.1.2" → {0, 1, 2}; nullopt for anything else.
 std::optional<std::array<unsigned long, 3>> release_numbers(std::string const& v) {
   std::array<unsigned long, 3> n{};
@@ -440,6 +438,8 @@ Check agent_version_check(std::string const& label, std::string const& carried, 
   return {label, CheckState::Warn,
           "carries agent " + safe + ", older than this cosmicac-vmi " + tool + " (same series, compatible)", fix};
 }
+
+namespace {
 
 void check_bootstrap_cm(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
   std::string const label = "configmap " + req.bootstrap_configmap;

@@ -328,13 +328,16 @@ TEST_CASE("cli options: kubectl's global flags, as kubectl hands them to the plu
   CHECK(problem_of("get", {"x", "--request-timeout", "soon"}).starts_with("--request-timeout: "));
   CHECK(problem_of("get", {"x", "--as", "bob\r\nX-Injected: 1"}).find("a control character") != std::string::npos);
   WaitCommand wait;
-  REQUIRE(!parse_command(wait, {"x", "--request-timeout", "1500ms", "--as", "bob", "--as-group", "g1", "--as-group", "g2"}));
+  REQUIRE(!parse_command(wait,
+                         {"--as-group", "g1", "x", "--request-timeout", "1500ms", "--as", "bob", "--as-group", "g2"}));
   CHECK(wait.cluster.request_timeout == std::chrono::milliseconds(1500));
   CHECK(wait.cluster.as_user == "bob");
   CHECK(wait.cluster.as_groups == std::vector<std::string>{"g1", "g2"});
+  CHECK(wait.positional == std::vector<std::string>{"x"});  // a NAME after --as-group stays a NAME
   // Refused by name, with the reason; never taken silently.
-  CHECK(problem_of("get", {"x", "--token=abc"}).starts_with("--token is kubectl's global flag and is not taken: "
-                                                            "cosmicac-vmi reads the cluster"));
+  CHECK(problem_of("get", {"x", "--token=abc"})
+            .starts_with("--token is kubectl's global flag and is not taken: "
+                         "cosmicac-vmi reads the cluster"));
   CHECK(problem_of("apply", {"-f", "s", "-s", "https://x"}).starts_with("-s is kubectl's global flag"));
   CHECK(problem_of("wait", {"x", "--as-uid", "1"}).find("--as and --as-group are") != std::string::npos);
   CHECK(problem_of("list", {"-v", "6"}).starts_with("-v is kubectl's global flag"));

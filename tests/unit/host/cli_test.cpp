@@ -46,9 +46,11 @@ TEST_CASE("cli: --version, --help, usage errors") {
   auto v = vmi({"--version"});
   CHECK(v.exit_code == 0);
   // The version, the commit (a full hash in a checkout), the tree's state and the commit's time.
-  CHECK(std::regex_match(v.out, std::regex("cosmicac-vmi " COSMICAC_VERSION "\ncommit: [0-9a-f]{40}\n"
-                                           "tree: (clean|dirty)\nbuild date: "
-                                           "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z \\(the commit's time\\)\n")));
+  CHECK(
+      std::regex_match(v.out,
+                       std::regex("cosmicac-vmi " COSMICAC_VERSION "\ncommit: [0-9a-f]{40}\n"
+                                  "tree: (clean|dirty)\nbuild date: "
+                                  "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z \\(the commit's time\\)\n")));
   auto vj = vmi({"version", "-o", "json"});
   CHECK(vj.exit_code == 0);
   CHECK(vj.out.find("\"gitCommit\": \"") != std::string::npos);
