@@ -686,7 +686,7 @@ class Suite:
         a.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "ghcr-pull-cred", "namespace": ns},
                  "stringData": {k: "x" for k in ("accessKeyId", "secretKey", "DOCKER_REGISTRY", "DOCKER_USERNAME",
                                                   "DOCKER_TOKEN")}})
-        version = subprocess.run([self.vmi, "--version"], capture_output=True, text=True).stdout.split()[-1]
+        version = subprocess.run([self.vmi, "--version"], capture_output=True, text=True).stdout.split()[1]  # "cosmicac-vmi V"
         a.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bootstrap-cm", "namespace": ns},
                  "data": {"agent-version": version}, "binaryData": {"docker-bootstrap.sh": "f0VMRg=="}})
         token = a.request("POST", path_of("ServiceAccount", "cosmicac-vmi", ns, "token"),
