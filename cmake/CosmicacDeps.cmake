@@ -10,8 +10,10 @@ if(COSMICAC_STATIC)
   if(NOT COSMICAC_STATIC_PREFIX)
     message(FATAL_ERROR "COSMICAC_STATIC needs -DCOSMICAC_STATIC_PREFIX=<dir from packaging/static-deps>")
   endif()
-  set(ENV{PKG_CONFIG_PATH} "${COSMICAC_STATIC_PREFIX}/lib/pkgconfig")
-  set(ENV{PKG_CONFIG_LIBDIR} "${COSMICAC_STATIC_PREFIX}/lib/pkgconfig")
+  list(TRANSFORM COSMICAC_STATIC_PREFIX APPEND "/lib/pkgconfig" OUTPUT_VARIABLE static_pc_dirs)
+  string(REPLACE ";" ":" static_pc_dirs "${static_pc_dirs}")
+  set(ENV{PKG_CONFIG_PATH} "${static_pc_dirs}")
+  set(ENV{PKG_CONFIG_LIBDIR} "${static_pc_dirs}")
 endif()
 
 # cosmicac_pkg(<target> <pkg-config module>): an interface target for the module,

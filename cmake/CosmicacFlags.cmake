@@ -31,7 +31,19 @@ if(COSMICAC_TSAN)
   endif()
 endif()
 
-if(COSMICAC_STATIC)
+if(COSMICAC_STATIC AND COSMICAC_STATIC_VMI)
+  # cosmicac-vmi as operators install it (packaging/build-release): one static
+  # binary for any x86-64 Linux, at the optimisation of a release build (the
+  # preset's -O2), stripped. No LTO: it is not size-bound, and an LTO link
+  # would cost CI about a minute of CPU at every release build.
+  target_compile_options(cosmicac_flags INTERFACE -ffunction-sections -fdata-sections
+    -ffile-prefix-map=${PROJECT_SOURCE_DIR}/=)
+  target_link_options(cosmicac_flags INTERFACE -static -Wl,--gc-sections -s)
+  # Header-only spdlog and fmt (Debian ships neither as a static archive), as
+  # the agent's; COSMICAC_STATIC_NSS: main() keeps glibc's NSS to what is
+  # built into the static libc (host/cli/main.cpp).
+  target_compile_definitions(cosmicac_flags INTERFACE SPDLOG_HEADER_ONLY FMT_HEADER_ONLY COSMICAC_STATIC_NSS)
+elseif(COSMICAC_STATIC)
   # Size matters (the packed binary must fit a ConfigMap with room to spare):
   # -Oz, GCC 12's -Os that also prefers the shorter instruction over the faster
   # one (~12 KB raw, ~3 KB packed; the agent waits on disks, dockerd and the

@@ -8,8 +8,11 @@
 #include "host/cli/dispatch.hpp"
 
 #include "common/terminal_text.hpp"
+#include "host/cli/build_info.hpp"
 #include "host/cli/commands.hpp"
+#include "host/cli/completion.hpp"
 
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -34,7 +37,10 @@ constexpr const char* kUsageTail =
     "  mirror) goes with every command that reads a job spec; a spec that sets one of its keys is\n"
     "  refused (exit 2).\n"
     "SPEC is a YAML or JSON job spec (see host/examples/); '-' reads stdin.\n"
-    "cosmicac-vmi --version: the version.\n";
+    "cosmicac-vmi --version: the version, commit and build date (version -o json|yaml).\n"
+    "cosmicac-vmi completion bash|zsh: the shell's completion script.\n"
+    "kubectl-cosmicac (kubectl cosmicac ...): this tool as a kubectl plugin; of kubectl's global\n"
+    "  flags --kubeconfig, --context, -n, --request-timeout, --as, --as-group are taken, others refused.\n";
 
 constexpr const char* kExitStatus =
     "exit status: 0 done, 1 failed (API error, VMI differs, timeout), 2 usage or spec error\n";
@@ -172,8 +178,11 @@ Outcome parse_command(CommandOptions& options, std::vector<std::string> const& a
   }
   for (auto const& extra : app.remaining())
     if (extra != "--") options.unknown_options.push_back(extra);
-  if (!options.unknown_options.empty())
-    return usage_problem("unknown option " + terminal_safe(options.unknown_options.front()));
+  if (!options.unknown_options.empty()) {
+    std::string const& first = options.unknown_options.front();
+    std::string refusal = kubectl_flag_refusal(first);
+    return usage_problem(refusal.empty() ? "unknown option " + terminal_safe(first) : refusal);
+  }
   return options.validate();
 }
 
@@ -203,15 +212,55 @@ int print_help(std::vector<std::string> const& args) {
   return kExitOk;
 }
 
+// `completion bash|zsh`: the script; `__complete WORD...`: the candidates,
+// within a hard bound (a credential plugin that hangs is not waited for).
+int run_completion(std::vector<std::string> const& args) {
+  if (args.front() == "__complete") {
+    ::alarm(static_cast<unsigned>(kCompletionBound.count()) + 1);  // SIGALRM ends the process, silently
+    for (auto const& word : complete_words({args.begin() + 1, args.end()}, cluster_job_names))
+      std::printf("%s\n", word.c_str());
+    return kExitOk;
+  }
+  std::string const script = args.size() == 2 ? completion_script(args[1]) : std::string();
+  if (script.empty()) return report(usage_problem("usage: cosmicac-vmi completion bash|zsh"), nullptr);
+  std::fputs(script.c_str(), stdout);
+  return kExitOk;
+}
+
+// `--version`, `version [-o json|yaml]`: kubectl version --client's fields.
+int print_version(std::vector<std::string> const& args) {
+  BuildInfo const info = build_info();
+  if (args.size() == 1) {
+    std::fputs(version_text(info).c_str(), stdout);
+    return kExitOk;
+  }
+  PrintFlags print;
+  if (args.size() == 3 && (args[1] == "-o" || args[1] == "--output")) print.output = args[2];
+  else if (args.size() == 2 && args[1].starts_with("--output=")) print.output = args[1].substr(9);
+  else if (args.size() == 2 && args[1].starts_with("-o")) print.output = args[1].substr(2);
+  if (print.output.empty() || print.validate())
+    return report(usage_problem("usage: cosmicac-vmi version [-o json|yaml]"), nullptr);
+  Json const doc{{"version", info.version},
+                 {"gitCommit", info.commit},
+                 {"gitTreeState", info.tree},
+                 {"buildDate", info.date},
+                 {"platform", "linux/amd64"}};
+  std::fputs(print.format(doc).c_str(), stdout);
+  return kExitOk;
+}
+
 }  // namespace
+
+std::string version_text(BuildInfo const& info) {
+  return "cosmicac-vmi " + std::string(info.version) + "\ncommit: " + std::string(info.commit) +
+         "\ntree: " + std::string(info.tree) + "\nbuild date: " + std::string(info.date) + " (the commit's time)\n";
+}
 
 int run_cli(std::vector<std::string> const& args) {
   if (args.empty()) return report(usage_problem("a command is required"), nullptr);
   std::string const& name = args.front();
-  if (name == "--version" || name == "version") {
-    std::printf("cosmicac-vmi %s\n", COSMICAC_VERSION);
-    return kExitOk;
-  }
+  if (name == "__complete" || name == "completion") return run_completion(args);
+  if (name == "--version" || name == "version") return print_version(args);
   if (asks_for_help(args)) return print_help(args);
   CommandEntry const* entry = find_command(name);
   if (entry == nullptr) return report(usage_problem("unknown command '" + terminal_safe(name) + "'"), nullptr);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 
 namespace cosmicac::host::cli {
@@ -47,6 +48,7 @@ void ClusterFlags::bind(CLI::App& app, bool with_kubeconfig) {
                    "requests at once before --qps holds them [default " + std::to_string(rate.burst) + "]")
         ->type_name("N")
         ->check(number_at_least(1));
+    bind_kubectl_flags(app);
   }
   app.add_option("-n,--namespace", ns,
                  "the operator's namespace (the profile's, else this, else the\n"
@@ -54,10 +56,102 @@ void ClusterFlags::bind(CLI::App& app, bool with_kubeconfig) {
       ->type_name("NS");
 }
 
+void ClusterFlags::bind_kubectl_flags(CLI::App& app) {
+  app.add_option_function<std::string>(
+         "--request-timeout",
+         [this](std::string const& text) {
+           // kubectl's: a bare number is seconds, 0 waits for ever.
+           bool const digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+           std::string const number = text.substr(0, text.find_first_not_of("0123456789"));
+           if (!number.empty() && number.find_first_not_of('0') == std::string::npos &&
+               (digits || text.find_first_not_of("smh", number.size()) == std::string::npos)) {
+             request_timeout = std::chrono::milliseconds(0);  // "0", "0s", "0ms": none (parse_duration wants > 0)
+             return;
+           }
+           auto parsed = parse_duration(digits ? text + "s" : text);
+           if (!parsed) throw CLI::ValidationError("--request-timeout", parsed.error().message);
+           request_timeout = *parsed;
+         },
+         "each API request's bound (kubectl's flag; 0: none)\n[default 30s]")
+      ->type_name("DURATION");
+  auto no_line_breaks = CLI::Validator(
+      [](std::string& text) -> std::string {
+        for (char c : text)
+          if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            return "a control character in '" + terminal_safe(text) + "'";
+        return {};
+      },
+      "");
+  app.add_option("--as", as_user, "act as this user (kubectl's impersonation; the\nserver checks you may)")
+      ->type_name("USER")
+      ->check(no_line_breaks);
+  app.add_option("--as-group", as_groups, "… and as this group; repeated for several")
+      ->type_name("GROUP")
+      ->allow_extra_args(false)  // one group each: a NAME after it stays a NAME
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(no_line_breaks);
+}
+
 Result<ClusterAccess> ClusterFlags::access() const {
+  if (!as_groups.empty() && as_user.empty()) return host_error(Errc::Usage, "--as-group needs --as (as kubectl's)");
   auto loaded = load_cluster_access(kubeconfig, context, KubeEnvironment::from_process());
-  if (loaded) loaded->rate = rate;
+  if (!loaded) return loaded;
+  loaded->rate = rate;
+  loaded->request_timeout = request_timeout;
+  loaded->impersonate_user = as_user;
+  loaded->impersonate_groups = as_groups;
   return loaded;
+}
+
+namespace {
+
+struct KubectlFlag {
+  std::string_view name;  // without dashes
+  std::string_view why;
+};
+
+constexpr std::string_view kKubeconfigOnly =
+    "cosmicac-vmi reads the cluster and its credentials from a kubeconfig context only (--kubeconfig FILE, "
+    "--context NAME)";
+constexpr std::string_view kNoMeaning = "it has no meaning for cosmicac-vmi";
+
+// `kubectl options` (1.32) less what ClusterFlags binds.
+constexpr std::array<KubectlFlag, 22> kKubectlFlags = {{
+    {"server", kKubeconfigOnly},
+    {"s", kKubeconfigOnly},
+    {"cluster", kKubeconfigOnly},
+    {"user", kKubeconfigOnly},
+    {"token", kKubeconfigOnly},
+    {"username", kKubeconfigOnly},
+    {"password", kKubeconfigOnly},
+    {"certificate-authority", kKubeconfigOnly},
+    {"client-certificate", kKubeconfigOnly},
+    {"client-key", kKubeconfigOnly},
+    {"insecure-skip-tls-verify", kKubeconfigOnly},
+    {"tls-server-name", kKubeconfigOnly},
+    {"as-uid", "impersonation by UID is not supported (--as and --as-group are)"},
+    {"cache-dir", "cosmicac-vmi keeps no discovery cache"},
+    {"disable-compression", "cosmicac-vmi asks for no compressed responses"},
+    {"match-server-version", kNoMeaning},
+    {"warnings-as-errors", kNoMeaning},
+    {"profile-output", kNoMeaning},
+    {"log-flush-frequency", kNoMeaning},
+    {"v", "cosmicac-vmi has no log levels (its messages go to stderr)"},
+    {"vmodule", "cosmicac-vmi has no log levels (its messages go to stderr)"},
+    {"kubeconfig", "this command reads no cluster"},
+}};
+
+}  // namespace
+
+std::string kubectl_flag_refusal(std::string_view arg) {
+  if (!arg.starts_with('-')) return {};
+  std::string_view name = arg.substr(arg.starts_with("--") ? 2 : 1);
+  name = name.substr(0, name.find('='));
+  for (auto const& flag : kKubectlFlags)
+    if (flag.name == name)
+      return std::string(arg.starts_with("--") ? "--" : "-") + std::string(name) +
+             " is kubectl's global flag and is not taken: " + std::string(flag.why);
+  return {};
 }
 
 void FileFlags::bind(CLI::App& app) {

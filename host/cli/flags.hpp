@@ -34,7 +34,13 @@ struct ClusterFlags {
   // kube-controller-manager's 20 and 30: client-go's own 5 and 10 would hold a
   // hundred-job apply for minutes; a fleet's `wait` still stays bounded.
   RequestRate rate{.qps = 20, .burst = 30};
+  // kubectl's global flags that mean something here (kubectl hands them to its
+  // plugins: `kubectl cosmicac wait ... --request-timeout 10s --as bob`).
+  std::optional<std::chrono::milliseconds> request_timeout;
+  std::string as_user;
+  std::vector<std::string> as_groups;
   void bind(CLI::App& app, bool with_kubeconfig = true);
+  void bind_kubectl_flags(CLI::App& app);
   // The kubeconfig (else $KUBECONFIG, ~/.kube/config, in-cluster), with the
   // rate limit; a failure exits 1.
   Result<ClusterAccess> access() const;
@@ -121,6 +127,11 @@ struct DurationFlag {
   // `what` says what the duration bounds; the help line adds the default.
   void bind(CLI::App& app, std::string const& name, std::string const& what);
 };
+
+// kubectl's global flags that cosmicac-vmi does not take (`kubectl options`),
+// with why and what to use instead; `arg` as given ("--token=x", "-s").
+// Empty for any other argument.
+std::string kubectl_flag_refusal(std::string_view arg);
 
 // -n against the profile's namespace: empty when either is absent or they agree.
 Outcome namespace_conflict(std::string const& ns_flag, OperatorProfile const& profile);

@@ -6,6 +6,7 @@
 #include "common/secret.hpp"
 #include "host/cluster/rate_limit.hpp"
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
@@ -48,6 +49,12 @@ struct ClusterAccess {
   // At most this many requests (client-go's rest.Config QPS and Burst: the
   // command line sets them; a kubeconfig has no such key).
   RequestRate rate;
+  // --request-timeout (kubectl's global flag): each request's bound, 0 none;
+  // unset, the client's default.
+  std::optional<std::chrono::milliseconds> request_timeout;
+  // --as, --as-group: the user and groups the server is asked to act as.
+  std::string impersonate_user;
+  std::vector<std::string> impersonate_groups;
 };
 
 }  // namespace cosmicac::host

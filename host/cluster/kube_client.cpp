@@ -2,6 +2,7 @@
 
 #include "common/terminal_text.hpp"
 #include "host/cluster/exec_credential.hpp"
+#include "host/cluster/trust_store.hpp"
 
 #include <curl/curl.h>
 #include <openssl/x509_vfy.h>
@@ -257,6 +258,8 @@ void set_tls(CURL* h, ClusterAccess const& a, ExecCredential const* plugin) {
   }
   if (!a.ca_pem.empty()) set_blob(h, CURLOPT_CAINFO_BLOB, a.ca_pem);
   else if (!a.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, a.ca_file.c_str());
+  else if (std::string const bundle = system_ca_bundle(); !bundle.empty())
+    curl_easy_setopt(h, CURLOPT_CAINFO, bundle.c_str());  // copied by curl
   bool const plugin_pair = plugin && !plugin->client_cert_pem.empty();
   std::string_view const cert_pem = plugin_pair ? std::string_view(plugin->client_cert_pem) : a.client_cert_pem;
   std::string_view const key_pem = plugin_pair ? plugin->client_key_pem.reveal() : a.client_key_pem.reveal();
@@ -316,10 +319,23 @@ void set_credentials(CURL* h, ClusterAccess const& a, ExecCredential const* plug
   }
 }
 
+// --as, --as-group: kubectl's impersonation headers (the server checks the
+// caller may impersonate; the values were checked for line breaks when parsed).
+void set_impersonation(Easy& e, ClusterAccess const& a) {
+  if (!a.impersonate_user.empty()) e.add_header("Impersonate-User: " + a.impersonate_user);
+  for (auto const& group : a.impersonate_groups) e.add_header("Impersonate-Group: " + group);
+}
+
+// --request-timeout (kubectl's: 0 is none) else the client's default; whole seconds, rounded up.
+std::chrono::seconds effective_timeout(ClusterAccess const& a, std::chrono::seconds fallback) {
+  if (!a.request_timeout) return fallback;
+  return std::chrono::ceil<std::chrono::seconds>(*a.request_timeout);
+}
+
 }  // namespace
 
 KubeClient::KubeClient(ClusterAccess access, std::chrono::seconds request_timeout)
-    : access_(std::move(access)), timeout_(request_timeout), limiter_(access_.rate) {
+    : access_(std::move(access)), timeout_(effective_timeout(access_, request_timeout)), limiter_(access_.rate) {
   global_init();
   if (access_.exec) exec_ = std::make_unique<ExecCredentialSource>(*access_.exec, access_);
 }
@@ -372,6 +388,7 @@ Result<HttpResponse> KubeClient::perform_once(std::string const& method, std::st
   set_tls(e.h, access_, plugin.get());
   if (auto st = set_url(e, access_, path); !st) return st.error();
   set_credentials(e.h, access_, plugin.get());
+  set_impersonation(e, access_);
   CURLcode rc = curl_easy_perform(e.h);
   if (stream && (rc == CURLE_ABORTED_BY_CALLBACK || (rc == CURLE_WRITE_ERROR && stream->status >= 200))) {
     resp.status = stream->status;  // we ended it: stop was set or on_data declined

@@ -10,10 +10,13 @@
 #include "host/verbs/rbac_role.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
+#include <string_view>
 
 namespace cosmicac::host {
 namespace {
@@ -441,6 +444,53 @@ void check_secret(KubeClient& client, DoctorRequest const& req, std::string cons
                          "add the keys " + join(missing) + " to secret " + req.ns + "/" + name));
 }
 
+// "0.1.2" → {0, 1, 2}; nullopt for anything else.
+std::optional<std::array<unsigned long, 3>> release_numbers(std::string const& v) {
+  std::array<unsigned long, 3> n{};
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    std::size_t const end = i + 1 < n.size() ? v.find('.', pos) : v.size();
+    if (end == std::string::npos || end == pos || end - pos > 9) return std::nullopt;
+    std::string_view const part(v.data() + pos, end - pos);
+    if (part.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+    n[i] = std::stoul(std::string(part));
+    pos = end + 1;
+  }
+  return n;
+}
+
+}  // namespace
+
+Check agent_version_check(std::string const& label, std::string const& carried, std::string const& tool,
+                          std::string const& fix) {
+  std::string const& safe = carried;  // escaped where printed (print_checks), encoded in --json
+  if (carried == tool)
+    return pass(label, std::string("has ") + kAgentIsoFile + ", agent " + safe + " (this release's)");
+  auto const a = release_numbers(carried);
+  auto const t = release_numbers(tool);
+  if (!a || !t)
+    return failed(label, "carries agent '" + safe + "', not a version this cosmicac-vmi " + tool + " reads", fix);
+  // The compatibility line: the major version, and before 1.0 the minor one too
+  // (the user-data this tool renders, the events and reasons it reads).
+  auto const series = [](std::array<unsigned long, 3> const& v) {
+    return v[0] > 0 ? std::to_string(v[0]) : "0." + std::to_string(v[1]);
+  };
+  if (series(*a) != series(*t))
+    return failed(label,
+                  "carries agent " + safe + ", of another release series than this cosmicac-vmi " + tool + " (" +
+                      series(*a) + " against " + series(*t) + "): the VMIs it renders need their own series' agent",
+                  fix);
+  if (*a > *t)
+    return {label, CheckState::Warn,
+            "carries agent " + safe + ", newer than this cosmicac-vmi " + tool +
+                " (same series): failure reasons added since read as internal here",
+            "install cosmicac-vmi " + safe + " (the release of that agent)"};
+  return {label, CheckState::Warn,
+          "carries agent " + safe + ", older than this cosmicac-vmi " + tool + " (same series, compatible)", fix};
+}
+
+namespace {
+
 void check_bootstrap_cm(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
   std::string const label = "configmap " + req.bootstrap_configmap;
   auto r = get(client, api_path(api::kConfigMaps, req.ns, req.bootstrap_configmap));
@@ -458,10 +508,7 @@ void check_bootstrap_cm(KubeClient& client, DoctorRequest const& req, std::vecto
   if (version.empty())
     return out.push_back(
         failed(label, std::string("does not say which agent it carries (no data key ") + kAgentVersionKey + ")", fix));
-  if (version != req.agent_version)
-    return out.push_back(
-        failed(label, "carries agent " + version + ", this cosmicac-vmi expects " + req.agent_version, fix));
-  out.push_back(pass(label, std::string("has ") + kAgentIsoFile + ", agent " + version));
+  out.push_back(agent_version_check(label, version, req.agent_version, fix));
 }
 
 // ---- RBAC

@@ -27,6 +27,13 @@ struct Check {
   std::string fix;     // for Fail: what to do (empty otherwise)
 };
 
+// bootstrap-cm's agent-version against this cosmicac-vmi's version: the same
+// passes; another release series (the major version, the minor before 1.0)
+// fails with `fix`; within the series, a newer agent warns to upgrade the tool
+// (reasons it added read as internal), an older one warns with `fix`.
+Check agent_version_check(std::string const& label, std::string const& carried, std::string const& tool,
+                          std::string const& fix);
+
 struct DoctorRequest {
   std::string ns;                      // the workload namespace
   std::optional<JobSpec> spec;         // -f: what one VMI needs (devices, CPU, memory, hugepages, names)

@@ -14,6 +14,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -703,7 +704,7 @@ class Suite:
         a.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "ghcr-pull-cred", "namespace": ns},
                  "stringData": {k: "x" for k in ("accessKeyId", "secretKey", "DOCKER_REGISTRY", "DOCKER_USERNAME",
                                                   "DOCKER_TOKEN")}})
-        version = subprocess.run([self.vmi, "--version"], capture_output=True, text=True).stdout.split()[-1]
+        version = subprocess.run([self.vmi, "--version"], capture_output=True, text=True).stdout.split()[1]  # "cosmicac-vmi V"
         a.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bootstrap-cm", "namespace": ns},
                  "data": {"agent-version": version}, "binaryData": {"docker-bootstrap.sh": "f0VMRg=="}})
         token = a.request("POST", path_of("ServiceAccount", "cosmicac-vmi", ns, "token"),
@@ -1065,7 +1066,122 @@ class Suite:
         check(r.rc == 0, f"wait did not succeed:\n{r.show()}")
         check("zzzzz" not in r.text() and "delete-data" not in r.text(), f"the foreign pod was adopted:\n{r.show()}")
 
+    def case_completion_job_names(self, ns):
+        """`__complete` (what the completion scripts call) offers the managed VMIs' names for
+        wait and get, and offers nothing, quickly and quietly, when the server does not answer."""
+        import socket
+        kc = self.tester_kubeconfig(ns)
+        self._bare_vmis(ns, ["job-a", "job-b"])
+        for verb in ("wait", "get"):
+            r = self.run("__complete", verb, "--kubeconfig", kc, "-n", ns, "job-", kubeconfig=None, expect=0)
+            check(r.out.split() == ["job-a", "job-b"], f"{verb} NAME completes to {r.out.split()}:\n{r.show()}")
+        silent = socket.socket()
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # connections are accepted by the kernel and never answered
+        with open(kc) as fh:
+            doc = json.load(fh)
+        doc["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{silent.getsockname()[1]}"
+        mute_kc = os.path.join(self.work, "kubeconfig-silent")
+        with open(mute_kc, "w") as fh:
+            json.dump(doc, fh)
+        t0 = time.monotonic()
+        r = self.run("__complete", "wait", "--kubeconfig", mute_kc, "-n", ns, "", kubeconfig=None)
+        took = time.monotonic() - t0
+        silent.close()
+        check(r.rc == 0 and r.out == "" and r.err == "", f"a silent server is not quiet:\n{r.show()}")
+        check(took < 4.5, f"a silent server held the completion {took:.1f} s (bound: 2 s, killed at 3 s)")
 
+    # --- the static release binary in an older Debian root (run alone: --case static_old_root) --
+    def _old_root_kubeconfig(self, root, name, server, user, ns, ca=True):
+        import base64
+        cluster_entry = {"server": server}
+        if ca:
+            with open(self.cp.ca, "rb") as fh:
+                cluster_entry["certificate-authority-data"] = base64.b64encode(fh.read()).decode()
+        doc = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
+               "clusters": [{"name": "c", "cluster": cluster_entry}], "users": [{"name": "u", "user": user}],
+               "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u", "namespace": ns}}]}
+        with open(os.path.join(root, "etc/cosmicac", name), "w") as fh:
+            json.dump(doc, fh)
+        return "/etc/cosmicac/" + name
+
+    def _in_root(self, root, *args, expect=None):
+        env = {"PATH": "/usr/bin:/bin", "HOME": "/root", "LANG": "C.UTF-8"}
+        p = subprocess.run([shutil.which("chroot"), root, "/usr/local/bin/cosmicac-vmi", *args], capture_output=True, text=True,
+                           errors="replace", timeout=120, env=env, stdin=subprocess.DEVNULL)
+        r = Run(["(chroot)"] + list(args), p.returncode, p.stdout, p.stderr)
+        self.transcript.append(r.show())
+        if expect is not None:
+            check(r.rc == expect, f"exit {r.rc}, expected {expect}:\n{r.show()}")
+        return r
+
+    def case_static_old_root(self, ns):
+        """The static release binary (--vmi dist/cosmicac-vmi) chrooted into Debian bullseye
+        (old_root.py): get and apply --dry-run=server reach the API server by host name, once
+        through /etc/hosts with a client certificate, once through DNS with an exec plugin's
+        credential and the root's own trust store; the root's nsswitch.conf names myhostname."""
+        import base64
+        import tempfile
+        import old_root
+        tar = old_root.cached_tar(log=lambda m: print(m, flush=True))
+        root = tempfile.mkdtemp(prefix="old-root-", dir=self.work)
+        old_root.unpack(tar, root)
+        check(open(os.path.join(root, "etc/debian_version")).read().startswith("11."), "the root is not bullseye")
+        shutil.copy2(self.vmi, os.path.join(root, "usr/local/bin/cosmicac-vmi"))
+        os.makedirs(os.path.join(root, "etc/cosmicac"))
+        with open(os.path.join(root, "etc/hosts"), "w") as fh:
+            fh.write("127.0.0.1 localhost\n127.0.0.1 kubernetes\n")  # the serving certificate's SANs
+        with open(os.path.join(root, "etc/resolv.conf"), "w") as fh:
+            fh.write(f"nameserver {old_root.DNS_ADDRESS}\noptions timeout:2 attempts:2\n")
+        with open(os.path.join(root, "etc/nsswitch.conf")) as fh:
+            check("myhostname" in fh.read(), "the root's nsswitch.conf does not name myhostname")
+        cert, key = (open(p, "rb").read() for p in self.cp.tester_client)
+        b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
+        files_kc = self._old_root_kubeconfig(root, "by-hosts", f"https://kubernetes:{self.cp.port}",
+                                             {"client-certificate-data": b64(cert), "client-key-data": b64(key)}, ns)
+        cred = {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                "status": {"clientCertificateData": cert.decode(), "clientKeyData": key.decode()}}
+        with open(os.path.join(root, "etc/cosmicac/credential.json"), "w") as fh:
+            json.dump(cred, fh)
+        plugin = os.path.join(root, "usr/local/bin/cred-plugin")
+        with open(plugin, "w") as fh:
+            fh.write("#!/bin/sh\nexec cat /etc/cosmicac/credential.json\n")
+        os.chmod(plugin, 0o755)
+        exec_user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "/usr/local/bin/cred-plugin",
+                              "interactiveMode": "Never"}}
+        dns_kc = self._old_root_kubeconfig(root, "by-dns", f"https://kubernetes.default.svc:{self.cp.port}",
+                                           exec_user, ns, ca=False)
+        self._bare_vmis(ns, ["vm-old"])
+        spec = self.spec("vm-new", ns)
+        shutil.copy2(spec, os.path.join(root, "etc/cosmicac/spec.json"))
+        dns_log = os.path.join(self.work, "dnsmasq.log")
+        dns = old_root.Dns({"kubernetes.default.svc": "127.0.0.1"}, dns_log)
+        try:
+            for kc in (files_kc, dns_kc):
+                if kc == dns_kc:
+                    # Not trusted until the root's trust store holds the cluster's CA.
+                    r = self._in_root(root, "get", "vm-old", "-n", ns, "--kubeconfig", kc, expect=1)
+                    check("certificate" in r.err.lower(), f"an untrusted server, not said:\n{r.show()}")
+                    shutil.copy2(self.cp.ca, os.path.join(root, "usr/local/share/ca-certificates/realapi.crt"))
+                    u = subprocess.run([shutil.which("chroot"), root, "update-ca-certificates"],
+                                       capture_output=True, text=True, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+                    check(u.returncode == 0 and "1 added" in u.stdout, f"update-ca-certificates: {u.stdout}{u.stderr}")
+                r = self._in_root(root, "get", "vm-old", "-n", ns, "--kubeconfig", kc, expect=0)
+                check(r.out.split()[:1] == ["NAME"] and "vm-old" in r.out, f"get shows no vm-old:\n{r.show()}")
+                r = self._in_root(root, "apply", "--dry-run=server", "-f", "/etc/cosmicac/spec.json", "-n", ns,
+                                  "--kubeconfig", kc, expect=0)
+                check(self.obj("VirtualMachineInstance", "vm-new", ns) is None, "a server dry run created the VMI")
+        finally:
+            dns.stop()
+        with open(dns_log, errors="replace") as fh:
+            check("query[A] kubernetes.default.svc" in fh.read(), "the DNS server was never asked")
+        print(f"old-root: glibc {old_root.glibc_version(root)} (this build's: {os.confstr('CS_GNU_LIBC_VERSION')})",
+              flush=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# Cases run only when named (--case): what they need is not the build's cosmicac-vmi.
+ALONE = {"static_old_root"}
 CASES = [n[len("case_"):] for n in vars(Suite) if n.startswith("case_")]
 
 
@@ -1112,7 +1228,7 @@ def main():
             return 2
         selected = args.case
     else:
-        selected = CASES
+        selected = [c for c in CASES if c not in ALONE]
 
     t0 = time.monotonic()
     cp = cluster.ControlPlane(bins, crds)

@@ -2,6 +2,7 @@
 // parsed and validated (host/cli/commands.hpp), the command table and the
 // --help made from it; and, through the binary, the drift the table removed.
 #include "host/cli/commands.hpp"
+#include "host/cli/completion.hpp"
 #include "host/cli/dispatch.hpp"
 
 #include "common/process.hpp"
@@ -317,4 +318,64 @@ TEST_CASE("cli options: the binary refuses render-userdata --output as it refuse
   CHECK(d.err == "cosmicac-vmi: " + kExample +
                      ": namespace: 'cosmic-ac' is not the operator's namespace 'other' (-n or operator profile key "
                      "namespace): a job spec may repeat the namespace, never choose it\n");
+}
+
+TEST_CASE("cli options: kubectl's global flags, as kubectl hands them to the plugin") {
+  // Taken: --kubeconfig, --context, -n, --request-timeout, --as, --as-group.
+  CHECK(problem_of("get", {"x", "--request-timeout", "5"}) == "");  // kubectl's: a bare number is seconds
+  CHECK(problem_of("get", {"x", "--request-timeout=0"}) == "");
+  CHECK(problem_of("wait", {"x", "--as", "bob", "--as-group", "a", "--as-group", "b"}) == "");
+  CHECK(problem_of("get", {"x", "--request-timeout", "soon"}).starts_with("--request-timeout: "));
+  CHECK(problem_of("get", {"x", "--as", "bob\r\nX-Injected: 1"}).find("a control character") != std::string::npos);
+  WaitCommand wait;
+  REQUIRE(!parse_command(wait,
+                         {"--as-group", "g1", "x", "--request-timeout", "1500ms", "--as", "bob", "--as-group", "g2"}));
+  CHECK(wait.cluster.request_timeout == std::chrono::milliseconds(1500));
+  CHECK(wait.cluster.as_user == "bob");
+  CHECK(wait.cluster.as_groups == std::vector<std::string>{"g1", "g2"});
+  CHECK(wait.positional == std::vector<std::string>{"x"});  // a NAME after --as-group stays a NAME
+  // Refused by name, with the reason; never taken silently.
+  CHECK(problem_of("get", {"x", "--token=abc"})
+            .starts_with("--token is kubectl's global flag and is not taken: "
+                         "cosmicac-vmi reads the cluster"));
+  CHECK(problem_of("apply", {"-f", "s", "-s", "https://x"}).starts_with("-s is kubectl's global flag"));
+  CHECK(problem_of("wait", {"x", "--as-uid", "1"}).find("--as and --as-group are") != std::string::npos);
+  CHECK(problem_of("list", {"-v", "6"}).starts_with("-v is kubectl's global flag"));
+  CHECK(problem_of("render", {"-f", "s", "--kubeconfig", "k"}).find("this command reads no cluster") !=
+        std::string::npos);
+  for (std::string flag : {"--cluster", "--user", "--server", "--certificate-authority", "--client-certificate",
+                           "--client-key", "--insecure-skip-tls-verify", "--tls-server-name", "--username",
+                           "--password", "--cache-dir", "--disable-compression", "--match-server-version",
+                           "--warnings-as-errors", "--profile-output", "--log-flush-frequency", "--vmodule"}) {
+    INFO(flag);
+    CHECK(problem_of("list", {flag + "=x"}).starts_with(flag + " is kubectl's global flag and is not taken: "));
+  }
+}
+
+TEST_CASE("cli options: __complete offers commands, a command's bound flags, -o's values, job names") {
+  std::vector<std::vector<std::string>> asked;
+  JobNames const names = [&](std::vector<std::string> const& words) {
+    asked.push_back(words);
+    return std::vector<std::string>{"job-b", "job-a", "other"};
+  };
+  CHECK(complete_words({"wa"}, names) == std::vector<std::string>{"wait"});
+  CHECK(complete_words({"re"}, names) == std::vector<std::string>{"render", "render-userdata"});
+  CHECK(complete_words({"--v"}, names) == std::vector<std::string>{"--version"});
+  CHECK(complete_words({"wait", "--fa"}, names) == std::vector<std::string>{"--fail-fast"});
+  CHECK(complete_words({"completion", ""}, names) == std::vector<std::string>{"bash", "zsh"});
+  CHECK(complete_words({"get", "-o", ""}, names) == std::vector<std::string>{"json", "yaml"});
+  CHECK(complete_words({"apply", "-f", ""}, names).empty());  // a file: the shell's own completion
+  CHECK(asked.empty());
+  CHECK(complete_words({"get", "-n", "ns", "job-"}, names) == std::vector<std::string>{"job-a", "job-b"});
+  CHECK(asked == std::vector<std::vector<std::string>>{{"get", "-n", "ns", "job-"}});
+  CHECK(complete_words({"delete", ""}, names).empty());  // delete takes -f, no NAME
+  // Every flag a command's page lists is offered.
+  for (auto const& entry : command_table()) {
+    auto offered = complete_words({std::string(entry.name), "-"}, names);
+    std::string const page = command_help(entry);
+    for (auto const& flag : offered) {
+      INFO(entry.name << " " << flag);
+      CHECK(page.find(flag) != std::string::npos);
+    }
+  }
 }

@@ -7,6 +7,8 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <regex>
+
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -44,7 +46,17 @@ std::string kubeconfig_for(test::ApiServerStandIn const& server, test::TempDir c
 TEST_CASE("cli: --version, --help, usage errors") {
   auto v = vmi({"--version"});
   CHECK(v.exit_code == 0);
-  CHECK(v.out == "cosmicac-vmi " COSMICAC_VERSION "\n");
+  // The version, the commit (a full hash in a checkout), the tree's state and the commit's time.
+  CHECK(
+      std::regex_match(v.out,
+                       std::regex("cosmicac-vmi " COSMICAC_VERSION "\ncommit: [0-9a-f]{40}\n"
+                                  "tree: (clean|dirty)\nbuild date: "
+                                  "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z \\(the commit's time\\)\n")));
+  auto vj = vmi({"version", "-o", "json"});
+  CHECK(vj.exit_code == 0);
+  CHECK(vj.out.find("\"gitCommit\": \"") != std::string::npos);
+  CHECK(vj.out.find("\"platform\": \"linux/amd64\"") != std::string::npos);
+  CHECK(vmi({"version", "-o", "xml"}).exit_code == 2);
   auto h = vmi({"--help"});
   CHECK(h.exit_code == 0);
   CHECK(h.out.find("render -f SPEC") != std::string::npos);
@@ -454,4 +466,27 @@ TEST_CASE("cli: apply, wait and delete of several jobs: each job, a summary; a f
   CHECK(d.out.find("deleted 2 of 2 jobs\n") != std::string::npos);
   CHECK_FALSE(server.has("/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/job-a"));
   CHECK_FALSE(server.has("/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/job-b"));
+}
+
+TEST_CASE("cli: completion bash, sourced in a non-interactive bash, completes commands and flags") {
+  // As a user's shell would: the script from the binary, _cosmicac_vmi called with
+  // COMP_WORDS as bash sets them, the binary found on PATH.
+  std::string const dir = std::string(COSMICAC_VMI_BINARY).substr(0, std::string(COSMICAC_VMI_BINARY).rfind('/'));
+  Command c{.program = "/bin/bash",
+            .args = {"-c",
+                     "PATH=\"$1:$PATH\"; source <(cosmicac-vmi completion bash) || exit 3;"
+                     "COMP_WORDS=(cosmicac-vmi wa); COMP_CWORD=1; _cosmicac_vmi; echo \"[${COMPREPLY[*]}]\";"
+                     "COMP_WORDS=(cosmicac-vmi wait --fa); COMP_CWORD=2; _cosmicac_vmi; echo \"[${COMPREPLY[*]}]\";"
+                     "COMP_WORDS=(cosmicac-vmi get -o ''); COMP_CWORD=3; _cosmicac_vmi; echo \"[${COMPREPLY[*]}]\";"
+                     "complete -p kubectl-cosmicac",
+                     "bash", dir},
+            .description = "bash"};
+  c.timeout = std::chrono::seconds(30);
+  auto r = run_command(c).value();
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "[wait]\n[--fail-fast]\n[json yaml]\ncomplete -o default -F _cosmicac_vmi kubectl-cosmicac\n");
+  CHECK(vmi({"completion", "fish"}).exit_code == 2);
+  auto z = vmi({"completion", "zsh"});
+  CHECK(z.exit_code == 0);
+  CHECK(z.out.starts_with("#compdef cosmicac-vmi kubectl-cosmicac\n"));
 }

@@ -342,10 +342,10 @@ TEST_CASE("doctor: each way a cluster can be broken is a ✗ with its fix, exit 
     c.server.unserve(kSecret);
     check_failed(c.doctor(), "secret ghcr-pull-cred", "does not exist in namespace cosmic-ac");
   }
-  SECTION("bootstrap-cm of another agent version") {
+  SECTION("bootstrap-cm of another release series") {
     c.server.put(kConfigMap, bootstrap_cm("0.0.1"));
     check_failed(c.doctor(), "configmap bootstrap-cm",
-                 "carries agent 0.0.1, this cosmicac-vmi expects " COSMICAC_VERSION);
+                 "carries agent 0.0.1, of another release series than this cosmicac-vmi " COSMICAC_VERSION);
   }
   SECTION("bootstrap-cm that does not say its version (the original one)") {
     json cm = bootstrap_cm();
@@ -458,4 +458,30 @@ TEST_CASE("doctor: a profile without allowedImages is a warning with its fix, no
       CHECK(check["fix"] == "list the repositories jobs may run under the operator profile key allowedImages");
     }
   CHECK(found);
+}
+
+TEST_CASE("doctor: the agent's version against the tool's, by release series") {
+  using cosmicac::host::agent_version_check;
+  using cosmicac::host::CheckState;
+  auto const check = [](std::string const& agent, std::string const& tool) {
+    return agent_version_check("configmap bootstrap-cm", agent, tool, "the fix");
+  };
+  CHECK(check("0.1.0", "0.1.0").state == CheckState::Pass);
+  auto other = check("0.2.0", "0.1.3");  // before 1.0 the minor version is the line
+  CHECK(other.state == CheckState::Fail);
+  CHECK(other.detail.find("(0.2 against 0.1)") != std::string::npos);
+  CHECK(other.fix == "the fix");
+  CHECK(check("2.0.0", "1.9.9").state == CheckState::Fail);
+  CHECK(check("1.4.0", "1.2.0").state == CheckState::Warn);  // after 1.0 the major one
+  auto newer = check("0.1.2", "0.1.0");
+  CHECK(newer.state == CheckState::Warn);
+  CHECK(newer.detail.find("read as internal") != std::string::npos);
+  CHECK(newer.fix == "install cosmicac-vmi 0.1.2 (the release of that agent)");
+  auto older = check("0.1.0", "0.1.4");
+  CHECK(older.state == CheckState::Warn);
+  CHECK(older.fix == "the fix");
+  for (std::string bad : {"", "0.1", "0.1.x", "v0.1.0", "0.1.0-rc1", "0..1"}) {
+    INFO(bad);
+    CHECK(check(bad, "0.1.0").state == CheckState::Fail);
+  }
 }

@@ -1,0 +1,171 @@
+#include "host/cli/completion.hpp"
+
+#include "host/cli/commands.hpp"
+#include "host/cli/dispatch.hpp"
+#include "host/verbs/list.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <array>
+#include <exception>
+#include <memory>
+
+namespace cosmicac::host::cli {
+
+namespace {
+
+// Bash: words are split as bash splits them (COMP_WORDBREAKS keeps "=" apart,
+// so `--dry-run=` completes nothing); candidates one a line; no candidate falls
+// back to file names (-o default: -f SPEC, --kubeconfig FILE). Errors are dropped.
+constexpr std::string_view kBash = R"SH(# bash completion for cosmicac-vmi (cosmicac-vmi completion bash)
+_cosmicac_vmi() {
+  local cur=${COMP_WORDS[COMP_CWORD]} IFS=$'\n'
+  COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)" -- "$cur"))
+}
+complete -o default -F _cosmicac_vmi cosmicac-vmi kubectl-cosmicac
+)SH";
+
+constexpr std::string_view kZsh = R"SH(#compdef cosmicac-vmi kubectl-cosmicac
+# zsh completion for cosmicac-vmi (cosmicac-vmi completion zsh)
+_cosmicac_vmi() {
+  local -a candidates
+  candidates=("${(@f)$("${words[1]}" __complete "${(@)words[2,CURRENT]}" 2>/dev/null)}")
+  candidates=(${candidates:#})
+  if (( ${#candidates} )); then
+    compadd -- "${candidates[@]}"
+  else
+    _files
+  fi
+}
+if [ "$funcstack[1]" = "_cosmicac_vmi" ]; then
+  _cosmicac_vmi "$@"
+else
+  compdef _cosmicac_vmi cosmicac-vmi kubectl-cosmicac
+fi
+)SH";
+
+// Commands that are not rows of the table.
+constexpr std::array<std::string_view, 3> kExtraCommands = {"completion", "help", "version"};
+
+std::vector<std::string> with_prefix(std::vector<std::string> names, std::string_view prefix) {
+  std::erase_if(names, [&](std::string const& n) { return !n.starts_with(prefix); });
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+// The command's options as CLI11 holds them after its bind.
+struct BoundCommand {
+  CLI::App app;
+  std::unique_ptr<CommandOptions> options;
+  explicit BoundCommand(CommandEntry const& entry) : options(entry.make()) {
+    app.set_help_flag();
+    options->bind(app);
+  }
+  CLI::Option const* find(std::string_view flag) const {
+    for (CLI::Option const* o : app.get_options()) {
+      if (!o->nonpositional()) continue;
+      for (auto const& l : o->get_lnames())
+        if (flag == "--" + l) return o;
+      for (auto const& s : o->get_snames())
+        if (flag == "-" + s) return o;
+    }
+    return nullptr;
+  }
+  std::vector<std::string> flags() const {
+    std::vector<std::string> out{"--help"};
+    for (CLI::Option const* o : app.get_options()) {
+      if (!o->nonpositional()) continue;
+      for (auto const& l : o->get_lnames()) out.push_back("--" + l);
+      for (auto const& s : o->get_snames()) out.push_back("-" + s);
+    }
+    return out;
+  }
+};
+
+bool is_dns_name(std::string const& s) {
+  return !s.empty() && s.size() <= 253 && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+  });
+}
+
+bool takes_a_value(CLI::Option const& o) { return o.get_items_expected_min() > 0; }
+
+std::vector<std::string> value_candidates(CLI::Option const& o) {
+  if (o.check_lname("output")) return {"json", "yaml"};
+  return {};  // a file (-f, --profile, --kubeconfig, --serial: the shell's own), a name, a number
+}
+
+std::vector<std::string> command_words(CommandEntry const& entry, std::vector<std::string> const& words,
+                                       JobNames const& job_names) {
+  std::string const& cur = words.back();
+  BoundCommand bound(entry);
+  if (words.size() >= 3) {
+    CLI::Option const* prev = bound.find(words[words.size() - 2]);
+    if (prev != nullptr && takes_a_value(*prev)) return with_prefix(value_candidates(*prev), cur);
+  }
+  if (cur.starts_with('-')) return with_prefix(bound.flags(), cur);
+  if (entry.name == "wait" || entry.name == "get") return with_prefix(job_names(words), cur);
+  return {};
+}
+
+}  // namespace
+
+std::string completion_script(std::string_view shell) {
+  if (shell == "bash") return std::string(kBash);
+  if (shell == "zsh") return std::string(kZsh);
+  return {};
+}
+
+std::vector<std::string> complete_words(std::vector<std::string> const& words, JobNames const& job_names) {
+  if (words.empty()) return {};
+  std::string const& cur = words.back();
+  if (words.size() == 1) {
+    if (cur.starts_with('-')) return with_prefix({"--help", "--version"}, cur);
+    std::vector<std::string> names(kExtraCommands.begin(), kExtraCommands.end());
+    for (auto const& entry : command_table()) names.emplace_back(entry.name);
+    return with_prefix(names, cur);
+  }
+  if (words.size() == 2 && words.front() == "completion") return with_prefix({"bash", "zsh"}, cur);
+  if (words.size() == 2 && words.front() == "help") return complete_words({cur}, job_names);
+  CommandEntry const* entry = find_command(words.front());
+  return entry != nullptr ? command_words(*entry, words, job_names) : std::vector<std::string>{};
+}
+
+std::vector<std::string> cluster_job_names(std::vector<std::string> const& words) {
+  try {
+    // The command's cluster flags, whatever else the words hold (half typed).
+    ClusterFlags flags;
+    CLI::App app;
+    app.set_help_flag();
+    app.allow_extras(true);
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    flags.bind(app);
+    std::vector<std::string> reversed(words.rbegin() + 1, words.rend() - 1);  // not the command, not `cur`
+    app.parse(reversed);
+    flags.request_timeout = kCompletionBound;
+    auto access = flags.access();
+    if (!access) return {};
+    std::string const ns = flags.ns.empty() ? access->default_namespace : flags.ns;
+    KubeClient client(std::move(*access));
+    auto list = list_vmis(client, ns);
+    if (!list) return {};
+    std::vector<std::string> names;
+    auto const items = list->find("items");
+    if (items == list->end() || !items->is_array()) return {};
+    for (auto const& item : *items) {
+      auto const meta = item.find("metadata");
+      if (meta == item.end() || !meta->is_object()) continue;
+      auto const name = meta->find("name");
+      // A DNS label, as the API server enforces; anything else never reaches the shell.
+      if (name != meta->end() && name->is_string() && is_dns_name(name->get<std::string>()))
+        names.push_back(name->get<std::string>());
+    }
+    return names;
+  } catch (std::exception const&) {
+    return {};  // a completion fails quietly
+  }
+}
+
+}  // namespace cosmicac::host::cli
