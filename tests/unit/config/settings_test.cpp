@@ -275,3 +275,37 @@ TEST_CASE("settings: ALLOWED_IMAGES refuses an IMG it does not admit, in either 
   CHECK(error_of("ALLOWED_IMAGES=acme/inference\n").starts_with("cfg line 1: ALLOWED_IMAGES: entry 1 is not"));
   CHECK(load("IMG=anything.example/x\n").settings.allowed_images.empty());  // unset: any image, as before
 }
+
+TEST_CASE("settings: READY_PROBE is http:PORT/PATH or tcp:PORT; its timing and threshold are bounded") {
+  auto const none = load("");
+  CHECK(none.settings.readiness.kind == ProbeKind::None);
+  CHECK(none.settings.failure_threshold == 3);
+  auto const http = load(
+                        "READY_PROBE=http:8000/health?full=1\nREADY_INITIAL_DELAY=2m\nREADY_TIMEOUT=5\n"
+                        "READY_FAILURE_THRESHOLD=6\n")
+                        .settings;
+  CHECK(http.readiness.kind == ProbeKind::Http);
+  CHECK(http.readiness.port == 8000);
+  CHECK(http.readiness.path == "/health?full=1");
+  CHECK(http.readiness.initial_delay == 120s);
+  CHECK(http.readiness.timeout == 5s);
+  CHECK(http.failure_threshold == 6);
+  auto const tcp = load("READY_PROBE=tcp:65535\n").settings;
+  CHECK(tcp.readiness.kind == ProbeKind::Tcp);
+  CHECK(tcp.readiness.port == 65535);
+  for (char const* bad : {"http:0/x", "http:65536/x", "http:8000", "http:8000health", "http:/health", "tcp:80/x",
+                          "tcp:", "udp:53", "http:8000/a#frag", "HTTP:8000/x", "http:080000/x"}) {
+    INFO(bad);
+    auto const r = parse_settings(std::string("READY_PROBE=") + bad + "\n", "cfg");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message ==
+          "cfg line 1: READY_PROBE: must be http:PORT/PATH or tcp:PORT (port 1-65535, an "
+          "absolute path)");
+  }
+  CHECK_FALSE(parse_settings("READY_TIMEOUT=0\n", "cfg"));
+  CHECK_FALSE(parse_settings("READY_TIMEOUT=61\n", "cfg"));
+  CHECK_FALSE(parse_settings("READY_FAILURE_THRESHOLD=0\n", "cfg"));
+  CHECK_FALSE(parse_settings("READY_FAILURE_THRESHOLD=65\n", "cfg"));
+  CHECK(check_setting("READY_PROBE", "http:8000/v1/models"));
+  CHECK_FALSE(check_setting("READY_PROBE", "http:8000/v1 models"));
+}
