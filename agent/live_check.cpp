@@ -28,13 +28,14 @@ std::vector<gpu::XidEvent> reset_xids(std::string const& kmsg_path) {
 
 unsigned number(std::string const& text) { return static_cast<unsigned>(std::strtoul(text.c_str(), nullptr, 10)); }
 
+// Each source read once: sysfs for the count, the kernel log for the Xids.
 std::optional<Error> gpu_fault(GpuWatch const& was) {
-  auto const now = look_at_gpus_now(was.sysfs_root, was.kmsg_path);
-  if (now.pci_count < was.pci_count)
-    return make_error(Reason::GpuCount, std::to_string(now.pci_count) + " NVIDIA GPUs on the PCI bus, " +
+  auto const pci_count = gpu::read_nvidia_pci(was.sysfs_root).size();
+  if (pci_count < was.pci_count)
+    return make_error(Reason::GpuCount, std::to_string(pci_count) + " NVIDIA GPUs on the PCI bus, " +
                                             std::to_string(was.pci_count) + " when the container became ready");
-  if (now.xid_count > was.xid_count) {
-    auto const xids = reset_xids(was.kmsg_path);
+  auto const xids = reset_xids(was.kmsg_path);
+  if (xids.size() > was.xid_count) {
     gpu::XidEvent const& x = xids.back();
     return make_error(Reason::GpuXid, "Xid " + std::to_string(x.code) + " at " + x.gpu.str() +
                                           " since the container became ready: " + x.detail);
