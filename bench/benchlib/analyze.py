@@ -286,9 +286,51 @@ def boot_metrics(raw: dict, side: str) -> dict:
         m["dockerd_pull_s"] = pull_s
         m["dockerd_create_start_s"] = cs_s
         m["overhead_s"] = (running - s) - pull_s - cs_s
+    readiness_metrics(m, raw, reqs, started_at, g_real_ns_to_mono)
     m["phases"] = agent_phases(raw, off_us) if side == "agent" else script_phases(journal, unit, m)
     m["dockerd_rows"] = dockerd_rows(m)
     return m
+
+
+def first_serving(log: str | None, since_mono: float | None, to_mono) -> float | None:
+    """The container's first `serving` line (its /health first answering 200)
+    at or after this boot's start of it, from dockerd's log timestamps; None
+    when it never printed one in this boot."""
+    for line in (log or "").splitlines():
+        stamp, _, text = line.partition(" ")
+        if text.strip() != "serving":
+            continue
+        t = to_mono(rfc3339_to_ns(stamp))
+        if since_mono is None or t >= since_mono - 0.001:
+            return t
+    return None
+
+
+def readiness_metrics(m: dict, raw: dict, reqs: list[dict], started_at: float | None, to_mono) -> None:
+    """Issue 41's rows: ready against the first good answer, P2 against the
+    later of dockerd and that answer, a re-created VM against dockerd's
+    create+start alone, and the overhead as a share of dockerd's work. Also
+    issue 42's: a restart of the same VM (boot 2, what a VirtualMachine's
+    restart is) asks the registry nothing and keeps its root disk."""
+    s, ready = m["unit_start"], m["unit_ready"]
+    good = first_serving(raw.get("container_log"), started_at, to_mono)
+    m["first_good_answer"] = good
+    if ready is not None and good is not None:
+        m["ready_after_good_answer_s"] = ready - good
+        if m.get("docker_ready") is not None and raw["boot"] == 2:
+            m["ready_after_dockerd_and_good_s"] = ready - max(m["docker_ready"], good, s or 0.0)
+    created, running = m.get("container_created"), m.get("container_running")
+    if raw["boot"] == 3 and None not in (s, created, running) and running > created:
+        m["recreate_unit_to_running_s"] = running - s
+        m["recreate_create_start_s"] = running - created
+        m["recreate_running_over_create_start"] = (running - s) / (running - created)
+    if m.get("overhead_s") is not None:
+        work = m["dockerd_pull_s"] + m["dockerd_create_start_s"]
+        m["overhead_share"] = m["overhead_s"] / work if work > 0 else None
+    # every request of the boot, pings and logins included: "no registry contact"
+    m["registry_requests_all"] = len(reqs)
+    m["root_disk_inode"] = (raw.get("root_disk") or {}).get("inode")
+    m["machine_id"] = raw.get("machine_id")
 
 
 def agent_phases(raw: dict, off_us: int) -> list[dict]:

@@ -19,7 +19,14 @@ from bed.vm import REFERENCE_DIR, VM, make_data_disk
 POLL_S = 5.0
 CONTAINER = "inference"
 TAG = "v1"
-ENVS = "MODEL_NAME=tiny-llm;MAX_BATCH=8"
+# The container acts as an inference server loading its model (tests/e2e/bed/
+# oci.py): it refuses connections on port 8000 for HEALTH_AFTER_S seconds,
+# then answers GET /health 200 and prints `serving`. The agent is told so
+# (READY_PROBE) and is ready at that first good answer; the script does not
+# know of it (its ENVS passes the variable through, nothing more).
+HEALTH_AFTER_S = 5
+ENVS = f"MODEL_NAME=tiny-llm;MAX_BATCH=8;HEALTH_AFTER={HEALTH_AFTER_S}"
+READY_PROBE = "http:8000/health"
 UNITS = {"script": "docker-bootstrap.service", "agent": "cosmicac-bootstrap.service"}
 JOURNAL_UNITS = ["docker-bootstrap.service", "cosmicac-bootstrap.service", "cosmicac-bootstrap-disk.service",
                  "docker.service", "containerd.service"]
@@ -107,6 +114,14 @@ def clock_offset(vm: VM, samples: int = 7) -> tuple[int, float]:
     return best[1], best[0] / 1e6
 
 
+def root_disk_identity(vm: VM) -> dict:
+    """The host file behind the VM's root disk (its qcow2 overlay of the guest
+    image, the bed's stand-in for the root DataVolume): path and inode. A boot
+    on the same file imported nothing; a new overlay is a new import."""
+    st = vm.root.stat()
+    return {"path": str(vm.root), "inode": st.st_ino}
+
+
 class SideRun:
     def __init__(self, side: str, work: Path, image, registry: Registry, cred_iso: Path,
                  agent: Path | None, log, timeout: float = 900):
@@ -114,7 +129,8 @@ class SideRun:
         self.unit = UNITS[side]
         self.registry = registry
         work.mkdir(parents=True, exist_ok=True)
-        config = Ctx.config(MNT="/data", IMG=Ctx.image_ref(TAG), NAME=CONTAINER, ENVS=ENVS)
+        config = Ctx.config(MNT="/data", IMG=Ctx.image_ref(TAG), NAME=CONTAINER, ENVS=ENVS,
+                            READY_PROBE=READY_PROBE)
         self.kw = dict(data_disk=make_data_disk(work / "data.raw", 120), data_serial="pvc-data",
                        cred_iso=cred_iso, config=config, registry_port=registry.port, time_limit=2400)
         if side == "agent":
@@ -154,7 +170,8 @@ class SideRun:
             qemu_start_ns = time.time_ns()
             vm.boot()
         raw: dict = {"side": self.side, "boot": n, "unit": self.unit, "container": CONTAINER,
-                     "repo": REPO, "tag": TAG, "qemu_start_host_ns": qemu_start_ns}
+                     "repo": REPO, "tag": TAG, "qemu_start_host_ns": qemu_start_ns,
+                     "health_after_s": HEALTH_AFTER_S, "root_disk": root_disk_identity(vm)}
         raw["multi_user_host_s"] = round(vm.wait_booted(600), 2)
         state, hwm, polls = self._wait_unit()
         raw["unit_state"], raw["polls"] = state, polls
@@ -202,6 +219,13 @@ class SideRun:
         raw["events"] = q.sh("docker events --since 1 --until \"$(date +%s.%N)\" --format '{{json .}}'",
                              timeout=120).out
         r = q.exec(["docker", "inspect", CONTAINER], timeout=60)
+        # the container's own lines with dockerd's timestamps: `serving` is its
+        # first good /health answer (every start of the container prints one)
+        lg = q.exec(["docker", "logs", "--timestamps", CONTAINER], timeout=60)
+        raw["container_log"] = (lg.out + lg.err)[-20000:] if lg.exitcode == 0 else None
+        # the root disk's own identity, written at its first boot: the same on
+        # a restart of the same VM (a VM-kind restart), new on a re-created one
+        raw["machine_id"] = q.read_file("/etc/machine-id").decode().strip()
         raw["inspect"] = r.out if r.exitcode == 0 else None
         raw["container_running"] = bool(raw["inspect"] and json.loads(raw["inspect"])[0]["State"]["Running"])
         raw["boot_id"] = q.read_file("/proc/sys/kernel/random/boot_id").decode().strip()

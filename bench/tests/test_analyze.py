@@ -159,6 +159,54 @@ class AnalyzeTest(unittest.TestCase):
         self.assertEqual(out["recreate_image_requests"]["script"]["median"], 4)
         self.assertIn("re-created ÷ cold", summary.table({"summary": out}))
 
+    def test_ready_against_first_good_answer(self):
+        """Issue 41: ready is measured against the container's first `serving`
+        line of this start (an earlier start's line is not it), and the
+        overhead is also a share of dockerd's work."""
+        raw = self.raw()
+        raw["container_log"] = "\n".join([f"{rfc(g_ns(20.0))} serving",   # an earlier start's
+                                          f"{rfc(g_ns(60.1))} started",
+                                          f"{rfc(g_ns(60.8))} serving"])
+        m = analyze.boot_metrics(raw, "agent")
+        self.assertAlmostEqual(m["first_good_answer"], 60.8, places=3)
+        self.assertAlmostEqual(m["ready_after_good_answer_s"], 61.0 - 60.8, places=3)
+        self.assertAlmostEqual(m["overhead_share"], (9.0 - 4.0 - 1.5) / (4.0 + 1.5), places=3)
+        self.assertNotIn("ready_after_dockerd_and_good_s", m)  # P2 is a second boot's
+        raw["container_log"] = f"{rfc(g_ns(20.0))} serving"
+        self.assertNotIn("ready_after_good_answer_s", analyze.boot_metrics(raw, "agent"))
+
+    def test_second_boot_p2_and_root_disk(self):
+        """P2: ready after the later of dockerd answering (50.0) and the first
+        good answer; a restart of the same VM asks the registry nothing."""
+        raw = self.raw()
+        raw["boot"] = 2
+        raw["events"] = ""
+        raw["registry_log"] = ""
+        raw["container_log"] = f"{rfc(g_ns(60.1))} started\n{rfc(g_ns(60.9))} serving"
+        raw["root_disk"], raw["machine_id"] = {"path": "/x/agent-root.qcow2", "inode": 7}, "m1"
+        m = analyze.boot_metrics(raw, "agent")
+        self.assertAlmostEqual(m["ready_after_dockerd_and_good_s"], 61.0 - 60.9, places=3)
+        self.assertEqual(m["registry_requests_all"], 0)
+        from benchlib import summary
+        base = {"side": "agent", "pair": 1}
+        out = summary.collect([dict(base, boot=1, root_disk_inode=7, machine_id="m1"), dict(m, pair=1),
+                               dict(base, boot=3, root_disk_inode=9, machine_id="m2")])
+        self.assertEqual(out["second_root_kept"]["agent"]["min"], 1.0)
+        self.assertEqual(out["recreate_root_new"]["agent"]["min"], 1.0)
+        self.assertAlmostEqual(out["p2_s"]["agent"]["median"], 0.1, places=3)
+        out = summary.collect([dict(base, boot=1, root_disk_inode=7, machine_id="m1"),
+                               dict(m, pair=1, machine_id="m3")])
+        self.assertEqual(out["second_root_kept"]["agent"]["min"], 0.0)
+
+    def test_recreated_vm_against_create_start(self):
+        """A re-created VM's unit start -> running over dockerd's create+start of its new container."""
+        raw = self.raw()
+        raw["boot"] = 3
+        m = analyze.boot_metrics(raw, "agent")
+        self.assertAlmostEqual(m["recreate_unit_to_running_s"], 9.0, places=3)   # 51.0 -> 60.0
+        self.assertAlmostEqual(m["recreate_create_start_s"], 1.5, places=3)      # Created 58.5 -> 60.0
+        self.assertAlmostEqual(m["recreate_running_over_create_start"], 6.0, places=3)
+
     def test_go_durations(self):
         self.assertEqual(analyze.go_duration_ns("64.25ms"), 64_250_000)
         self.assertEqual(analyze.go_duration_ns("1m2.5s"), 62_500_000_000)
