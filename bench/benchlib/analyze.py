@@ -405,4 +405,8 @@ def dockerd_rows(m: dict) -> list[dict]:
     if m.get("container_created") is not None and m.get("container_running") is not None:
         rows.append({"label": "dockerd: create+start", "start": m["container_created"],
                      "end": m["container_running"], "status": "dockerd"})
+    # the container's own start (its model loading) until /health first answers 200
+    if m.get("container_running") is not None and m.get("first_good_answer") is not None:
+        rows.append({"label": "container: running → /health 200", "start": m["container_running"],
+                     "end": m["first_good_answer"], "status": "dockerd"})
     return rows
