@@ -149,7 +149,12 @@ def agent_fresh_boot(t):
            f"kept as {events.keep_console(t, vm)}")
 
     # Second boot, same disks: converges without the registry, same container.
+    # This is what a VirtualMachine's restart is (issue 42: KubeVirt makes a new
+    # VMI, a new QEMU, on the root disk of the VM's dataVolumeTemplates entry and
+    # the same PVC): nothing imported, nothing asked of the registry.
     vm.qga.exec(["/bin/sh", "-c", "echo written-before-reboot > /data/marker && sync"], check=True)
+    machine_id = vm.qga.read_file("/etc/machine-id").decode().strip()
+    root_inode, reg_pos = vm.root.stat().st_ino, reg.log_size()
     since = len(vm.serial_lines)
     vm.reboot(timeout=900)
     final2 = events.expect_final(t, vm, since=since, metric="second_boot_to_ready_s", what="second boot")
@@ -173,7 +178,13 @@ def agent_fresh_boot(t):
              f"second boot's console: {events.summary(con2)}")
     t.expect(events.step_events(con2)[-1].get("phase") == "ready", f"second boot's console: {events.summary(con2)}")
     events.keep_console(t, vm)
-    t.step(f"second boot: same container {info['Id'][:12]}, registry steps skipped, /data kept")
+    contact = reg.requests(reg_pos)
+    t.expect(contact == [], f"second boot (a VM restart) asked the registry: {contact[:5]}")
+    t.expect(vm.root.stat().st_ino == root_inode and
+             vm.qga.read_file("/etc/machine-id").decode().strip() == machine_id,
+             "second boot: not on the first boot's root disk (another file or machine-id)")
+    t.step(f"second boot (a VM restart): same root disk, same container {info['Id'][:12]}, "
+           "no registry request at all, /data kept")
 
     expect_decoy_untouched_in_guest(t, vm)
     vm.shutdown()
