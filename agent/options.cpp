@@ -37,6 +37,7 @@ ModuleOptions module_options(config::Settings const& s, Environment const& env) 
   o.disk.fstab_path = env.fstab_path;
   o.disk.data_root = env.data_root;  // disk/layout.hpp; "" keeps the earlier layout
   o.instance_id_path = env.instance_id_path;
+  o.growth_note_path = env.growth_note_path;
   o.probe.sysfs_root = env.sysfs_root;
   o.probe.dev_root = env.dev_root;
 
