@@ -121,7 +121,7 @@ TEST_CASE("ext4 superblock: size, label, recorded errors; anything else is no su
 
 TEST_CASE("grow_partition on a grown image: backup GPT at the end, our partition to the end; once only") {
   TempDir dir;
-  auto img = our_disk_with_fs(dir, 256 * MiB);
+  auto img = our_disk_with_fs(dir, 64 * MiB);  // small: every byte is hashed
   auto const before = probe_content(img).partitions.at(0);
 
   auto same = look_partition_growth(img, 1);
@@ -130,15 +130,15 @@ TEST_CASE("grow_partition on a grown image: backup GPT at the end, our partition
   CHECK_FALSE(same->table_to_write());
   CHECK(partition_growth_refusal(*same).empty());
 
-  grow_file(img, 1 * GiB);
+  grow_file(img, 256 * MiB);
   std::string const hash = content_hash(img);
   auto look = look_partition_growth(img, 1);
   REQUIRE(look);
   CHECK(content_hash(img) == hash);  // a look writes nothing
   CHECK(look->backup_misplaced);
-  CHECK(look->disk_bytes == 1 * GiB);
+  CHECK(look->disk_bytes == 256 * MiB);
   CHECK(look->size_bytes == before.size_bytes);
-  CHECK(look->grown_size_bytes == 1 * GiB - 2 * MiB);  // to the last usable sector, aligned down to 1 MiB
+  CHECK(look->grown_size_bytes == 254 * MiB);  // to the last usable sector, aligned down to 1 MiB
   CHECK(look->start_bytes == MiB);
 
   auto grown = grow_partition(img, 1);
@@ -153,7 +153,8 @@ TEST_CASE("grow_partition on a grown image: backup GPT at the end, our partition
   CHECK(after.partitions[0].content.type == "ext4");
   // An independent reader agrees: the table is sound and its backup at the end.
   run_ok("sfdisk", {"--verify", img});
-  CHECK(run_ok("sfdisk", {"--dump", img}).find("last-lba: " + std::to_string(GiB / 512 - 34)) != std::string::npos);
+  CHECK(run_ok("sfdisk", {"--dump", img}).find("last-lba: " + std::to_string(256 * MiB / 512 - 34)) !=
+        std::string::npos);
 
   auto again = look_partition_growth(img, 1);
   REQUIRE(again);
@@ -165,11 +166,11 @@ TEST_CASE("grow_partition on a grown image: backup GPT at the end, our partition
 
 TEST_CASE("grow_partition refuses what is not ours alone, writing nothing: another type, another partition after") {
   TempDir dir;
-  auto img = make_sparse(dir / "typed.img", 256 * MiB);
+  auto img = make_sparse(dir / "typed.img", 128 * MiB);
   run_ok("sfdisk", {"--quiet", img},
-         "label: gpt\nstart=2048, size=100MiB, type=0657FD6D-A4AB-43C4-84E5-0933C84B4F4F, "
+         "label: gpt\nstart=2048, size=60MiB, type=0657FD6D-A4AB-43C4-84E5-0933C84B4F4F, "
          "name=cosmicac-data\n");
-  grow_file(img, 512 * MiB);
+  grow_file(img, 192 * MiB);
   auto look = look_partition_growth(img, 1);
   REQUIRE(look);
   CHECK(partition_growth_refusal(*look).find("has type 0657FD6D") != std::string::npos);
@@ -181,8 +182,8 @@ TEST_CASE("grow_partition refuses what is not ours alone, writing nothing: anoth
   CHECK(refused.error().message.find("nothing written") != std::string::npos);
   CHECK(content_hash(img) == hash);
 
-  auto two = make_sparse(dir / "two.img", 256 * MiB);
-  run_ok("sfdisk", {"--quiet", two}, "label: gpt\nstart=2048, size=100MiB, name=cosmicac-data\nsize=50MiB\n");
+  auto two = make_sparse(dir / "two.img", 128 * MiB);
+  run_ok("sfdisk", {"--quiet", two}, "label: gpt\nstart=2048, size=60MiB, name=cosmicac-data\nsize=30MiB\n");
   auto l2 = look_partition_growth(two, 1);
   REQUIRE(l2);
   CHECK(l2->partitions == 2);
