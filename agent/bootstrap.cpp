@@ -17,6 +17,7 @@
 #include "agent/live_check.hpp"
 #include "agent/options.hpp"
 #include "agent/store.hpp"
+#include "common/file_io.hpp"
 #include "common/log.hpp"
 #include "common/systemd_manager.hpp"
 #include "common/terminal_text.hpp"
@@ -35,6 +36,8 @@
 #include "registry/pull.hpp"
 
 #include <spdlog/spdlog.h>
+
+#include <unistd.h>
 
 #include <cstdio>
 #include <functional>
@@ -68,8 +71,26 @@ auto step(readiness::Reporter& reporter, Step s, F&& body) -> decltype(body()) {
   return result;
 }
 
-// The data disk: plan (wait, look, decide), act, then docker's image store.
-Status prepare_disk(ModuleOptions const& o, engine::Client& docker, readiness::Reporter& reporter) {
+// A growth the disk unit made this boot: it reports to no one (it runs before
+// dockerd, the main run reports), so it leaves its sentence ("grew /data from
+// 100 GiB to 500 GiB") in a note on /run, which the main run says as its own
+// progress and removes. `disk_unit`: this is the disk unit's run.
+void pass_on_growth(ModuleOptions const& o, bool disk_unit, std::string const& grown,
+                    std::function<void(std::string_view)> const& say) {
+  if (o.growth_note_path.empty()) return;
+  if (disk_unit) {
+    if (grown.empty()) return;
+    if (auto st = make_directories(parent_directory(o.growth_note_path)); st)
+      st = write_file_atomically(o.growth_note_path, grown, 0644);
+    return;
+  }
+  if (auto note = read_file(o.growth_note_path, 512); note && !note->empty()) say(*note);
+  ::unlink(o.growth_note_path.c_str());
+}
+
+// The data disk: plan (wait, look, decide), act (growing our filesystem when
+// its disk has grown), then docker's image store.
+Status prepare_disk(ModuleOptions const& o, engine::Client& docker, readiness::Reporter& reporter, bool disk_unit) {
   auto const& wanted = o.disk;
   auto const& probe = o.probe;
   // Before waiting for the disk: a mount point reached through a symlink is
@@ -81,6 +102,7 @@ Status prepare_disk(ModuleOptions const& o, engine::Client& docker, readiness::R
   auto say = [&](std::string_view m) { reporter.publish(readiness::progress(Step::Disk, std::string(m))); };
   auto disk = disk::apply(*plan, wanted, say, probe);
   if (!disk) return disk.error();
+  pass_on_growth(o, disk_unit, disk->grown, say);
   auto store =
       place_docker_store(*disk, docker, {.mountinfo = probe.mountinfo, .instance_id_path = o.instance_id_path});
   if (!store) return store.error();
@@ -89,12 +111,12 @@ Status prepare_disk(ModuleOptions const& o, engine::Client& docker, readiness::R
 }
 
 Status disk_step(config::Settings const& s, ModuleOptions const& o, engine::Client& docker,
-                 readiness::Reporter& reporter) {
+                 readiness::Reporter& reporter, bool disk_unit = false) {
   if (s.mount_point.empty()) {
     reporter.publish(readiness::skipped(Step::Disk, "MNT is not set: no data disk"));
     return ok();
   }
-  return step(reporter, Step::Disk, [&] { return prepare_disk(o, docker, reporter); });
+  return step(reporter, Step::Disk, [&] { return prepare_disk(o, docker, reporter, disk_unit); });
 }
 
 // The pull: through the mirror when one is set and it delivers, otherwise
@@ -267,7 +289,7 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
 int run_disk_only(config::Settings const& s, Environment const& env, readiness::Reporter& reporter) {
   ModuleOptions const opts = module_options(s, env);
   engine::Client docker(opts.engine);
-  return disk_step(s, opts, docker, reporter) ? kExitOk : kExitFailed;
+  return disk_step(s, opts, docker, reporter, /*disk_unit=*/true) ? kExitOk : kExitFailed;
 }
 
 namespace {

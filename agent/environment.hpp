@@ -21,6 +21,8 @@ struct Environment {
   std::string instance_id_path = "/var/lib/cosmicac/instance-id";  // agent/store.hpp: this root disk's id
   std::string gpu_hold_path = kDefaultGpuHoldPath;                 // agent/gpu_hold.hpp
   std::string watch_path = kDefaultWatchPath;                      // agent/live_check.hpp
+  // What the disk unit grew, for the main run to say (agent/bootstrap.cpp's prepare_disk).
+  std::string growth_note_path = "/run/cosmicac-bootstrap/disk-grown";
 };
 
 }  // namespace cosmicac::agent

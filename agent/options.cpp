@@ -27,8 +27,10 @@ bool want_gpus(config::GpuMode mode, std::string const& sysfs_root) {
   return false;
 }
 
-ModuleOptions module_options(config::Settings const& s, Environment const& env) {
-  ModuleOptions o;
+namespace {
+
+// The disk step's part: what it wants and where it looks.
+void disk_options(config::Settings const& s, Environment const& env, ModuleOptions& o) {
   o.disk.mount_point = s.mount_point;
   o.disk.serial = s.data_disk_serial;
   o.disk.min_bytes = s.data_disk_min_bytes;
@@ -37,8 +39,16 @@ ModuleOptions module_options(config::Settings const& s, Environment const& env) 
   o.disk.fstab_path = env.fstab_path;
   o.disk.data_root = env.data_root;  // disk/layout.hpp; "" keeps the earlier layout
   o.instance_id_path = env.instance_id_path;
+  o.growth_note_path = env.growth_note_path;
   o.probe.sysfs_root = env.sysfs_root;
   o.probe.dev_root = env.dev_root;
+}
+
+}  // namespace
+
+ModuleOptions module_options(config::Settings const& s, Environment const& env) {
+  ModuleOptions o;
+  disk_options(s, env, o);
 
   o.engine.socket_path = s.docker_socket;
   o.docker.socket_path = s.docker_socket;

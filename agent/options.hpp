@@ -26,6 +26,7 @@ struct ModuleOptions {
   disk::DiskWanted disk;
   disk::ProbeOptions probe;
   std::string instance_id_path;  // agent/store.hpp
+  std::string growth_note_path;  // Environment::growth_note_path
   engine::ClientOptions engine;
   engine::DockerOptions docker;
   registry::ImageToPull image;

@@ -5,7 +5,7 @@
 
 namespace cosmicac {
 namespace {
-constexpr std::array<std::pair<Reason, std::string_view>, 22> kNames{{
+constexpr std::array<std::pair<Reason, std::string_view>, 23> kNames{{
     {Reason::ConfigInvalid, "config-invalid"},
     {Reason::NoDataDisk, "no-data-disk"},
     {Reason::DiskHasForeignContent, "disk-has-foreign-content"},
@@ -28,6 +28,7 @@ constexpr std::array<std::pair<Reason, std::string_view>, 22> kNames{{
     {Reason::IbCount, "ib-count"},
     {Reason::IbLink, "ib-link"},
     {Reason::ContainerUnready, "container-unready"},
+    {Reason::DiskGrow, "disk-grow"},
 }};
 }  // namespace
 

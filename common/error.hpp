@@ -42,6 +42,9 @@ enum class Reason {
   IbLink,     // ib-link: an InfiniBand port that is not Active
   // READY_PROBE never passed within HEALTH_TIMEOUT, or stopped passing after ready.
   ContainerUnready,  // container-unready
+  // The data disk grew but what is on it is not ours to grow (not our single
+  // partition, errors recorded in its filesystem) or growing it failed.
+  DiskGrow,  // disk-grow
 };
 
 std::string_view reason_name(Reason reason) noexcept;

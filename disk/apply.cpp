@@ -1,6 +1,9 @@
 #include "disk/disk.hpp"
 
+#include "disk/ext4_superblock.hpp"
 #include "disk/fstab.hpp"
+#include "disk/grow_fs.hpp"
+#include "disk/grow_partition.hpp"
 #include "disk/layout.hpp"
 #include "disk/mkfs.hpp"
 #include "disk/mount.hpp"
@@ -254,6 +257,43 @@ Status prepare_filesystem(ChosenDisk const& chosen, DiskWanted const& wanted, Pr
   return ok();
 }
 
+// The table part of a growth, before the mount: libfdisk looks again and
+// refuses what is not ours (grow_partition), or only the kernel is told the
+// size a table written earlier this boot says.
+Status grow_table(ChosenDisk const& chosen, GrowthPlan const& g, ProgressFn const& progress) {
+  if (g.write_table) {
+    say(progress, "growing the GPT of " + chosen.dev_path + " (" + format_size(g.disk_bytes) + "): partition " +
+                      std::to_string(g.partition) + " from " + format_size(g.partition_from) + " to " +
+                      format_size(g.partition_to));
+    auto done = grow_partition(chosen.dev_path, g.partition);
+    if (!done) return done.error();
+    return ok();
+  }
+  if (!g.tell_kernel) return ok();
+  say(progress, "telling the kernel that partition " + std::to_string(g.partition) + " of " + chosen.dev_path +
+                    " now has " + format_size(g.partition_to));
+  return set_kernel_partition_size(chosen.dev_path, g.partition, g.partition_start, g.partition_to);
+}
+
+// The filesystem part, once it is mounted: its superblock read again right
+// before (errors refuse), resize2fs, then the size it has now.
+Status grow_filesystem(std::string const& node, std::string const& mount_point, ProgressFn const& progress,
+                       DiskOutcome& out) {
+  auto before = read_ext4_superblock(node);
+  if (!before) return make_error(Reason::DiskGrow, "not growing " + node + ": " + before.error().message);
+  if (auto errors = ext4_recorded_errors(*before); !errors.empty())
+    return make_error(Reason::DiskGrow, "not growing the ext4 on " + node + ": " + errors);
+  say(progress, "growing the ext4 on " + node + " (at " + mount_point + ", " + format_size(before->size_bytes()) +
+                    ") online to its partition's size");
+  if (auto st = grow_ext4(node); !st) return st;
+  auto after = read_ext4_superblock(node);
+  if (!after) return make_error(Reason::DiskGrow, "after growing " + node + ": " + after.error().message);
+  out.grown =
+      "grew " + mount_point + " from " + format_size(before->size_bytes()) + " to " + format_size(after->size_bytes());
+  say(progress, out.grown);
+  return ok();
+}
+
 }  // namespace
 
 Result<DiskOutcome> apply(DiskPlan const& plan, DiskWanted const& wanted, ProgressFn const& progress,
@@ -281,7 +321,11 @@ Result<DiskOutcome> apply(DiskPlan const& plan, DiskWanted const& wanted, Progre
     return st.error();
   }
 
+  if (plan.growth)
+    if (auto st = grow_table(chosen, *plan.growth, progress); !st) return st.error();
   if (auto st = place_filesystem(out.device, plan.mount_point, wanted, options, progress, out); !st) return st.error();
+  if (plan.growth && plan.growth->grow_filesystem)
+    if (auto st = grow_filesystem(out.device, plan.mount_point, progress, out); !st) return st.error();
   say(progress, "data disk ready: " + out.device + " (" + out.fs_type + ", UUID " + out.uuid + ") at " +
                     plan.mount_point + (as_mounted ? ", as mounted" : ""));
   return out;

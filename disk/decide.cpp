@@ -49,6 +49,8 @@ std::string_view action_kind_name(ActionKind kind) noexcept {
     case ActionKind::MakeFilesystem: return "make-filesystem";
     case ActionKind::Mount: return "mount";
     case ActionKind::WriteFstab: return "write-fstab";
+    case ActionKind::GrowPartition: return "grow-partition";
+    case ActionKind::GrowFilesystem: return "grow-filesystem";
   }
   return "unknown";
 }
@@ -230,6 +232,61 @@ std::optional<Error> check_mount_target(SystemFacts const& facts, DiskFacts cons
   return std::nullopt;
 }
 
+// Whether our disk has grown and what growing our filesystem takes; a refusal
+// (disk-grow) when it has grown but is not ours to grow. Only our partition
+// with our filesystem is looked at (probe_disk); a disk that did not grow
+// asks for nothing, whatever else the look says.
+std::optional<Error> plan_growth(DiskFacts const& d, DiskPlan& plan) {
+  if (!d.growth) return std::nullopt;
+  GrowthFacts const& g = *d.growth;
+  std::string const disk = d.dev_path;
+  if (!g.table_error.empty())
+    return make_error(Reason::DiskGrow, "cannot tell whether " + disk + " has grown: " + g.table_error);
+  PartitionGrowth const& t = g.table;
+  GrowthPlan p{.partition = t.number,
+               .write_table = t.table_to_write(),
+               .tell_kernel = g.kernel_size_bytes != 0 && g.kernel_size_bytes < t.grown_size_bytes,
+               .disk_bytes = t.disk_bytes,
+               .partition_start = t.start_bytes,
+               .partition_from = t.size_bytes,
+               .partition_to = t.grown_size_bytes};
+  bool const fs_known = g.fs_error.empty();
+  p.filesystem_from = fs_known ? g.fs.size_bytes() : 0;
+  p.grow_filesystem = !fs_known || p.filesystem_from + kGrowthSlack < t.grown_size_bytes;
+  if (!p.write_table && !p.tell_kernel && !p.grow_filesystem) return std::nullopt;
+  std::string const grown = disk + " (" + format_size(t.disk_bytes) + ") has grown";
+  if (auto why = partition_growth_refusal(t); !why.empty())
+    return make_error(Reason::DiskGrow, grown + " but " + why + "; nothing written");
+  if (!fs_known) return make_error(Reason::DiskGrow, grown + " but " + g.fs_error + "; nothing written");
+  if (auto errors = ext4_recorded_errors(g.fs); !errors.empty())
+    return make_error(Reason::DiskGrow, grown + " but the filesystem on partition " + std::to_string(t.number) +
+                                            " is not clean: " + errors +
+                                            "; not growing it (run e2fsck -f on it unmounted); nothing written");
+  plan.growth = p;
+  return std::nullopt;
+}
+
+// The growth's actions: the table before the mount (the kernel is told while
+// it is mounted), the filesystem after it (resize2fs grows it online).
+void growth_actions(DiskPlan& plan, std::string const& part, bool before_mount) {
+  if (!plan.growth) return;
+  GrowthPlan const& g = *plan.growth;
+  std::string const disk = plan.chosen->dev_path;
+  if (before_mount && g.write_table)
+    plan.actions.push_back(
+        {ActionKind::GrowPartition, "grow the GPT of " + disk + " to its new size (" + format_size(g.disk_bytes) +
+                                        "): its backup header to the end, partition " + std::to_string(g.partition) +
+                                        " (" + kPartitionName + ") from " + format_size(g.partition_from) + " to " +
+                                        format_size(g.partition_to) + ", and tell the kernel"});
+  else if (before_mount && g.tell_kernel)
+    plan.actions.push_back({ActionKind::GrowPartition, "tell the kernel that " + part + " now has " +
+                                                           format_size(g.partition_to) + " (the GPT says so already)"});
+  if (!before_mount && g.grow_filesystem)
+    plan.actions.push_back({ActionKind::GrowFilesystem, "grow the ext4 on " + part + " online from " +
+                                                            format_size(g.filesystem_from) + " to about " +
+                                                            format_size(g.partition_to) + " (resize2fs)"});
+}
+
 // The writes, in order, for the chosen disk's class; completes plan.why.
 void plan_actions(DiskWanted const& wanted, DiskPlan& plan) {
   ChosenDisk const& chosen = *plan.chosen;
@@ -251,6 +308,10 @@ void plan_actions(DiskWanted const& wanted, DiskPlan& plan) {
         plan.why += "; our partition has no filesystem yet (an earlier run stopped before formatting)";
         plan.actions.push_back({ActionKind::MakeFilesystem,
                                 "format " + part + " as ext4 (label " + kFilesystemLabel + ", lazy init, no discard)"});
+      } else if (plan.growth) {
+        plan.why += "; it holds our " + cls.fs_type +
+                    " filesystem, and the disk has grown: " + format_size(plan.growth->filesystem_from) + " → " +
+                    format_size(plan.growth->partition_to);
       } else {
         plan.why += "; it holds our " + cls.fs_type + " filesystem, used as it is";
       }
@@ -267,10 +328,12 @@ void plan_actions(DiskWanted const& wanted, DiskPlan& plan) {
                                       " and docker/ offered for /var/lib/docker (a filesystem holding an earlier "
                                       "version's files, or adopted, is mounted at " +
                                       wanted.mount_point + " directly)";
+  growth_actions(plan, part, true);
   if (chosen.already_mounted) plan.why += "; already mounted at " + wanted.mount_point;
   else
     plan.actions.push_back(
         {ActionKind::Mount, "mount " + part + " (" + fs + ") at " + where + " (created with mode 0755 if missing)"});
+  growth_actions(plan, part, false);
   plan.actions.push_back({ActionKind::WriteFstab,
                           "make " + wanted.fstab_path +
                               " mount UUID=" + (cls.fs_uuid.empty() ? std::string("<new>") : cls.fs_uuid) + " at " +
@@ -314,6 +377,11 @@ DiskPlan decide(SystemFacts const& facts, DiskWanted const& wanted_in) {
                   chosen->dev_path + " (" + format_size(chosen->size_bytes) + ") holds " + cls.summary +
                       "; refusing to touch it");
   if (auto refusal = check_mount_target(facts, *chosen, wanted.mount_point, plan)) {
+    plan.refusal = std::move(refusal);
+    plan.actions.clear();
+    return plan;
+  }
+  if (auto refusal = plan_growth(*chosen, plan)) {
     plan.refusal = std::move(refusal);
     plan.actions.clear();
     return plan;

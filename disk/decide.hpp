@@ -30,7 +30,7 @@ struct DiskWanted {
   std::string data_root;
 };
 
-enum class ActionKind { CreatePartitionTable, MakeFilesystem, Mount, WriteFstab };
+enum class ActionKind { CreatePartitionTable, MakeFilesystem, Mount, WriteFstab, GrowPartition, GrowFilesystem };
 std::string_view action_kind_name(ActionKind kind) noexcept;
 
 struct Action {
@@ -57,15 +57,34 @@ struct ChosenDisk {
   bool already_mounted = false;  // mounted at the mount point already
 };
 
+// Our filesystem following its grown disk (disk/grow_partition.hpp): the
+// table, the kernel's view of the partition, then the mounted ext4 (resize2fs).
+// Growth of less than kGrowthSlack is left alone: resize2fs may leave a tail
+// of that order (a last block group too small for its own metadata) and must
+// not be asked again on every boot.
+inline constexpr std::uint64_t kGrowthSlack = 16ULL << 20;
+struct GrowthPlan {
+  int partition = 0;
+  bool write_table = false;      // move the backup GPT to the end and/or extend the partition
+  bool tell_kernel = false;      // set the kernel's partition size (BLKPG) to the table's
+  bool grow_filesystem = false;  // resize2fs, online
+  std::uint64_t disk_bytes = 0;
+  std::uint64_t partition_start = 0;
+  std::uint64_t partition_from = 0;
+  std::uint64_t partition_to = 0;
+  std::uint64_t filesystem_from = 0;
+};
+
 struct DiskPlan {
   std::string mount_point;
   std::string root;                     // "/ on dm-0 (/dev/mapper/vg-root)", or why unknown
   std::vector<std::string> root_disks;  // physical disks backing /
   std::vector<CandidateReport> candidates;
   std::optional<ChosenDisk> chosen;
-  std::string why;               // why that disk (and what happens to its content)
-  std::vector<Action> actions;   // in order; empty when refused or nothing to do
-  std::optional<Error> refusal;  // set: apply() will not write anything
+  std::string why;                   // why that disk (and what happens to its content)
+  std::vector<Action> actions;       // in order; empty when refused or nothing to do
+  std::optional<GrowthPlan> growth;  // set: our disk has grown and so will our filesystem
+  std::optional<Error> refusal;      // set: apply() will not write anything
 };
 
 // Every whole disk (in `graph`) that `device` is built on, following

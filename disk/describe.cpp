@@ -69,6 +69,16 @@ nlohmann::json to_json(DiskPlan const& plan) {
   j["actions"] = nlohmann::json::array();
   for (auto const& a : plan.actions)
     j["actions"].push_back({{"kind", std::string(action_kind_name(a.kind))}, {"description", a.description}});
+  if (plan.growth)
+    j["growth"] = {{"partition", plan.growth->partition},
+                   {"write_table", plan.growth->write_table},
+                   {"tell_kernel", plan.growth->tell_kernel},
+                   {"grow_filesystem", plan.growth->grow_filesystem},
+                   {"disk_bytes", plan.growth->disk_bytes},
+                   {"partition_from_bytes", plan.growth->partition_from},
+                   {"partition_to_bytes", plan.growth->partition_to},
+                   {"filesystem_from_bytes", plan.growth->filesystem_from}};
+  else j["growth"] = nullptr;
   if (plan.refusal)
     j["refusal"] = {{"reason", std::string(reason_name(plan.refusal->reason))}, {"message", plan.refusal->message}};
   else j["refusal"] = nullptr;

@@ -3,6 +3,7 @@
 #include "common/file_io.hpp"
 #include "common/libmount_ptr.hpp"
 #include "common/sysfs.hpp"
+#include "disk/classify.hpp"
 #include "disk/probe.hpp"
 
 #include <libmount/libmount.h>
@@ -68,7 +69,11 @@ std::vector<KernelPartition> kernel_partitions(ProbeOptions const& options, std:
   for (auto const& name : *names) {
     std::string const number = trim(read_attr(base + "/" + name + "/partition"));
     if (number.empty()) continue;
-    out.push_back({.number = std::atoi(number.c_str()), .name = name, .dev_path = options.dev_root + "/" + name});
+    std::string const sectors = trim(read_attr(base + "/" + name + "/size"));
+    out.push_back({.number = std::atoi(number.c_str()),
+                   .name = name,
+                   .dev_path = options.dev_root + "/" + name,
+                   .size_bytes = std::strtoull(sectors.c_str(), nullptr, 10) * 512});
   }
   std::sort(out.begin(), out.end(), [](auto const& a, auto const& b) { return a.number < b.number; });
   return out;
@@ -158,6 +163,31 @@ void put_root_first(std::vector<MountFacts>& mounts) {
 
 }  // namespace
 
+void probe_disk(DiskFacts& d) {
+  d.content = probe_content(d.dev_path);
+  d.content_probed = true;
+  Classification const cls = classify(d.content);
+  if (cls.kind != ContentKind::Ours || cls.fs_type.empty()) return;
+  GrowthFacts g;
+  if (auto t = look_partition_growth(d.dev_path, cls.partition)) g.table = *t;
+  else g.table_error = t.error().message;
+  // Through the kernel's node when it has one: a mounted filesystem's current
+  // superblock is in that node's page cache (disk/ext4_superblock.hpp).
+  std::string node;
+  for (auto const& k : d.kernel_partitions)
+    if (k.number == cls.partition) {
+      node = k.dev_path;
+      g.kernel_size_bytes = k.size_bytes;
+    }
+  std::uint64_t offset = 0;
+  for (auto const& p : d.content.partitions)
+    if (p.number == cls.partition) offset = p.start_bytes;
+  auto sb = node.empty() ? read_ext4_superblock(d.dev_path, offset) : read_ext4_superblock(node);
+  if (sb) g.fs = *sb;
+  else g.fs_error = sb.error().message;
+  d.growth = std::move(g);
+}
+
 Result<SystemFacts> probe_system(ProbeOptions const& options) {
   SystemFacts facts;
   auto by_devno = list_block_devices(options, facts);
@@ -170,8 +200,7 @@ Result<SystemFacts> probe_system(ProbeOptions const& options) {
   if (options.probe_content) {
     for (auto& d : facts.disks) {
       if (!d.not_candidate.empty()) continue;
-      d.content = probe_content(d.dev_path);
-      d.content_probed = true;
+      probe_disk(d);
     }
   }
   return facts;

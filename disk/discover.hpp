@@ -24,6 +24,10 @@ struct ProbeOptions {
 // Errors: DiskError when sysfs or mountinfo cannot be read at all.
 Result<SystemFacts> probe_system(ProbeOptions const& options);
 
+// libblkid's look at one whole disk (content, content_probed) and, when it
+// carries our partition with a filesystem, what growing it would take (growth).
+void probe_disk(DiskFacts& d);
+
 // The partitions the kernel currently knows on `disk` (sysfs), by number.
 std::vector<KernelPartition> kernel_partitions(ProbeOptions const& options, std::string const& disk);
 

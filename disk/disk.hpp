@@ -33,6 +33,7 @@ struct DiskOutcome {
   std::string data_root;     // where the filesystem is mounted; "" = directly at mount_point (earlier layout)
   std::string docker_store;  // the directory to bind over /var/lib/docker; "" = docker keeps the root disk's store
   std::string layout_note;   // why the store is (not) on the data disk, for the journal
+  std::string grown;         // "grew /data from 100 GiB to 500 GiB": this run grew the filesystem
 };
 
 // Waits (up to wanted.wait) until decide() finds a disk, probing every second;
@@ -40,7 +41,8 @@ struct DiskOutcome {
 // only when the system cannot be probed at all.
 Result<DiskPlan> plan(DiskWanted const& wanted, ProbeOptions const& options = {});
 
-// Carries out a plan. Re-probes the chosen disk first and refuses if its
+// Carries out a plan (growing our filesystem too, when the plan says so).
+// Re-probes the chosen disk first and refuses if its
 // content changed since the plan; re-probes before each write. Returns the
 // plan's refusal when it has one. Safe to re-run after a crash at any point.
 Result<DiskOutcome> apply(DiskPlan const& plan, DiskWanted const& wanted, ProgressFn const& progress = {},

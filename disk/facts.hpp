@@ -3,7 +3,11 @@
 // function of these, so tests feed synthetic facts instead of disks.
 #pragma once
 
+#include "disk/ext4_superblock.hpp"
+#include "disk/grow_partition.hpp"
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,8 +72,20 @@ struct BlockNode {
 // A partition the kernel knows (sysfs), for finding the partition's device node.
 struct KernelPartition {
   int number = 0;
-  std::string name;      // nvme0n1p1, vdb1
-  std::string dev_path;  // /dev/nvme0n1p1
+  std::string name;              // nvme0n1p1, vdb1
+  std::string dev_path;          // /dev/nvme0n1p1
+  std::uint64_t size_bytes = 0;  // the size the kernel gives it now (sysfs)
+};
+
+// What growing our filesystem would take, looked at on a disk that carries our
+// partition with a filesystem (every boot): the table as libfdisk would grow
+// it, the filesystem's superblock, the kernel's idea of the partition.
+struct GrowthFacts {
+  std::string table_error;  // non-empty: libfdisk could not look (then `table` is unknown)
+  PartitionGrowth table;
+  std::string fs_error;  // non-empty: the superblock could not be read
+  Ext4Superblock fs;
+  std::uint64_t kernel_size_bytes = 0;  // 0: the kernel has no node for the partition (an image file)
 };
 
 struct DiskFacts {
@@ -81,6 +97,7 @@ struct DiskFacts {
   bool content_probed = false;
   ContentFacts content;
   std::vector<KernelPartition> kernel_partitions;
+  std::optional<GrowthFacts> growth;  // probed only for our partition with a filesystem
 };
 
 // A mounted filesystem, with the kernel name of its block device ("" when it

@@ -1,7 +1,6 @@
 #include "disk/disk.hpp"
 
 #include "common/file_io.hpp"
-#include "disk/probe.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -35,8 +34,7 @@ std::optional<DiskPlan> plan_from_mountinfo(DiskWanted const& wanted, ProbeOptio
   if (disks.size() != 1) return std::nullopt;
   for (auto& d : facts->disks) {
     if (d.name != disks.front() || !d.not_candidate.empty()) continue;
-    d.content = probe_content(d.dev_path);
-    d.content_probed = true;
+    probe_disk(d);
   }
   DiskPlan p = decide(*facts, wanted);
   if (p.refusal || !p.chosen || p.chosen->name != disks.front() || p.chosen->classification.kind != ContentKind::Ours ||

@@ -126,3 +126,38 @@ def allocated_bytes(path: Path) -> int:
 def head_is_zero(path: Path, nbytes: int = 1 << 20) -> bool:
     with open(path, "rb") as f:
         return f.read(nbytes).count(0) == nbytes
+
+
+def grow_disk(path: Path, gib: int) -> Path:
+    """The disk made larger (sparse), as a PVC grows under a stopped VM."""
+    with open(path, "r+b") as f:
+        f.truncate(gib << 30)
+    return path
+
+
+def grow_partition_only(path: Path, number: int = 1) -> None:
+    """What a grow interrupted before resize2fs leaves: the backup GPT at the
+    disk's end and the partition extended to it (sfdisk, as libfdisk does it),
+    the filesystem inside as it was."""
+    subprocess.run(["sfdisk", "--quiet", "--no-reread", "--no-tell-kernel", "-N", str(number), str(path)],
+                   input=", +\n", text=True, check=True, capture_output=True)
+
+
+def e2fsck_partition(path: Path, start_bytes: int = 1 << 20) -> subprocess.CompletedProcess:
+    """e2fsck -fn of the filesystem in a partition of a disk image, no loop device
+    (e2fsprogs' offset= option of the device name)."""
+    return subprocess.run(["e2fsck", "-fn", f"{path}?offset={start_bytes}"], capture_output=True, text=True)
+
+
+def grown_disk_with_foreign_type(path: Path) -> Path:
+    """Our partition name and our ext4 (label cosmicac-data) under a partition
+    type that is not Linux filesystem (swap), 512 MiB on a disk since grown from
+    1 to 2 GiB: the agent uses it as it is but must refuse to grow it."""
+    sparse_disk(path, 1 << 30)
+    subprocess.run(["sfdisk", "--quiet", str(path)], check=True, capture_output=True, text=True,
+                   input="label: gpt\nstart=2048, size=512MiB, type=0657FD6D-A4AB-43C4-84E5-0933C84B4F4F, "
+                         "name=cosmicac-data\n")
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "cosmicac-data",
+                    "-E", f"lazy_itable_init=1,lazy_journal_init=1,offset={1 << 20}", str(path), "524288k"],
+                   check=True, capture_output=True)
+    return grow_disk(path, 2)

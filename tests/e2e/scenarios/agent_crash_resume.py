@@ -3,11 +3,25 @@ Linux filesystem type) and no filesystem, exactly what a crash between
 partitioning and mkfs leaves: the agent formats that partition (same
 partition, no new table) and mounts it. (b) The agent is SIGKILLed in the
 middle of pulling a large image; after a reboot it converges: ready, with the
-container running that image."""
+container running that image.
+
+Growth (issue 44), folded into the same boots. (c) Between the two boots the
+data disk grows 120 → 150 GiB and is left as a grow killed before resize2fs
+leaves it (backup GPT at the end, partition extended, ext4 not grown): the
+second boot's disk unit grows the ext4 only, the main run says "grew /data
+from … to …", the file written before is intact. (d) Live, in the second boot:
+QMP block_resize to 200 GiB (the guest's virtio capacity change, as KubeVirt's
+online expansion gives it), `plan` shows the growth from → to, a restart of
+the disk unit grows GPT, partition and ext4 with the container running. After
+shutdown, e2fsck -fn on the host finds the filesystem clean."""
+
+import json
+import time
 
 from bed import checks, events
 from bed.catalog import scenario
-from bed.disks import our_partition_without_fs, partition_guid
+from bed.disks import (e2fsck_partition, grow_disk, grow_partition_only, our_partition_without_fs,
+                       partition_guid)
 
 UNIT = "cosmicac-bootstrap.service"
 
@@ -54,8 +68,16 @@ def agent_crash_resume(t):
     t.expect("done" not in events.statuses(run1, "pull"), "the pull had already finished at the kill")
     t.expect(t.docker_inspect(vm, "inference") is None, "a container existed before the kill")
 
+    kept = vm.qga.exec(["/bin/sh", "-c", "head -c 1048576 /dev/urandom > /data/kept.bin && sync && "
+                                         "sha256sum /data/kept.bin"], check=True).out.split()[0]
+
     since = len(vm.serial_lines)
-    vm.reboot(timeout=900)
+    vm.shutdown()
+    # (c) The disk grew while the VM was off, and a grow was killed before resize2fs.
+    grow_disk(disk, 150)
+    grow_partition_only(disk)
+    vm.boot()
+    vm.wait_booted(900)
     final = events.expect_final(t, vm, since=since, metric="second_boot_to_ready_s", what="after the kill and reboot")
     run2 = events.this_boot(vm, since)
     t.step("second boot: " + events.summary(run2))
@@ -66,3 +88,62 @@ def agent_crash_resume(t):
     checks.data_disk_mounted(t, vm, "/data", "pvc-data")
     rc, line = events.status_cmd(vm)
     t.expect(rc == 0 and line.startswith("ready "), f"status exited {rc}: {line}")
+    expect_grown(t, vm, since, kept)
+
+    # (d) Live: the disk grows under the running VM; the disk unit, run again, follows.
+    live_growth(t, vm)
+    vm.shutdown()
+    fsck = e2fsck_partition(disk)
+    t.expect(fsck.returncode == 0, f"e2fsck -fn after the growth exited {fsck.returncode}: {fsck.stdout}{fsck.stderr}")
+    t.expect(partition_guid(disk) == guid, "the partition's GUID changed: the table was rewritten, not grown")
+    t.step("host: e2fsck -fn clean on the grown filesystem, the same partition")
+
+
+def df_bytes(vm, path: str) -> int:
+    return int(vm.qga.exec(["df", "-B1", "--output=size", path], check=True).out.split()[-1])
+
+
+def unit_log(vm) -> str:
+    return vm.qga.exec(["journalctl", "-b", "-u", UNIT, "--no-pager", "-o", "cat"]).out
+
+
+def expect_grown(t, vm, since: int, kept: str) -> None:
+    """(c): the ext4 grown to the partition, nothing else redone, said to the host."""
+    size = df_bytes(vm, "/data")
+    t.expect(size > 145 << 30, f"/data is {size} bytes after the disk grew to 150 GiB")
+    log = unit_log(vm)
+    t.expect("growing the ext4 on /dev/vdb1" in log and "growing the GPT" not in log,
+             f"the disk step did not resume at resize2fs alone:\n{log}")
+    said = [e.get("message", "") for e in events.this_boot(vm, since)
+            if e.get("step") == "disk" and e.get("status") == "progress"]
+    grew = [m for m in said if m.startswith("grew /data from ")]
+    t.expect(grew and grew[0].endswith(" to 150.0 GiB"), f"no growth progress event (from → to): {said}")
+    now = vm.qga.exec(["sha256sum", "/data/kept.bin"]).out.split()
+    t.expect(now and now[0] == kept, f"/data/kept.bin changed across the growth: {now}")
+    t.step(f"(c) interrupted grow finished at boot: {grew[0]}; df {size >> 30} GiB; file intact")
+
+
+def live_growth(t, vm) -> None:
+    """(d): QMP block_resize, plan shows it, the disk unit grows it while the container runs."""
+    vm.qmp.command("block_resize", {"device": "data", "size": 200 << 30})
+    deadline = time.monotonic() + 60
+    while int(vm.qga.read_file("/sys/class/block/vdb/size").decode()) * 512 != 200 << 30:
+        t.expect(time.monotonic() < deadline, "the guest never saw the data disk's new capacity")
+        time.sleep(1)
+    plan = json.loads(vm.qga.exec([events.AGENT, "plan", "--json"], timeout=120).out)["disk"]
+    growth = plan.get("growth") or {}
+    t.expect(growth.get("write_table") and growth.get("grow_filesystem") and
+             growth.get("partition_to_bytes", 0) > 199 << 30 and growth.get("filesystem_from_bytes", 0) > 149 << 30,
+             f"plan does not show the growth: {plan.get('growth')} {plan.get('refusal')}")
+    started = time.monotonic()
+    r = vm.qga.exec([events.AGENT, "run", "--step=disk"], timeout=600)
+    took = time.monotonic() - started
+    t.expect(r.exitcode == 0, f"run --step=disk exited {r.exitcode}: {r.out}{r.err}")
+    t.expect("grew /data from 150.0 GiB to 200.0 GiB" in r.out + r.err, f"run --step=disk said no growth: {r.out}{r.err}")
+    t.metric("live_grow_150_to_200_gib_s", round(took, 1))
+    size = df_bytes(vm, "/data")
+    t.expect(size > 195 << 30, f"/data is {size} bytes after the live growth to 200 GiB")
+    info = t.docker_inspect(vm, "inference")
+    t.expect(info is not None and info["State"]["Running"], "the container stopped during the live growth")
+    t.step(f"(d) live: block_resize → plan shows the growth → run --step=disk grew /data to {size >> 30} GiB "
+           f"in {took:.1f} s, container running")

@@ -7,12 +7,17 @@ Same boot, second disk: DATA_DISK_SERIAL is switched to a disk whose primary
 GPT was zeroed while its backup GPT and an ext4 with a file at 1 MiB remain
 (blkid sees nothing on the whole disk). The restarted agent refuses it too,
 says why on the readiness port, and leaves it byte-identical; before the fix
-it took that disk for blank and wrote a GPT over it."""
+it took that disk for blank and wrote a GPT over it.
+
+Growth (issue 44): the LVM disk has grown (256 → 512 MiB, its PV short of the
+end) and is still refused untouched. A third run, same boot, is pointed at a
+grown disk whose partition carries our name and our ext4 under another type
+(swap): refused with disk-grow, naming the type, byte-identical."""
 
 import json
 
 from bed import events
-from bed.disks import file_sha256, lvm_pv_disk, zapped_gpt_disk
+from bed.disks import file_sha256, grown_disk_with_foreign_type, lvm_pv_disk, zapped_gpt_disk
 from bed.catalog import scenario
 
 REASON = "disk-has-foreign-content"
@@ -24,11 +29,15 @@ def agent_foreign_disk(t):
     agent = t.agent
     reg = t.registry(tags=("v1",))
     disk = lvm_pv_disk(t.work / "lvm.raw", 256)
+    with open(disk, "r+b") as f:
+        f.truncate(512 << 20)  # the PVC grew: the PV no longer reaches the end
     before = file_sha256(disk)
+    typed = grown_disk_with_foreign_type(t.work / "typed.raw")
+    typed_before = file_sha256(typed)
     zapped = zapped_gpt_disk(t.work / "zapped.raw", 1)
     zapped_before = file_sha256(zapped)
     config = dict(MNT="/data", IMG=t.image_ref("v1"), NAME="inference", DATA_DISK_SERIAL="pvc-lvm")
-    vm = t.vm(extra_disks=[(zapped, "virtio", "pvc-zapped")],
+    vm = t.vm(extra_disks=[(zapped, "virtio", "pvc-zapped"), (typed, "virtio", "pvc-typed")],
               data_disk=disk, data_serial="pvc-lvm", cred_iso=t.cred_iso(reg),
               config=t.config(**config), agent_binary=agent, units=[t.agent_unit()])
     final = events.boot_to_final(t, vm, "disk", reason=REASON, metric="boot_to_failed_s")
@@ -83,7 +92,25 @@ def agent_foreign_disk(t):
     t.expect(vm.qga.exec(["lsblk", "-n", "-o", "NAME", "/dev/vdc"]).out.split() == ["vdc"],
              "a partition appeared on the zapped disk")
 
+    # Third run: our partition name and ext4 under a swap type, the disk grown: not ours to grow.
+    config["DATA_DISK_SERIAL"] = "pvc-typed"
+    vm.qga.exec(["tee", "/etc/default/docker-bootstrap"], stdin=t.config(**config).encode()).check()
+    since = len(vm.serial_lines)
+    vm.qga.exec(["systemctl", "reset-failed", UNIT]).check()
+    vm.qga.exec(["systemctl", "restart", "--no-block", UNIT]).check()
+    final = events.wait_event(vm, lambda e: "/dev/vdd" in e.get("message", "") and (
+        (e.get("step") == "disk" and e.get("status") == "failed")
+        or (e.get("step") == "state" and e.get("failed_step") == "disk")), 600, since)
+    msg = final.get("message", "")
+    t.expect(final.get("reason") == "disk-grow", f"typed disk: expected disk-grow, got {final.get('reason')}: {msg}")
+    t.expect("has type 0657FD6D-A4AB-43C4-84E5-0933C84B4F4F" in msg and "nothing written" in msg,
+             f"the refusal does not say why: {msg!r}")
+    t.step(f"grown disk with our name under another type refused: {msg}")
+    events.wait_unit_substate(vm, UNIT, ("auto-restart", "failed", "dead"), 600)
+    t.expect(vm.qga.exec(["findmnt", "/data"]).exitcode != 0, "/data is mounted after the disk-grow refusal")
+
     vm.shutdown()
     t.expect(file_sha256(disk) == before, "the refused disk's bytes changed")
     t.expect(file_sha256(zapped) == zapped_before, "the zapped disk's bytes changed")
-    t.step("no container, no mount, both disks' bytes unchanged (sha256 of all 256 MiB and 1 GiB)")
+    t.expect(file_sha256(typed) == typed_before, "the typed disk's bytes changed")
+    t.step("no container, no mount, the three disks' bytes unchanged (sha256 of all 512 MiB, 1 GiB and 2 GiB)")

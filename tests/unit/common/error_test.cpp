@@ -8,9 +8,9 @@
 using namespace cosmicac;
 
 TEST_CASE("every reason has a distinct name that maps back to it") {
-  // ContainerUnready is the last reason: the vocabulary is append only.
+  // DiskGrow is the last reason: the vocabulary is append only.
   std::vector<std::string_view> seen;
-  for (int i = 0; i <= static_cast<int>(Reason::ContainerUnready); ++i) {
+  for (int i = 0; i <= static_cast<int>(Reason::DiskGrow); ++i) {
     auto r = static_cast<Reason>(i);
     auto name = reason_name(r);
     CHECK(std::find(seen.begin(), seen.end(), name) == seen.end());
@@ -36,6 +36,7 @@ TEST_CASE("the readiness vocabulary names are the documented ones") {
   CHECK(reason_name(Reason::IbCount) == "ib-count");
   CHECK(reason_name(Reason::IbLink) == "ib-link");
   CHECK(reason_name(Reason::ContainerUnready) == "container-unready");
+  CHECK(reason_name(Reason::DiskGrow) == "disk-grow");
 }
 
 TEST_CASE("Result::value() on an error throws the Error") {

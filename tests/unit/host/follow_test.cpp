@@ -438,6 +438,20 @@ TEST_CASE("wait printer: the container's probe progress is one escaped line; a f
         "row)\"");
 }
 
+TEST_CASE("wait printer: a grown data disk's progress (from → to) and its refusal, disk-grow, as the agent says them") {
+  CHECK(agent_event_text(readiness::progress(Step::Disk, "grew /data from 100 GiB to 500 GiB")) ==
+        "[2/8] disk progress: grew /data from 100 GiB to 500 GiB");
+  CHECK(
+      agent_event_text(in_phase(readiness::failed(Step::Disk,
+                                                  make_error(Reason::DiskGrow,
+                                                             "/dev/vdb (500 GiB) has grown but partition 1 is not the "
+                                                             "last partition; nothing written"),
+                                                  std::chrono::milliseconds(900)),
+                                Phase::Failed)) ==
+      "[2/8] disk failed: reason=disk-grow message=\"/dev/vdb (500 GiB) has grown but partition 1 is not the last "
+      "partition; nothing written\"");
+}
+
 TEST_CASE("follow: a VMI that does not exist ends the wait at once (NotFound)") {
   test::ApiServerStandIn s("Bearer good-token");
   KubeClient client(access_to(s));
