@@ -8,7 +8,10 @@ with the same image digest, no pull, no registry contact. The store keeps the
 image and never the earlier VM's container: the disk unit drops it before
 dockerd starts, so the new VM's dockerd never knows it (no event of it, not in
 `docker ps -a`) and the agent creates the container fresh. Both VMs mount the
-data disk and its binds nosuid,nodev.
+data disk and its binds nosuid,nodev. Between the two the data disk grows
+from 120 to 130 GiB (issue 44): the disk unit grows our partition and ext4
+before dockerd, and the main run says so ("grew /data from … to …"), the one
+path where the disk unit's note reaches the host.
 
 Readiness (issue 41), folded into these two boots: the image refuses
 connections for HEALTH_AFTER seconds (a model loading), then answers
@@ -25,6 +28,7 @@ import calendar
 import time
 
 from bed import checks, events
+from bed.disks import grow_disk
 from bed.catalog import scenario
 from bed.scenario import REPO_DIR
 
@@ -68,6 +72,9 @@ def agent_recreate(t):
     vm.shutdown()
 
     reg.stop()
+    # The PVC grown while no VM ran (issue 44): the re-created VM's disk unit,
+    # before dockerd, grows our partition and ext4; the main run says so.
+    grow_disk(data, 130)
     vm2 = t.vm(name="vm1", data_disk=data, data_serial="pvc-data", cred_iso=t.cred_iso(reg, name="cred2.iso"),
                config=config, agent_binary=agent, units=[t.agent_unit(), DISK_UNIT],
                files={"etc/systemd/system/docker.service.d/cosmicac-data-disk.conf": (0o644, DROPIN.read_bytes())})
@@ -85,6 +92,14 @@ def agent_recreate(t):
     t.expect(final2["container"]["image_digest"] == digest,
              f"re-created VM runs {final2['container']['image_digest']}, boot 1 pulled {digest}")
     disk_msgs2 = [e.get("message", "") for e in run2 if e.get("step") == "disk"]
+    grew = [m for m in disk_msgs2 if m.startswith("grew /data from ")]
+    t.expect(len(grew) == 1, f"re-created VM: the disk unit's growth (120 → 130 GiB) was not said once: {disk_msgs2}")
+    size = vm2.qga.exec(["df", "--output=size", "-B1", "/data"]).out.split()
+    t.expect(size[-1].isdigit() and int(size[-1]) > (125 << 30),
+             f"re-created VM: /data is {size[-1:]} bytes after its disk grew to 130 GiB")
+    grown_in = vm2.qga.exec(["journalctl", "-b", "-o", "cat", "-u", "cosmicac-bootstrap-disk.service"]).out
+    t.expect("grew /data from " in grown_in, "re-created VM: the disk unit's journal does not say it grew /data")
+    t.step(f"re-created VM: the disk unit grew the data disk before dockerd; the main run said {grew[:1]}")
     t.expect(not any("restarted" in m for m in disk_msgs2),
              f"re-created VM: dockerd started before the disk unit bound its store: {disk_msgs2}")
     state = vm2.qga.exec(["systemctl", "show", "-p", "ActiveState,Result", "cosmicac-bootstrap-disk.service"]).out
