@@ -137,9 +137,16 @@ Status prepare_disk(ModuleOptions const& o, engine::Client& docker, disk::Progre
     return ok();
   }
   spdlog::info("data disk plan:\n{}", disk::describe(*plan));
-  auto disk = disk::apply(*plan, wanted, say, probe);
+  // Live, the host hears the outcome alone (the console shows one progress
+  // line a second per step: the steps before it would hide it); the journal all.
+  bool const live = run == DiskRun::Live;
+  auto journal = [](std::string_view m) { spdlog::info("{}", terminal_safe(m)); };
+  auto disk = disk::apply(*plan, wanted, live ? disk::ProgressFn(journal) : say, probe);
   if (!disk) return disk.error();
-  if (run == DiskRun::Live) return ok();  // docker's store has been in place since boot
+  if (live) {  // docker's store has been in place since boot
+    if (!disk->grown.empty()) say(disk->grown);
+    return ok();
+  }
   pass_on_growth(o, run, disk->grown, say);
   auto store =
       place_docker_store(*disk, docker, {.mountinfo = probe.mountinfo, .instance_id_path = o.instance_id_path});

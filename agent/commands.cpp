@@ -266,6 +266,8 @@ constexpr std::array kCommands{
             .handler = cmd_run,
             .variants = {{{.arguments = "--step=disk",
                            .help = "the data disk and docker's image store only (the disk unit, before docker)"},
+                          {.arguments = "--step=grow",
+                           .help = "grow the data disk while the VM runs (udev starts it on a resize)"},
                           {.arguments = "--step=gpu-check",
                            .help = "the GPU health check only, by hand: print the verdict, store it for status"}}}},
     Command{.name = "plan",

@@ -144,7 +144,7 @@ def live_growth(t, vm) -> None:
     t.metric("live_grow_150_to_200_gib_s", round(took, 1))
     state = events.wait_unit_substate(vm, GROW_UNIT, ("dead", "failed"), 120)
     result = vm.qga.exec(["systemctl", "show", "-P", "Result", GROW_UNIT]).out.strip()
-    t.expect(state == "dead" and result == "success", f"{GROW_UNIT}: {state}, result {result}")
+    t.expect(state == "dead" and result == "success", f"the grow unit ended {state}, result {result}")
     log = vm.qga.exec(["journalctl", "-b", "-u", GROW_UNIT, "--no-pager", "-o", "cat"]).out
     t.expect("the disk has grown: 150.0 GiB → " in log and "growing the GPT of /dev/vdb" in log,
              f"the grow unit's journal does not show the plan's growth and the GPT's:\n{log}")
@@ -154,7 +154,14 @@ def live_growth(t, vm) -> None:
     t.expect(info is not None and info["State"]["Running"], "the container stopped during the live growth")
     rc, line = events.status_cmd(vm)
     t.expect(rc == 0 and line.startswith("ready "), f"status after the live growth exited {rc}: {line}")
-    t.expect(not [e for e in events.this_boot(vm, since) if e.get("status") == "failed"],
-             "the live growth published a failure")
+    live = events.this_boot(vm, since)
+    t.expect(not [e for e in live if e.get("status") == "failed"], "the live growth published a failure")
+    said = [e.get("message") for e in live if e.get("step") == "disk"]
+    t.expect(said == [grew["message"]], f"the live growth said more or less than its outcome: {said}")
+    # The console (what a cluster's host reads) shows it too, after ready, in the same boot.
+    deadline = time.monotonic() + 30
+    while not [e for e in events.console_this_boot(vm)[0] if e.get("message") == grew["message"]]:
+        t.expect(time.monotonic() < deadline, "the console never showed the live growth")
+        time.sleep(1)
     t.step(f"(d) live: block_resize → udev → {GROW_UNIT}: {grew['message']} in {took:.1f} s "
            f"(df {size >> 30} GiB), container running, status ready")

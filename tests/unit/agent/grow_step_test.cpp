@@ -20,7 +20,7 @@ using cosmicac::test::TempDir;
 namespace {
 
 agent::Environment empty_system(TempDir const& t) {
-  std::filesystem::create_directories(t.path / "sys/block");
+  std::filesystem::create_directories(t.path / "sys/class/block");
   std::filesystem::create_directories(t.path / "dev");
   std::ofstream(t.path / "fstab").flush();
   return agent::Environment{.fstab_path = (t.path / "fstab").string(),
@@ -34,7 +34,9 @@ agent::Environment empty_system(TempDir const& t) {
 
 }  // namespace
 
-TEST_CASE("run --step=grow: no data disk configured, or none of ours grew: exit 0, nothing said, nothing written") {
+TEST_CASE(
+    "run --step=grow: no data disk configured, or none of ours grew: exit 0, nothing said, nothing written; "
+    "a system it cannot look at: exit 1, nothing said") {
   TempDir t{"agent-grow"};
   auto const env = empty_system(t);
   std::vector<std::string> said;
@@ -47,11 +49,15 @@ TEST_CASE("run --step=grow: no data disk configured, or none of ours grew: exit 
   // MNT set, and no disk at all where the system is looked at: another disk's
   // resize, as far as the agent can tell. Not a refusal to report: the boot's
   // disk step reports a missing disk, not a live growth.
-  auto data = config::parse_settings("IMG=example.invalid/x:1\nMNT=" + (t.path / "data").string() + "\n", "cfg");
+  auto data = config::parse_settings("IMG=example.invalid/x:1\nMNT=/data\n", "cfg");
   REQUIRE(data);
   CHECK(agent::run_grow_only(data->settings, env, say) == 0);
   CHECK(said.empty());
-  CHECK_FALSE(std::filesystem::exists(t.path / "data"));
+  // A system it cannot look at: failed (the journal says why), still not the host's business.
+  std::filesystem::remove(t.path / "sys/class/block");
+  CHECK(agent::run_grow_only(data->settings, env, say) == 1);
+  CHECK(said.empty());
+  CHECK_FALSE(std::filesystem::exists(t.path / "data-root"));
   CHECK_FALSE(std::filesystem::exists(t.path / "disk-grown"));
   CHECK(std::filesystem::is_empty(t.path / "dev"));
 }
