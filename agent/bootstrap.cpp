@@ -37,9 +37,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <optional>
 
@@ -71,14 +75,18 @@ auto step(readiness::Reporter& reporter, Step s, F&& body) -> decltype(body()) {
   return result;
 }
 
+// Which run does the disk step: the main run (it reports), the disk unit's
+// (before dockerd, the journal only) or a live growth's (`run --step=grow`,
+// while the container serves: only a growth of our disk is its business).
+enum class DiskRun { Main, Unit, Live };
+
 // A growth the disk unit made this boot: it reports to no one (it runs before
 // dockerd, the main run reports), so it leaves its sentence ("grew /data from
 // 100 GiB to 500 GiB") in a note on /run, which the main run says as its own
-// progress and removes. `disk_unit`: this is the disk unit's run.
-void pass_on_growth(ModuleOptions const& o, bool disk_unit, std::string const& grown,
-                    std::function<void(std::string_view)> const& say) {
-  if (o.growth_note_path.empty()) return;
-  if (disk_unit) {
+// progress and removes. A live growth says its own.
+void pass_on_growth(ModuleOptions const& o, DiskRun run, std::string const& grown, disk::ProgressFn const& say) {
+  if (o.growth_note_path.empty() || run == DiskRun::Live) return;
+  if (run == DiskRun::Unit) {
     if (grown.empty()) return;
     if (auto st = make_directories(parent_directory(o.growth_note_path)); st)
       st = write_file_atomically(o.growth_note_path, grown, 0644);
@@ -88,21 +96,58 @@ void pass_on_growth(ModuleOptions const& o, bool disk_unit, std::string const& g
   ::unlink(o.growth_note_path.c_str());
 }
 
+// Whether a plan is about a growth of our disk: one to make, or one refused.
+bool about_growth(disk::DiskPlan const& plan) {
+  return plan.growth || (plan.refusal && plan.refusal->reason == Reason::DiskGrow);
+}
+
+// One disk step at a time. The grow unit is ordered after the boot's two
+// runs, but a restart of those (by hand, or the main unit's after a failure)
+// is not held back by a growth under way: flock on a file in /run, released
+// when the process ends, however it ends.
+Result<UniqueFd> lock_disk_step(std::string const& path) {
+  if (path.empty()) return UniqueFd{};
+  (void)make_directories(parent_directory(path));  // a failure is open's to report
+  auto failed = [&] {
+    return make_error(Reason::DiskError, "the disk step's lock " + path + ": " + std::strerror(errno));
+  };
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (fd.get() < 0) return failed();
+  while (::flock(fd.get(), LOCK_EX) != 0)
+    if (errno != EINTR) return failed();
+  return fd;
+}
+
 // The data disk: plan (wait, look, decide), act (growing our filesystem when
-// its disk has grown), then docker's image store.
-Status prepare_disk(ModuleOptions const& o, engine::Client& docker, readiness::Reporter& reporter, bool disk_unit) {
+// its disk has grown), then docker's image store. A live run stops after the
+// growth, and says nothing when nothing of ours grew (another disk's resize).
+Status prepare_disk(ModuleOptions const& o, engine::Client& docker, disk::ProgressFn const& say, DiskRun run) {
   auto const& wanted = o.disk;
   auto const& probe = o.probe;
   // Before waiting for the disk: a mount point reached through a symlink is
   // refused whatever disk comes.
   if (auto st = disk::check_mount_point_path(wanted.mount_point); !st) return st;
+  auto lock = lock_disk_step(o.disk_lock_path);
+  if (!lock) return lock.error();
   auto plan = disk::plan(wanted, probe);
   if (!plan) return plan.error();
+  if (run == DiskRun::Live && !about_growth(*plan)) {
+    spdlog::info("no growth of the data disk: {}",
+                 plan->refusal ? terminal_safe(plan->refusal->message) : "nothing to do");
+    return ok();
+  }
   spdlog::info("data disk plan:\n{}", disk::describe(*plan));
-  auto say = [&](std::string_view m) { reporter.publish(readiness::progress(Step::Disk, std::string(m))); };
-  auto disk = disk::apply(*plan, wanted, say, probe);
+  // Live, the host hears the outcome alone (the console shows one progress
+  // line a second per step: the steps before it would hide it); the journal all.
+  bool const live = run == DiskRun::Live;
+  auto journal = [](std::string_view m) { spdlog::info("{}", terminal_safe(m)); };
+  auto disk = disk::apply(*plan, wanted, live ? disk::ProgressFn(journal) : say, probe);
   if (!disk) return disk.error();
-  pass_on_growth(o, disk_unit, disk->grown, say);
+  if (live) {  // docker's store has been in place since boot
+    if (!disk->grown.empty()) say(disk->grown);
+    return ok();
+  }
+  pass_on_growth(o, run, disk->grown, say);
   auto store =
       place_docker_store(*disk, docker, {.mountinfo = probe.mountinfo, .instance_id_path = o.instance_id_path});
   if (!store) return store.error();
@@ -111,12 +156,13 @@ Status prepare_disk(ModuleOptions const& o, engine::Client& docker, readiness::R
 }
 
 Status disk_step(config::Settings const& s, ModuleOptions const& o, engine::Client& docker,
-                 readiness::Reporter& reporter, bool disk_unit = false) {
+                 readiness::Reporter& reporter, DiskRun run = DiskRun::Main) {
   if (s.mount_point.empty()) {
     reporter.publish(readiness::skipped(Step::Disk, "MNT is not set: no data disk"));
     return ok();
   }
-  return step(reporter, Step::Disk, [&] { return prepare_disk(o, docker, reporter, disk_unit); });
+  auto say = [&](std::string_view m) { reporter.publish(readiness::progress(Step::Disk, std::string(m))); };
+  return step(reporter, Step::Disk, [&] { return prepare_disk(o, docker, say, run); });
 }
 
 // The pull: through the mirror when one is set and it delivers, otherwise
@@ -289,7 +335,25 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
 int run_disk_only(config::Settings const& s, Environment const& env, readiness::Reporter& reporter) {
   ModuleOptions const opts = module_options(s, env);
   engine::Client docker(opts.engine);
-  return disk_step(s, opts, docker, reporter, /*disk_unit=*/true) ? kExitOk : kExitFailed;
+  return disk_step(s, opts, docker, reporter, DiskRun::Unit) ? kExitOk : kExitFailed;
+}
+
+int run_grow_only(config::Settings const& s, Environment const& env, disk::ProgressFn const& say) {
+  if (s.mount_point.empty()) return kExitOk;
+  ModuleOptions opts = module_options(s, env);
+  opts.disk.wait = std::chrono::seconds(0);  // the disk is there: it has just changed size
+  engine::Client docker(opts.engine);        // not asked: a live run stops before docker's store
+  log::StepScope scope(std::string(readiness::step_name(Step::Disk)));
+  auto st = prepare_disk(opts, docker, say, DiskRun::Live);
+  if (st) return kExitOk;
+  auto const& e = st.error();
+  log::set_field("REASON", std::string(reason_name(e.reason)));
+  spdlog::error("live growth of the data disk failed: {}", terminal_safe(e.message));
+  // A refusal must not fail a VM that serves: the container runs on, the
+  // host reads why, and the next boot's disk step refuses it as a failure.
+  if (e.reason == Reason::DiskGrow)
+    say("growth refused (disk-grow): " + e.message + "; the container runs on, the next boot fails with disk-grow");
+  return kExitFailed;
 }
 
 namespace {

@@ -3,6 +3,7 @@
 
 #include "agent/environment.hpp"
 #include "config/settings.hpp"
+#include "disk/disk.hpp"
 #include "readiness/reporter.hpp"
 
 namespace cosmicac::agent {
@@ -14,6 +15,14 @@ int run_bootstrap(config::Settings const& settings, Environment const& env, read
 // `run --step=disk` (cosmicac-bootstrap-disk.service, before docker.service):
 // the disk step and docker's image store only. 0 done or skipped, 1 failed.
 int run_disk_only(config::Settings const& settings, Environment const& env, readiness::Reporter& reporter);
+
+// `run --step=grow` (cosmicac-bootstrap-grow.service, started by udev when a
+// disk's size changes while the VM runs): our data disk's growth only, its
+// progress through `say` ("grew /data from 100 GiB to 500 GiB"). Nothing
+// written and nothing said when our disk did not grow. A refused growth
+// (disk-grow) is said as progress, not a failure: the container serves on.
+// 0 grown or nothing to do, 1 failed or refused.
+int run_grow_only(config::Settings const& settings, Environment const& env, disk::ProgressFn const& say);
 
 // `run --step=gpu-check`: the GPU health check alone, by hand, one look (no
 // waiting), whether or not GPU_CHECK is on. Prints the verdict and each GPU

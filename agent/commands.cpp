@@ -26,7 +26,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <thread>
 
 namespace cosmicac::agent {
 
@@ -59,6 +61,57 @@ int run_disk_step(GlobalOptions const& opts) {
   return run_disk_only(loaded->settings, Environment{}, quiet);
 }
 
+// `run --step=grow`'s reporter: this boot's state, resumed (a live growth
+// comes after the main run: its phase, ready or failed, stays), on the
+// channels the main run reported through. None when there is no state of
+// this boot to go on from: the journal alone then.
+std::optional<readiness::ReporterOptions> resumed_reporter(config::Settings const& s) {
+  auto state = readiness::read_state(readiness::kDefaultStatePath);
+  if (!state) {
+    spdlog::warn("not reporting the growth to the host: {}", state.error().message);
+    return std::nullopt;
+  }
+  readiness::ReporterOptions ro;
+  ro.state_path = readiness::kDefaultStatePath;
+  ro.port_path = readiness::port_path(s.readiness_port);
+  ro.console_path = s.console_device;
+  ro.heartbeat = std::chrono::duration_cast<std::chrono::milliseconds>(s.heartbeat);
+  ro.resume = *state;
+  return ro;
+}
+
+// `run --step=grow` (cosmicac-bootstrap-grow.service, udev's on a resize):
+// the reporter is made only when there is something to say, so that another
+// disk's resize sends nothing to the host.
+int run_grow_step(GlobalOptions const& opts) {
+  harden_process_against_dumps();  // as `run`: the same settings are in memory
+  log::setup(opts.verbose);
+  auto loaded = config::load_settings(opts.config_path);
+  if (!loaded) {
+    spdlog::error("configuration {}: {}", opts.config_path, loaded.error().message);
+    return kExitUsage;
+  }
+  std::optional<readiness::Reporter> reporter;
+  bool no_reporter = false;
+  auto say = [&](std::string_view m) {
+    if (!reporter && !no_reporter) {
+      auto ro = resumed_reporter(loaded->settings);
+      no_reporter = !ro;
+      if (ro) {
+        reporter.emplace(std::move(*ro));
+        // The port writer connects on its own thread: a listening host gets
+        // the snapshot, then the events (as live_check's record_failure).
+        for (int i = 0; i < 50 && reporter->port() && reporter->port_state() != readiness::PortState::Connected; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+    if (reporter) reporter->publish(readiness::progress(readiness::Step::Disk, std::string(m)));
+  };
+  int const code = run_grow_only(loaded->settings, Environment{}, say);
+  if (reporter) reporter->flush(std::chrono::seconds(3));
+  return code;
+}
+
 // `run --step=gpu-check`: the GPU health check by hand (the verdict on stdout).
 int run_gpu_check_step(GlobalOptions const& opts) {
   log::setup(opts.verbose);
@@ -74,17 +127,18 @@ int run_gpu_check_step(GlobalOptions const& opts) {
 int cmd_run(GlobalOptions const& opts, std::vector<std::string> const& args) {
   std::string only;
   for (auto const& a : args) {
-    if (a == "--step=disk" || a == "--step=gpu-check") {
+    if (a == "--step=disk" || a == "--step=grow" || a == "--step=gpu-check") {
       only = a.substr(7);
     } else {
       std::fprintf(stderr,
-                   "cosmicac-bootstrap run: unexpected argument '%s' (the only options are --step=disk and "
-                   "--step=gpu-check)\n",
+                   "cosmicac-bootstrap run: unexpected argument '%s' (the only options are --step=disk, "
+                   "--step=grow and --step=gpu-check)\n",
                    a.c_str());
       return kExitUsage;
     }
   }
   if (only == "disk") return run_disk_step(opts);
+  if (only == "grow") return run_grow_step(opts);
   if (only == "gpu-check") return run_gpu_check_step(opts);
   harden_process_against_dumps();  // the registry token will live in this process
   log::setup(opts.verbose);
@@ -212,6 +266,8 @@ constexpr std::array kCommands{
             .handler = cmd_run,
             .variants = {{{.arguments = "--step=disk",
                            .help = "the data disk and docker's image store only (the disk unit, before docker)"},
+                          {.arguments = "--step=grow",
+                           .help = "grow the data disk while the VM runs (udev starts it on a resize)"},
                           {.arguments = "--step=gpu-check",
                            .help = "the GPU health check only, by hand: print the verdict, store it for status"}}}},
     Command{.name = "plan",

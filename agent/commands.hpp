@@ -33,7 +33,7 @@ struct Command {
   std::string_view arguments;  // shown after the name in --help: "[--json]"
   std::string_view help;       // one line
   CommandHandler handler = nullptr;
-  std::array<UsageVariant, 2> variants{};  // empty arguments: none
+  std::array<UsageVariant, 3> variants{};  // empty arguments: none
 };
 
 // Every command, in the order --help lists them.

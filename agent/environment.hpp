@@ -23,6 +23,8 @@ struct Environment {
   std::string watch_path = kDefaultWatchPath;                      // agent/live_check.hpp
   // What the disk unit grew, for the main run to say (agent/bootstrap.cpp's prepare_disk).
   std::string growth_note_path = "/run/cosmicac-bootstrap/disk-grown";
+  // One disk step at a time (agent/bootstrap.cpp's lock_disk_step); "" = no lock.
+  std::string disk_lock_path = "/run/cosmicac-bootstrap/disk.lock";
 };
 
 }  // namespace cosmicac::agent

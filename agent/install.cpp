@@ -46,9 +46,13 @@ Result<InstallReport> install(InstallOptions const& opts) {
   auto unit = write_if_different(unit_path, embedded_unit(), 0644);
   if (!unit) return unit.error();
   report.unit_changed = *unit;
-  // The disk unit and docker's drop-in: docker's store on the data disk before dockerd starts.
+  // The disk unit and docker's drop-in: docker's store on the data disk
+  // before dockerd starts. The grow unit and its udev rule: a disk grown
+  // while the VM runs (udevd reads a new rule file by itself).
   for (auto const& [path, text] : {std::pair{std::string(kUnitDir) + "/" + kDiskUnitName, embedded_disk_unit()},
-                                   std::pair{std::string(kDockerDropinPath), embedded_docker_dropin()}}) {
+                                   std::pair{std::string(kDockerDropinPath), embedded_docker_dropin()},
+                                   std::pair{std::string(kUnitDir) + "/" + kGrowUnitName, embedded_grow_unit()},
+                                   std::pair{std::string(kGrowRulesPath), embedded_grow_rules()}}) {
     auto w = write_if_different(under_root(opts.root, path), text, 0644);
     if (!w) return w.error();
     report.unit_changed = report.unit_changed || *w;

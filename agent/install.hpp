@@ -26,6 +26,8 @@ inline constexpr const char* kInstalledBinary = "/usr/local/bin/cosmicac-bootstr
 inline constexpr const char* kUnitName = "cosmicac-bootstrap.service";
 inline constexpr const char* kUnitDir = "/etc/systemd/system";
 inline constexpr const char* kDiskUnitName = "cosmicac-bootstrap-disk.service";
+inline constexpr const char* kGrowUnitName = "cosmicac-bootstrap-grow.service";
+inline constexpr const char* kGrowRulesPath = "/etc/udev/rules.d/60-cosmicac-bootstrap-grow.rules";
 inline constexpr const char* kDockerDropinPath = "/etc/systemd/system/docker.service.d/cosmicac-data-disk.conf";
 
 // The unit file text compiled into the binary (units/cosmicac-bootstrap.service).
@@ -34,6 +36,10 @@ std::string_view embedded_unit();
 std::string_view embedded_disk_unit();
 // units/docker.service.d/cosmicac-data-disk.conf: docker.service after the disk unit.
 std::string_view embedded_docker_dropin();
+// units/cosmicac-bootstrap-grow.service: the live growth (udev starts it).
+std::string_view embedded_grow_unit();
+// units/60-cosmicac-bootstrap-grow.rules: udev, on a disk's resize.
+std::string_view embedded_grow_rules();
 
 Result<InstallReport> install(InstallOptions const& opts);
 

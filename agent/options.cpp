@@ -40,6 +40,7 @@ void disk_options(config::Settings const& s, Environment const& env, ModuleOptio
   o.disk.data_root = env.data_root;  // disk/layout.hpp; "" keeps the earlier layout
   o.instance_id_path = env.instance_id_path;
   o.growth_note_path = env.growth_note_path;
+  o.disk_lock_path = env.disk_lock_path;
   o.probe.sysfs_root = env.sysfs_root;
   o.probe.dev_root = env.dev_root;
 }

@@ -27,6 +27,7 @@ struct ModuleOptions {
   disk::ProbeOptions probe;
   std::string instance_id_path;  // agent/store.hpp
   std::string growth_note_path;  // Environment::growth_note_path
+  std::string disk_lock_path;    // Environment::disk_lock_path
   engine::ClientOptions engine;
   engine::DockerOptions docker;
   registry::ImageToPull image;

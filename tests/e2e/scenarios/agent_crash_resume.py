@@ -11,19 +11,25 @@ leaves it (backup GPT at the end, partition extended, ext4 not grown): the
 second boot's disk unit grows the ext4 only, the main run says "grew /data
 from … to …", the file written before is intact. (d) Live, in the second boot:
 QMP block_resize to 200 GiB (the guest's virtio capacity change, as KubeVirt's
-online expansion gives it), `plan` shows the growth from → to, a restart of
-the disk unit grows GPT, partition and ext4 with the container running. After
-shutdown, e2fsck -fn on the host finds the filesystem clean."""
+online expansion gives it); the kernel's resize uevent makes udev start the
+grow unit (units/60-cosmicac-bootstrap-grow.rules), whose plan shows the
+growth from → to and which grows GPT, partition and ext4 by itself with the
+container running, says "grew /data from … to …" on the readiness port and
+leaves `status` ready. After shutdown, e2fsck -fn on the host finds the
+filesystem clean."""
 
 import json
 import time
 
 from bed import checks, events
 from bed.catalog import scenario
+from bed.scenario import REPO_DIR
 from bed.disks import (e2fsck_partition, grow_disk, grow_partition_only, our_partition_without_fs,
                        partition_guid)
 
 UNIT = "cosmicac-bootstrap.service"
+GROW_UNIT = "cosmicac-bootstrap-grow.service"
+GROW_RULES = "60-cosmicac-bootstrap-grow.rules"
 
 
 @scenario("agent-crash-resume", timeout=1800)
@@ -36,6 +42,9 @@ def agent_crash_resume(t):
     vm = t.vm(data_disk=disk, data_serial="pvc-data", cred_iso=t.cred_iso(reg),
               config=t.config(MNT="/data", IMG=t.image_ref("big"), NAME="inference"),
               agent_binary=agent, units=[t.agent_unit()])
+    # The live growth's unit and udev rule, where `install` puts them.
+    vm.add_unit(GROW_UNIT, (REPO_DIR / "units" / GROW_UNIT).read_text(), enable=False)
+    vm.files[f"etc/udev/rules.d/{GROW_RULES}"] = (0o644, (REPO_DIR / "units" / GROW_RULES).read_bytes())
     vm.boot()
     # Not vm.wait_booted(): multi-user.target waits for the agent's READY=1
     # (Type=notify), i.e. after the pull we want to interrupt.
@@ -124,26 +133,35 @@ def expect_grown(t, vm, since: int, kept: str) -> None:
 
 
 def live_growth(t, vm) -> None:
-    """(d): QMP block_resize, plan shows it, the disk unit grows it while the container runs."""
-    vm.qmp.command("block_resize", {"device": "data", "size": 200 << 30})
-    deadline = time.monotonic() + 60
-    while int(vm.qga.read_file("/sys/class/block/vdb/size").decode()) * 512 != 200 << 30:
-        t.expect(time.monotonic() < deadline, "the guest never saw the data disk's new capacity")
-        time.sleep(1)
-    plan = json.loads(vm.qga.exec([events.AGENT, "plan", "--json"], timeout=120).out)["disk"]
-    growth = plan.get("growth") or {}
-    t.expect(growth.get("write_table") and growth.get("grow_filesystem") and
-             growth.get("partition_to_bytes", 0) > 199 << 30 and growth.get("filesystem_from_bytes", 0) > 149 << 30,
-             f"plan does not show the growth: {plan.get('growth')} {plan.get('refusal')}")
+    """(d): QMP block_resize; udev starts the grow unit, which grows /data while the container runs."""
+    since = len(vm.serial_lines)
     started = time.monotonic()
-    r = vm.qga.exec([events.AGENT, "run", "--step=disk"], timeout=600)
+    vm.qmp.command("block_resize", {"device": "data", "size": 200 << 30})
+    grew = events.wait_event(vm, lambda e: e.get("step") == "disk" and e.get("status") == "progress"
+                             and e.get("message", "").startswith(("grew /data ", "growth refused")), 600, since)
     took = time.monotonic() - started
-    t.expect(r.exitcode == 0, f"run --step=disk exited {r.exitcode}: {r.out}{r.err}")
-    t.expect("grew /data from 150.0 GiB to 200.0 GiB" in r.out + r.err, f"run --step=disk said no growth: {r.out}{r.err}")
+    t.expect(grew["message"] == "grew /data from 150.0 GiB to 200.0 GiB", f"the live growth said: {grew['message']}")
     t.metric("live_grow_150_to_200_gib_s", round(took, 1))
+    state = events.wait_unit_substate(vm, GROW_UNIT, ("dead", "failed"), 120)
+    result = vm.qga.exec(["systemctl", "show", "-P", "Result", GROW_UNIT]).out.strip()
+    t.expect(state == "dead" and result == "success", f"the grow unit ended {state}, result {result}")
+    log = vm.qga.exec(["journalctl", "-b", "-u", GROW_UNIT, "--no-pager", "-o", "cat"]).out
+    t.expect("the disk has grown: 150.0 GiB → " in log and "growing the GPT of /dev/vdb" in log,
+             f"the grow unit's journal does not show the plan's growth and the GPT's:\n{log}")
     size = df_bytes(vm, "/data")
     t.expect(size > 195 << 30, f"/data is {size} bytes after the live growth to 200 GiB")
     info = t.docker_inspect(vm, "inference")
     t.expect(info is not None and info["State"]["Running"], "the container stopped during the live growth")
-    t.step(f"(d) live: block_resize → plan shows the growth → run --step=disk grew /data to {size >> 30} GiB "
-           f"in {took:.1f} s, container running")
+    rc, line = events.status_cmd(vm)
+    t.expect(rc == 0 and line.startswith("ready "), f"status after the live growth exited {rc}: {line}")
+    live = events.this_boot(vm, since)
+    t.expect(not [e for e in live if e.get("status") == "failed"], "the live growth published a failure")
+    said = [e.get("message") for e in live if e.get("step") == "disk"]
+    t.expect(said == [grew["message"]], f"the live growth said more or less than its outcome: {said}")
+    # The console (what a cluster's host reads) shows it too, after ready, in the same boot.
+    deadline = time.monotonic() + 30
+    while not [e for e in events.console_this_boot(vm)[0] if e.get("message") == grew["message"]]:
+        t.expect(time.monotonic() < deadline, "the console never showed the live growth")
+        time.sleep(1)
+    t.step(f"(d) live: block_resize → udev → {GROW_UNIT}: {grew['message']} in {took:.1f} s "
+           f"(df {size >> 30} GiB), container running, status ready")

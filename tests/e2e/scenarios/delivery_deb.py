@@ -22,6 +22,8 @@ UNIT_FILE = "/lib/systemd/system/cosmicac-bootstrap.service"
 DISK_UNIT = "cosmicac-bootstrap-disk.service"
 DISK_UNIT_FILE = f"/lib/systemd/system/{DISK_UNIT}"
 DROPIN_FILE = "/lib/systemd/system/docker.service.d/cosmicac-data-disk.conf"
+GROW_UNIT = "cosmicac-bootstrap-grow.service"
+GROW_RULES_FILE = "/lib/udev/rules.d/60-cosmicac-bootstrap-grow.rules"
 # systemd names the drop-in by the path it found it at: /usr/lib on a merged-/usr guest.
 DROPIN_SEEN = {DROPIN_FILE, "/usr" + DROPIN_FILE}
 DATA_SERIAL = "pvc-data"
@@ -88,6 +90,11 @@ def delivery_deb(t):
     t.expect(frag == DISK_UNIT_FILE, f"systemd loads the disk unit from {frag!r}, expected {DISK_UNIT_FILE}")
     active = q.exec(["systemctl", "show", "-P", "ActiveState", DISK_UNIT]).out.strip()
     t.expect(active == "inactive", f"{DISK_UNIT} is {active!r} right after install: dpkg -i started it")
+    # The live growth: its unit loaded (not enabled: udev starts it), its rule where udevd reads it.
+    frag = q.exec(["systemctl", "show", "-P", "FragmentPath", GROW_UNIT]).out.strip()
+    t.expect(frag == f"/lib/systemd/system/{GROW_UNIT}", f"systemd loads the grow unit from {frag!r}")
+    rules = q.exec(["cat", GROW_RULES_FILE]).out
+    t.expect(f"--no-block start {GROW_UNIT}" in rules, f"{GROW_RULES_FILE} does not start the grow unit: {rules!r}")
     dropins = q.exec(["systemctl", "show", "-P", "DropInPaths", "docker.service"]).out.split()
     t.expect(DROPIN_SEEN & set(dropins), f"docker.service does not load {DROPIN_FILE}: {dropins}")
     after = q.exec(["systemctl", "show", "-p", "After", "docker.service"]).out

@@ -48,6 +48,16 @@ TEST_CASE("install puts the binary (0755) and the embedded unit (0644) under the
   CHECK(slurp(dropin) == std::string(embedded_docker_dropin()));
   CHECK(slurp(dropin).find("After=cosmicac-bootstrap-disk.service") != std::string::npos);
   CHECK((fs::status(dropin).permissions() & fs::perms::all) == static_cast<fs::perms>(0644));
+  // The live growth: its unit (no [Install]: udev starts it) and udev's rule.
+  auto grow_unit = root.path / "etc/systemd/system/cosmicac-bootstrap-grow.service";
+  auto rules = root.path / "etc/udev/rules.d/60-cosmicac-bootstrap-grow.rules";
+  CHECK(slurp(grow_unit) == std::string(embedded_grow_unit()));
+  CHECK(slurp(grow_unit).find("ExecStart=/usr/local/bin/cosmicac-bootstrap run --step=grow\n") != std::string::npos);
+  CHECK(slurp(grow_unit).find("\n[Install]") == std::string::npos);
+  CHECK(slurp(rules) == std::string(embedded_grow_rules()));
+  CHECK(slurp(rules).find("ENV{RESIZE}==\"1\", RUN+=\"/usr/bin/systemctl --no-block start "
+                          "cosmicac-bootstrap-grow.service\"") != std::string::npos);
+  CHECK((fs::status(rules).permissions() & fs::perms::all) == static_cast<fs::perms>(0644));
 }
 
 TEST_CASE("a second install changes nothing; a different binary replaces the installed one") {

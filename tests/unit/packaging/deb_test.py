@@ -17,6 +17,8 @@ BUILD_DEB = os.path.join(ROOT, "packaging", "build-deb")
 MAIN_UNIT = "lib/systemd/system/cosmicac-bootstrap.service"
 DISK_UNIT = "lib/systemd/system/cosmicac-bootstrap-disk.service"
 DROPIN = "lib/systemd/system/docker.service.d/cosmicac-data-disk.conf"
+GROW_UNIT = "lib/systemd/system/cosmicac-bootstrap-grow.service"
+GROW_RULES = "lib/udev/rules.d/60-cosmicac-bootstrap-grow.rules"
 
 
 class Deb(unittest.TestCase):
@@ -80,7 +82,7 @@ class Deb(unittest.TestCase):
                                               "ExecStart=/usr/sbin/cosmicac-bootstrap run"))
 
     def test_disk_unit_and_dockers_dropin_ship_0644_root_root(self):
-        for path in (DISK_UNIT, DROPIN):
+        for path in (DISK_UNIT, DROPIN, GROW_UNIT, GROW_RULES):
             m = self.member(path)
             self.assertEqual(m.mode & 0o7777, 0o644, f"{path}: {oct(m.mode)}")
             self.assertEqual((m.uid, m.gid, m.uname, m.gname), (0, 0, "root", "root"), path)
@@ -94,6 +96,17 @@ class Deb(unittest.TestCase):
         self.assertEqual(unit, source.replace("ExecStart=/usr/local/bin/cosmicac-bootstrap run --step=disk",
                                               "ExecStart=/usr/sbin/cosmicac-bootstrap run --step=disk"))
 
+    def test_grow_unit_runs_the_packaged_binarys_grow_step_and_udev_starts_it(self):
+        unit = self.content(GROW_UNIT).decode()
+        self.assertEqual(exec_starts(unit), ["ExecStart=/usr/sbin/cosmicac-bootstrap run --step=grow"])
+        with open(os.path.join(ROOT, "units", "cosmicac-bootstrap-grow.service")) as f:
+            source = f.read()
+        self.assertEqual(unit, source.replace("ExecStart=/usr/local/bin/cosmicac-bootstrap run --step=grow",
+                                              "ExecStart=/usr/sbin/cosmicac-bootstrap run --step=grow"))
+        with open(os.path.join(ROOT, "units", "60-cosmicac-bootstrap-grow.rules"), "rb") as f:
+            self.assertEqual(self.content(GROW_RULES), f.read())
+        self.assertIn(b"start cosmicac-bootstrap-grow.service", self.content(GROW_RULES))
+
     def test_dockers_dropin_is_the_one_install_writes(self):
         with open(os.path.join(ROOT, "units", "docker.service.d", "cosmicac-data-disk.conf"), "rb") as f:
             self.assertEqual(self.content(DROPIN), f.read())
@@ -104,7 +117,7 @@ class Deb(unittest.TestCase):
         os.chmod(tmp, 0o755)
         root = systemd_root(tmp)
         subprocess.run(["dpkg-deb", "-x", self.deb, root], check=True)
-        for unit in (MAIN_UNIT, DISK_UNIT):
+        for unit in (MAIN_UNIT, DISK_UNIT, GROW_UNIT):
             self.assertEqual(verify(root, "/" + unit), (0, []), unit)
         # docker.service (another package's) with the drop-in in the vendor directory:
         # verify loads the drop-in from there and finds nothing to say about it.

@@ -174,7 +174,9 @@ class Deb(_DistDeb):
         self.assertTrue(os.stat(os.path.join(root, "usr/sbin/cosmicac-bootstrap")).st_mode & stat.S_IXUSR)
         for name, exec_start in (("cosmicac-bootstrap.service", "ExecStart=/usr/sbin/cosmicac-bootstrap run"),
                                  ("cosmicac-bootstrap-disk.service",
-                                  "ExecStart=/usr/sbin/cosmicac-bootstrap run --step=disk")):
+                                  "ExecStart=/usr/sbin/cosmicac-bootstrap run --step=disk"),
+                                 ("cosmicac-bootstrap-grow.service",
+                                  "ExecStart=/usr/sbin/cosmicac-bootstrap run --step=grow")):
             with open(os.path.join(root, "lib/systemd/system", name)) as f:
                 self.assertEqual(exec_starts(f.read()), [exec_start])
             self.assertEqual(verify(root, "/lib/systemd/system/" + name), (0, []), name)
