@@ -2,7 +2,6 @@
 
 #include "disk/ext4_superblock.hpp"
 #include "disk/fstab.hpp"
-#include "disk/grow_fs.hpp"
 #include "disk/grow_partition.hpp"
 #include "disk/layout.hpp"
 #include "disk/mkfs.hpp"

@@ -2,6 +2,7 @@
 
 #include "common/file_io.hpp"
 #include "disk/facts.hpp"
+#include "disk/fdisk_ptr.hpp"
 
 #include <fcntl.h>
 #include <libfdisk/libfdisk.h>
@@ -19,22 +20,6 @@ namespace cosmicac::disk {
 
 namespace {
 
-struct CxtDeleter {
-  void operator()(fdisk_context* c) const noexcept { fdisk_unref_context(c); }
-};
-struct PartDeleter {
-  void operator()(fdisk_partition* p) const noexcept { fdisk_unref_partition(p); }
-};
-struct TableDeleter {
-  void operator()(fdisk_table* t) const noexcept { fdisk_unref_table(t); }
-};
-struct IterDeleter {
-  void operator()(fdisk_iter* i) const noexcept { fdisk_free_iter(i); }
-};
-using CxtPtr = std::unique_ptr<fdisk_context, CxtDeleter>;
-using PartPtr = std::unique_ptr<fdisk_partition, PartDeleter>;
-using TablePtr = std::unique_ptr<fdisk_table, TableDeleter>;
-
 Error grow_error(std::string const& disk, std::string const& what, int rc = 0) {
   return make_error(Reason::DiskGrow, "growing " + disk + ": " + what +
                                           (rc != 0 ? std::string(": ") + std::strerror(rc < 0 ? -rc : rc) : ""));
@@ -48,8 +33,8 @@ std::string upper(std::string s) {
 // The context over `fd`, which libfdisk is told it may write: it relocates a
 // misplaced backup header in memory only when it may (read-only contexts keep
 // the old geometry). The look passes an O_RDONLY fd: nothing can be written.
-Result<CxtPtr> open_table(std::string const& disk, int fd) {
-  CxtPtr cxt(fdisk_new_context());
+Result<FdiskContextPtr> open_table(std::string const& disk, int fd) {
+  FdiskContextPtr cxt(fdisk_new_context());
   if (!cxt) return grow_error(disk, "cannot allocate a libfdisk context");
   fdisk_disable_dialogs(cxt.get(), 1);
   if (int rc = fdisk_assign_device_by_fd(cxt.get(), fd, disk.c_str(), 0); rc != 0)
@@ -62,8 +47,8 @@ Result<CxtPtr> open_table(std::string const& disk, int fd) {
 Status read_partition(fdisk_context* cxt, std::string const& disk, int number, PartitionGrowth& g) {
   fdisk_table* raw = nullptr;
   if (int rc = fdisk_get_partitions(cxt, &raw); rc != 0) return grow_error(disk, "listing its partitions", rc);
-  TablePtr tb(raw);
-  std::unique_ptr<fdisk_iter, IterDeleter> it(fdisk_new_iter(FDISK_ITER_FORWARD));
+  FdiskTablePtr tb(raw);
+  FdiskIterPtr it(fdisk_new_iter(FDISK_ITER_FORWARD));
   fdisk_partition* pa = nullptr;
   fdisk_partition* ours = nullptr;
   fdisk_sector_t last_end = 0;
@@ -94,8 +79,8 @@ Status read_partition(fdisk_context* cxt, std::string const& disk, int number, P
 std::uint64_t free_sectors_after(fdisk_context* cxt, fdisk_sector_t end) {
   fdisk_table* raw = nullptr;
   if (fdisk_get_freespaces(cxt, &raw) != 0) return 0;
-  TablePtr tb(raw);
-  std::unique_ptr<fdisk_iter, IterDeleter> it(fdisk_new_iter(FDISK_ITER_FORWARD));
+  FdiskTablePtr tb(raw);
+  FdiskIterPtr it(fdisk_new_iter(FDISK_ITER_FORWARD));
   fdisk_partition* pa = nullptr;
   std::uint64_t const grain = fdisk_get_grain_size(cxt) / fdisk_get_sector_size(cxt);
   while (it && fdisk_table_next_partition(tb.get(), it.get(), &pa) == 0) {
@@ -120,7 +105,7 @@ Result<PartitionGrowth> plan_in(fdisk_context* cxt, std::string const& disk, int
   std::uint64_t const free_after =
       free_sectors_after(cxt, g.start_bytes / fdisk_get_sector_size(cxt) + g.size_bytes / fdisk_get_sector_size(cxt));
   if (free_after == 0) return g;
-  PartPtr pa(fdisk_new_partition());
+  FdiskPartitionPtr pa(fdisk_new_partition());
   if (!pa) return grow_error(disk, "cannot allocate a libfdisk partition");
   fdisk_partition_set_size(pa.get(), g.size_bytes / fdisk_get_sector_size(cxt) + free_after);
   if (int rc = fdisk_set_partition(cxt, static_cast<std::size_t>(number - 1), pa.get()); rc != 0)
@@ -128,7 +113,7 @@ Result<PartitionGrowth> plan_in(fdisk_context* cxt, std::string const& disk, int
   fdisk_partition* now = nullptr;
   if (int rc = fdisk_get_partition(cxt, static_cast<std::size_t>(number - 1), &now); rc != 0)
     return grow_error(disk, "reading partition " + std::to_string(number) + " back", rc);
-  PartPtr held(now);
+  FdiskPartitionPtr held(now);
   g.grown_size_bytes = fdisk_partition_get_size(now) * fdisk_get_sector_size(cxt);
   // libfdisk never shrinks it; a smaller answer is a misreading: refuse.
   if (g.grown_size_bytes < g.size_bytes) return grow_error(disk, "libfdisk would shrink the partition");

@@ -1,6 +1,7 @@
 #include "disk/partition.hpp"
 
 #include "disk/facts.hpp"
+#include "disk/fdisk_ptr.hpp"
 
 #include <libfdisk/libfdisk.h>
 #include <unistd.h>
@@ -12,19 +13,6 @@ namespace cosmicac::disk {
 
 namespace {
 
-struct CxtDeleter {
-  void operator()(fdisk_context* c) const noexcept { fdisk_unref_context(c); }
-};
-struct PartDeleter {
-  void operator()(fdisk_partition* p) const noexcept { fdisk_unref_partition(p); }
-};
-struct TableDeleter {
-  void operator()(fdisk_table* t) const noexcept { fdisk_unref_table(t); }
-};
-struct TypeDeleter {
-  void operator()(fdisk_parttype* t) const noexcept { fdisk_unref_parttype(t); }
-};
-
 Error fdisk_error(std::string const& device, std::string const& step, int rc) {
   return make_error(Reason::DiskError,
                     "partitioning " + device + ": " + step + " failed: " + std::strerror(rc < 0 ? -rc : rc));
@@ -33,7 +21,7 @@ Error fdisk_error(std::string const& device, std::string const& step, int rc) {
 }  // namespace
 
 Status create_data_partition(std::string const& device) {
-  std::unique_ptr<fdisk_context, CxtDeleter> cxt(fdisk_new_context());
+  FdiskContextPtr cxt(fdisk_new_context());
   if (!cxt) return make_error(Reason::DiskError, "partitioning " + device + ": cannot allocate a libfdisk context");
   fdisk_disable_dialogs(cxt.get(), 1);  // never ask: we run unattended
   if (int rc = fdisk_assign_device(cxt.get(), device.c_str(), 0); rc != 0)
@@ -41,16 +29,15 @@ Status create_data_partition(std::string const& device) {
   auto deassign = [&](bool nosync) { fdisk_deassign_device(cxt.get(), nosync ? 1 : 0); };
 
   // The table the kernel knows before (none: the disk is blank), for BLKPG.
-  std::unique_ptr<fdisk_table, TableDeleter> before(fdisk_new_table());
+  FdiskTablePtr before(fdisk_new_table());
 
   if (int rc = fdisk_create_disklabel(cxt.get(), "gpt"); rc != 0) {
     deassign(true);
     return fdisk_error(device, "creating a GPT", rc);
   }
   fdisk_label* label = fdisk_get_label(cxt.get(), nullptr);
-  std::unique_ptr<fdisk_parttype, TypeDeleter> type(
-      label ? fdisk_label_get_parttype_from_string(label, kLinuxFsTypeGuid) : nullptr);
-  std::unique_ptr<fdisk_partition, PartDeleter> pa(fdisk_new_partition());
+  FdiskTypePtr type(label ? fdisk_label_get_parttype_from_string(label, kLinuxFsTypeGuid) : nullptr);
+  FdiskPartitionPtr pa(fdisk_new_partition());
   if (!type || !pa) {
     deassign(true);
     return make_error(Reason::DiskError, "partitioning " + device + ": libfdisk has no Linux filesystem type");

@@ -7,7 +7,6 @@
 #include "disk/discover.hpp"
 #include "disk/disk.hpp"
 #include "disk/ext4_superblock.hpp"
-#include "disk/grow_fs.hpp"
 #include "disk/grow_partition.hpp"
 #include "disk/mkfs.hpp"
 #include "disk/partition.hpp"
