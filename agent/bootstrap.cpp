@@ -18,6 +18,7 @@
 #include "agent/options.hpp"
 #include "agent/store.hpp"
 #include "common/file_io.hpp"
+#include "common/file_lock.hpp"
 #include "common/log.hpp"
 #include "common/systemd_manager.hpp"
 #include "common/terminal_text.hpp"
@@ -37,13 +38,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <functional>
 #include <optional>
 
@@ -108,13 +105,8 @@ bool about_growth(disk::DiskPlan const& plan) {
 Result<UniqueFd> lock_disk_step(std::string const& path) {
   if (path.empty()) return UniqueFd{};
   (void)make_directories(parent_directory(path));  // a failure is open's to report
-  auto failed = [&] {
-    return make_error(Reason::DiskError, "the disk step's lock " + path + ": " + std::strerror(errno));
-  };
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (fd.get() < 0) return failed();
-  while (::flock(fd.get(), LOCK_EX) != 0)
-    if (errno != EINTR) return failed();
+  auto fd = lock_file(path, std::nullopt, Reason::DiskError);
+  if (!fd) return make_error(Reason::DiskError, "the disk step's lock " + fd.error().message);
   return fd;
 }
 

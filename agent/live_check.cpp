@@ -2,6 +2,7 @@
 
 #include "common/file_io.hpp"
 #include "common/terminal_text.hpp"
+#include "container/probe.hpp"
 #include "engine/containers.hpp"
 #include "gpu/measure.hpp"
 #include "gpu/xid.hpp"
@@ -46,8 +47,8 @@ std::optional<Error> gpu_fault(GpuWatch const& was) {
 // What made the container ready, looked at again.
 std::optional<Error> container_fault(Watch const& w) {
   engine::Client docker(engine::ClientOptions{.socket_path = w.docker_socket,
-                                              .connect_timeout = milliseconds(1000),
-                                              .request_timeout = milliseconds(3000)});
+                                              .connect_timeout = status_look::kDockerConnect,
+                                              .request_timeout = status_look::kDocker});
   docker.set_api_version(w.api_version);
   auto details = engine::inspect_container(docker, w.container_id);
   std::string const& name = w.container_name;
@@ -68,7 +69,9 @@ std::optional<Error> container_fault(Watch const& w) {
 }
 
 // Once: a `ready` `failed` event, on every channel the run reported through.
-void record_failure(LivePaths const& paths, Watch const& w, Error const& e) {
+// The caller holds the state lock; it is let go as soon as the state is
+// written, before the event goes out on the port and the console.
+void record_failure(LivePaths const& paths, Watch const& w, Error const& e, UniqueFd lock) {
   auto state = readiness::read_state(paths.state);
   if (!state) return;
   readiness::ReporterOptions ro;
@@ -77,14 +80,59 @@ void record_failure(LivePaths const& paths, Watch const& w, Error const& e) {
   ro.console_path = w.console_path;
   ro.boot_id_path = paths.boot_id;
   ro.resume = *state;
+  ro.state_lock_held = true;
   readiness::Reporter reporter(ro);
   // The port writer connects on its own thread: give a listening host a
   // moment, so the event (or, on connect, the snapshot that carries it) goes
   // out before this short-lived process ends.
-  for (int i = 0; i < 50 && reporter.port() && reporter.port_state() != readiness::PortState::Connected; ++i)
+  auto const connect_by = std::chrono::steady_clock::now() + status_look::kRecordConnect;
+  while (reporter.port() && reporter.port_state() != readiness::PortState::Connected &&
+         std::chrono::steady_clock::now() < connect_by)
     std::this_thread::sleep_for(milliseconds(20));
   reporter.publish(readiness::failed(readiness::Step::Ready, e, milliseconds(0)));
-  reporter.flush(milliseconds(2000));
+  lock.reset();
+  reporter.flush(status_look::kRecordFlush);
+}
+
+// What `status` looked at: this state (its boot and last event) and this watch.
+bool same_ready(readiness::State const& a, readiness::State const& b) {
+  return a.boot_id == b.boot_id && a.last_seq == b.last_seq;
+}
+
+// The look's outcome into the count (and, at the threshold, the record):
+// under the state lock, from the state and watch as they are now, so that no
+// other `status` and no run writes between this read and this write. A look
+// at a state or watch that changed meanwhile (another look recorded, a new
+// run began) is not counted.
+readiness::StatusAnswer count_look(LivePaths const& paths, readiness::State const& seen, Watch const& looked,
+                                   LiveLook const& look, UniqueFd lock) {
+  auto answer = readiness::answer_status(paths.state, paths.boot_id);
+  if (answer.exit_code != 0) return answer;  // recorded by another look, or a new run
+  auto state = readiness::read_state(paths.state);
+  auto watch = read_watch(paths.watch);
+  if (!state || !watch || !same_ready(*state, seen) || watch->container_id != looked.container_id)
+    return {"unknown (ready, but the run changed while it was looked at: not counted)", 1};
+  if (!look.failure) {
+    if (watch->failures != 0) {
+      watch->failures = 0;
+      (void)write_watch(paths.watch, *watch);
+    }
+    return answer;
+  }
+  Error const& e = *look.failure;
+  ++watch->failures;
+  if (look.lasting || watch->failures >= watch->failure_threshold) {
+    record_failure(paths, *watch, e, std::move(lock));
+    auto after = readiness::answer_status(paths.state, paths.boot_id);
+    if (after.exit_code != 0) return after;
+    // Not recorded (the state file could not be written): still not ready.
+    return {"failed reason=" + std::string(reason_name(e.reason)) + " step=ready message=" + terminal_quoted(e.message),
+            1};
+  }
+  (void)write_watch(paths.watch, *watch);
+  return {"unready reason=" + std::string(reason_name(e.reason)) + " look=" + std::to_string(watch->failures) + "/" +
+              std::to_string(watch->failure_threshold) + " message=" + terminal_quoted(e.message),
+          1};
 }
 
 }  // namespace
@@ -101,9 +149,7 @@ Status write_watch(std::string const& path, Watch const& w) {
                                                      {"CONSOLE_PATH", w.console_path},
                                                      {"FAILURES", std::to_string(w.failures)}};
   if (auto const& p = w.probe) {
-    e.emplace_back("PROBE", p->kind == container::Probe::Kind::Http ? "http" : "tcp");
-    e.emplace_back("PROBE_PORT", std::to_string(p->port));
-    e.emplace_back("PROBE_PATH", p->path);
+    e.emplace_back("PROBE", probe_text(*p));
     e.emplace_back("PROBE_TIMEOUT_MS", std::to_string(p->timeout.count()));
   }
   if (auto const& g = w.gpus) {
@@ -138,12 +184,12 @@ Result<Watch> read_watch(std::string const& path) {
           .port_path = field("PORT_PATH"),
           .console_path = field("CONSOLE_PATH"),
           .failures = number(field("FAILURES"))};
-  if (!field("PROBE").empty())
-    w.probe =
-        container::Probe{.kind = field("PROBE") == "tcp" ? container::Probe::Kind::Tcp : container::Probe::Kind::Http,
-                         .port = number(field("PROBE_PORT")),
-                         .path = field("PROBE_PATH"),
-                         .timeout = milliseconds(number(field("PROBE_TIMEOUT_MS")))};
+  if (!field("PROBE").empty()) {
+    ReadyProbe probe{.timeout = milliseconds(number(field("PROBE_TIMEOUT_MS")))};
+    if (auto st = parse_probe_text(field("PROBE"), probe); !st)
+      return make_error(Reason::Internal, path + ": PROBE " + st.error().message);
+    w.probe = std::move(probe);
+  }
   if (!field("GPU_SYSFS").empty())
     w.gpus = GpuWatch{.sysfs_root = field("GPU_SYSFS"),
                       .kmsg_path = field("GPU_KMSG"),
@@ -170,30 +216,17 @@ LiveLook look_live(Watch const& w) {
 readiness::StatusAnswer answer_live_status(LivePaths const& paths) {
   auto answer = readiness::answer_status(paths.state, paths.boot_id);
   if (answer.exit_code != 0) return answer;
+  auto seen = readiness::read_state(paths.state);
   auto watch = read_watch(paths.watch);
   if (!watch) return {"unknown (ready, but nothing to look at again: " + watch.error().message + ")", 1};
+  if (!seen) return {"unknown (ready, but the state cannot be read again: " + seen.error().message + ")", 1};
   auto const look = look_live(*watch);
-  if (!look.failure) {
-    if (watch->failures != 0) {
-      watch->failures = 0;
-      (void)write_watch(paths.watch, *watch);
-    }
-    return answer;
-  }
-  Error const& e = *look.failure;
-  ++watch->failures;
-  if (look.lasting || watch->failures >= watch->failure_threshold) {
-    record_failure(paths, *watch, e);
-    auto after = readiness::answer_status(paths.state, paths.boot_id);
-    if (after.exit_code != 0) return after;
-    // Not recorded (the state file could not be written): still not ready.
-    return {"failed reason=" + std::string(reason_name(e.reason)) + " step=ready message=" + terminal_quoted(e.message),
-            1};
-  }
-  (void)write_watch(paths.watch, *watch);
-  return {"unready reason=" + std::string(reason_name(e.reason)) + " look=" + std::to_string(watch->failures) + "/" +
-              std::to_string(watch->failure_threshold) + " message=" + terminal_quoted(e.message),
-          1};
+  // A pass with nothing counted has nothing to write: no lock.
+  if (!look.failure && watch->failures == 0) return answer;
+  auto lock = readiness::lock_state(paths.state, status_look::kStateLockWait);
+  if (!lock)  // fail closed: a look that cannot be counted is no ready answer
+    return {"unknown (ready, but this look cannot be counted: " + lock.error().message + ")", 1};
+  return count_look(paths, *seen, *watch, look, std::move(*lock));
 }
 
 }  // namespace cosmicac::agent

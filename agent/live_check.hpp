@@ -14,7 +14,7 @@
 #pragma once
 
 #include "common/error.hpp"
-#include "container/probe.hpp"
+#include "common/ready_probe.hpp"
 #include "readiness/status.hpp"
 
 #include <optional>
@@ -37,7 +37,7 @@ struct Watch {
   std::string api_version;
   std::string container_name;
   std::string container_id;
-  std::optional<container::Probe> probe;
+  std::optional<ReadyProbe> probe;  // PROBE (READY_PROBE's text form), PROBE_TIMEOUT_MS
   std::optional<GpuWatch> gpus;
   unsigned failure_threshold = 3;
   std::string port_path;     // where a recorded failure is said, besides the state file

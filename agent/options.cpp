@@ -80,13 +80,7 @@ ModuleOptions module_options(config::Settings const& s, Environment const& env) 
   o.converge.settle = ms(s.settle);
   o.converge.health_timeout = ms(s.health_timeout);
   o.converge.failure_log_lines = s.failure_log_lines;
-  if (auto const& r = s.readiness; r.kind != config::ProbeKind::None)
-    o.converge.probe = container::Probe{.kind = r.kind == config::ProbeKind::Http ? container::Probe::Kind::Http
-                                                                                  : container::Probe::Kind::Tcp,
-                                        .port = r.port,
-                                        .path = r.path,
-                                        .timeout = ms(r.timeout),
-                                        .initial_delay = ms(r.initial_delay)};
+  if (s.readiness.kind != ReadyProbe::Kind::None) o.converge.probe = s.readiness;
   o.failure_threshold = s.failure_threshold;
 
   o.gpu_health.enabled = o.container.gpus && s.gpu_check;

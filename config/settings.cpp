@@ -57,6 +57,12 @@ struct Key {
 };
 
 Status set_duration(std::chrono::seconds& out, std::string_view v) { return assign(parse_duration(v), out); }
+Status set_duration(std::chrono::milliseconds& out, std::string_view v) {
+  auto r = parse_duration(v);
+  if (!r) return r.error();
+  out = *r;
+  return ok();
+}
 
 // One word of a closed set, in any case, to its value; `expected` is the message otherwise.
 template <typename T>
@@ -109,28 +115,6 @@ Status set_absolute_path(std::string& out, std::string_view v) {
       padded.find("/../") != std::string::npos)
     return problem("must be an absolute path of at most 256 printable characters, without . or ..");
   out = std::string(v);
-  return ok();
-}
-
-// READY_PROBE: `http:PORT/PATH` or `tcp:PORT`. The path keeps to RFC 3986's
-// path and query characters, so it goes into the request line as written.
-Status set_ready_probe(Settings& s, std::string_view v) {
-  auto bad = [] { return problem("must be http:PORT/PATH or tcp:PORT (port 1-65535, an absolute path)"); };
-  ReadinessProbe& p = s.readiness;
-  if (v.starts_with("http:")) p.kind = ProbeKind::Http;
-  else if (v.starts_with("tcp:")) p.kind = ProbeKind::Tcp;
-  else return bad();
-  v.remove_prefix(p.kind == ProbeKind::Http ? 5 : 4);
-  std::size_t const digits = std::min(v.find_first_not_of("0123456789"), v.size());
-  p.port = 0;
-  for (std::size_t i = 0; i < digits && i < 6; ++i) p.port = p.port * 10 + static_cast<unsigned>(v[i] - '0');
-  p.path = v.substr(digits);
-  if (digits == 0 || digits > 5 || p.port == 0 || p.port > 65535) return bad();
-  if (p.kind == ProbeKind::Tcp) return p.path.empty() ? ok() : bad();
-  if (p.path.empty() || p.path.front() != '/' || p.path.size() > 1024 ||
-      p.path.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@%/?") !=
-          std::string::npos)
-    return bad();
   return ok();
 }
 
@@ -197,13 +181,13 @@ constexpr std::array<Key, 36> kKeys{{
     {"GPU_WAIT", [](Settings& s, std::string_view v) { return set_duration(s.gpu_wait, v); }},
     {"SETTLE_SECONDS", [](Settings& s, std::string_view v) { return set_duration(s.settle, v); }},
     {"HEALTH_TIMEOUT", [](Settings& s, std::string_view v) { return set_duration(s.health_timeout, v); }},
-    {"READY_PROBE", set_ready_probe},
+    {"READY_PROBE", [](Settings& s, std::string_view v) { return parse_probe_text(v, s.readiness); }},
     {"READY_INITIAL_DELAY", [](Settings& s, std::string_view v) { return set_duration(s.readiness.initial_delay, v); }},
     {"READY_TIMEOUT",
      [](Settings& s, std::string_view v) {
        auto r = parse_duration(v);
        if (r && (r->count() == 0 || r->count() > 60)) return problem("must be from 1 to 60 seconds");
-       return assign(std::move(r), s.readiness.timeout);
+       return set_duration(s.readiness.timeout, v);
      }},
     {"READY_FAILURE_THRESHOLD",
      [](Settings& s, std::string_view v) {

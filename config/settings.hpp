@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "common/ready_probe.hpp"
 #include "config/image_ref.hpp"
 
 #include <chrono>
@@ -25,18 +26,6 @@ enum class GpuMode { All, None, Auto };
 // FABRIC_REQUIRED: whether the GPUs must be registered with an NVLink fabric.
 enum class FabricRequired { Auto, On, Off };
 enum class PullPolicy { Missing, Always };
-
-// READY_PROBE: what "ready" means for the container, probed at its address on
-// docker's network (as Kubernetes probes a pod's IP): an HTTP GET answered
-// 200-399, or a TCP connection accepted.
-enum class ProbeKind { None, Http, Tcp };
-struct ReadinessProbe {
-  ProbeKind kind = ProbeKind::None;
-  unsigned port = 0;                      // 1-65535
-  std::string path;                       // Http: "/..." (RFC 3986 path and query characters)
-  std::chrono::seconds initial_delay{0};  // READY_INITIAL_DELAY: after the container starts
-  std::chrono::seconds timeout{1};        // READY_TIMEOUT: one probe's limit (>= 1 s)
-};
 
 struct Settings {
   // Legacy keys (same meaning as the original script).
@@ -70,9 +59,11 @@ struct Settings {
   std::chrono::seconds gpu_wait{60};         // GPU_WAIT: wait for NVIDIA device nodes
   std::chrono::seconds settle{5};            // SETTLE_SECONDS: must stay running this long
   std::chrono::seconds health_timeout{300};  // HEALTH_TIMEOUT: wait for a HEALTHCHECK or READY_PROBE to pass
-  ReadinessProbe readiness;                  // READY_PROBE, READY_INITIAL_DELAY, READY_TIMEOUT
-  unsigned failure_threshold = 3;            // READY_FAILURE_THRESHOLD: failed `status` looks in a row, after ready
-  unsigned failure_log_lines = 0;            // FAILURE_LOG_LINES: the container's last lines copied into a failure
+  // READY_PROBE, READY_INITIAL_DELAY, READY_TIMEOUT: what "ready" means for the container, probed at its
+  // address on docker's network (as Kubernetes probes a pod's IP); kind None without READY_PROBE.
+  ReadyProbe readiness;
+  unsigned failure_threshold = 3;  // READY_FAILURE_THRESHOLD: failed `status` looks in a row, after ready
+  unsigned failure_log_lines = 0;  // FAILURE_LOG_LINES: the container's last lines copied into a failure
 
   // GPU health (gpu/), before the container starts when it gets GPUs.
   std::optional<unsigned> gpu_count;      // GPU_COUNT: GPUs the VM was given; unset → no count check

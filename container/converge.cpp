@@ -85,7 +85,7 @@ std::string elapsed_text(Clock::duration d) {
 // naming the last answer. The container must stay running meanwhile.
 Status await_probe(engine::Client& c, std::string const& name, std::string const& id, ConvergeOptions const& o,
                    std::string& address) {
-  Probe const& probe = *o.probe;
+  ReadyProbe const& probe = *o.probe;
   auto const t0 = Clock::now();
   std::optional<Clock::time_point> first_look;
   std::string last = "not looked at yet (READY_INITIAL_DELAY)";

@@ -49,7 +49,7 @@ struct ConvergeOptions {
   std::chrono::milliseconds health_timeout{std::chrono::seconds(300)};
   std::chrono::milliseconds poll_interval{std::chrono::milliseconds(500)};
   // READY_PROBE: ready when it passes (no settle period before it).
-  std::optional<Probe> probe;
+  std::optional<ReadyProbe> probe;
   // Until the first success the probe looks this often: a refused local
   // connection costs microseconds, and ready should come as soon as it is true.
   std::chrono::milliseconds probe_interval{std::chrono::milliseconds(250)};

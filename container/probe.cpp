@@ -16,7 +16,7 @@ namespace {
 // The body is not read: only the status line decides (as Kubernetes).
 std::size_t discard(char*, std::size_t size, std::size_t n, void*) { return size * n; }
 
-std::string failure_text(CURLcode code, CURL* h, Probe const& probe) {
+std::string failure_text(CURLcode code, CURL* h, ReadyProbe const& probe) {
   if (code == CURLE_OPERATION_TIMEDOUT)
     return "no answer within " + std::to_string((probe.timeout.count() + 999) / 1000) + " s";
   long os_errno = 0;
@@ -29,14 +29,15 @@ std::string failure_text(CURLcode code, CURL* h, Probe const& probe) {
 
 }  // namespace
 
-std::string probe_url(Probe const& probe, std::string const& address) {
+std::string probe_url(ReadyProbe const& probe, std::string const& address) {
   std::string url =
-      (probe.kind == Probe::Kind::Http ? "http://" : "tcp://") + address + ":" + std::to_string(probe.port);
-  if (probe.kind == Probe::Kind::Http) url += probe.path;
+      (probe.kind == ReadyProbe::Kind::Http ? "http://" : "tcp://") + address + ":" + std::to_string(probe.port);
+  if (probe.kind == ReadyProbe::Kind::Http) url += probe.path;
   return url;
 }
 
-ProbeAnswer run_probe(Probe const& probe, std::string const& address) {
+ProbeAnswer run_probe(ReadyProbe const& probe, std::string const& address) {
+  if (probe.kind == ReadyProbe::Kind::None) return {false, "no probe to run"};  // fail closed
   in_addr ignored{};
   if (address.empty() || ::inet_pton(AF_INET, address.c_str(), &ignored) != 1)
     return {false, "the container has no IPv4 address on docker's network"};
@@ -44,18 +45,18 @@ ProbeAnswer run_probe(Probe const& probe, std::string const& address) {
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> const h(curl_easy_init(), curl_easy_cleanup);
   if (!h) return {false, "cannot start a probe (out of memory)"};
   // libcurl speaks HTTP for both kinds: a Tcp probe only connects.
-  std::string const url =
-      "http://" + address + ":" + std::to_string(probe.port) + (probe.kind == Probe::Kind::Http ? probe.path : "/");
+  std::string const url = "http://" + address + ":" + std::to_string(probe.port) +
+                          (probe.kind == ReadyProbe::Kind::Http ? probe.path : "/");
   curl_easy_setopt(h.get(), CURLOPT_URL, url.c_str());
   curl_easy_setopt(h.get(), CURLOPT_PROTOCOLS_STR, "http");
   curl_easy_setopt(h.get(), CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(probe.timeout.count()));
   curl_easy_setopt(h.get(), CURLOPT_WRITEFUNCTION, discard);
   curl_easy_setopt(h.get(), CURLOPT_FOLLOWLOCATION, 0L);
-  if (probe.kind == Probe::Kind::Tcp) curl_easy_setopt(h.get(), CURLOPT_CONNECT_ONLY, 1L);
+  if (probe.kind == ReadyProbe::Kind::Tcp) curl_easy_setopt(h.get(), CURLOPT_CONNECT_ONLY, 1L);
   CURLcode const code = curl_easy_perform(h.get());
   if (code != CURLE_OK) return {false, failure_text(code, h.get(), probe)};
-  if (probe.kind == Probe::Kind::Tcp) return {true, "connection accepted"};
+  if (probe.kind == ReadyProbe::Kind::Tcp) return {true, "connection accepted"};
   long status = 0;
   curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &status);
   return {status >= 200 && status < 400, "HTTP " + std::to_string(status)};

@@ -49,8 +49,7 @@ Reporter::Reporter(ReporterOptions options) : opt_(std::move(options)), start_(s
     next_seq_ = 1;
   }
   if (!opt_.state_path.empty() && !opt_.resume) {
-    if (auto st = write_state(opt_.state_path, state_); !st)
-      spdlog::warn("readiness: {}", last_store_error_ = st.error().message);
+    if (auto st = save(); !st) spdlog::warn("readiness: {}", last_store_error_ = st.error().message);
   }
   if (!opt_.port_path.empty()) {
     PortOptions po{.path = opt_.port_path,
@@ -76,7 +75,7 @@ Reporter::~Reporter() {
     std::lock_guard lk(mu_);
     port = std::move(port_);
     console = std::move(console_);
-    if (progress_unsaved_ && !opt_.state_path.empty()) (void)write_state(opt_.state_path, state_);
+    if (progress_unsaved_ && !opt_.state_path.empty()) (void)save();
   }
   port.reset();  // joins the writer thread; its hooks see port_ gone
   console.reset();
@@ -101,13 +100,22 @@ void Reporter::store(Event const& e) {
   }
   if (e.status == StepStatus::Progress) last_progress_write_ = now;
   progress_unsaved_ = false;
-  auto st = write_state(opt_.state_path, state_);
+  auto st = save();
   if (!st && st.error().message != last_store_error_) {
     last_store_error_ = st.error().message;
     spdlog::warn("readiness: {}", last_store_error_);
   } else if (st) {
     last_store_error_.clear();
   }
+}
+
+Status Reporter::save() {
+  UniqueFd lock;
+  if (!opt_.state_lock_held) {
+    if (auto l = lock_state(opt_.state_path, opt_.state_lock_wait)) lock = std::move(*l);
+    else spdlog::warn("readiness: {}; writing the state without it", l.error().message);
+  }
+  return write_state(opt_.state_path, state_);
 }
 
 Event Reporter::publish(Event e) {
@@ -131,7 +139,7 @@ bool Reporter::flush(std::chrono::milliseconds timeout) {
     std::lock_guard lk(mu_);
     if (progress_unsaved_ && !opt_.state_path.empty()) {
       progress_unsaved_ = false;
-      (void)write_state(opt_.state_path, state_);
+      (void)save();
     }
     port = port_.get();
     console = console_.get();

@@ -36,6 +36,12 @@ struct ReporterOptions {
   // ready): its events are kept and seq continues. A state of another boot
   // is not taken: the reporter starts afresh.
   std::optional<State> resume;
+  // One writer of the state at a time (state_file.hpp's lock_state): each
+  // write takes the state lock, waiting at most this long, then writes anyway
+  // and says so (the run's report never stops behind a stuck `status`)…
+  std::chrono::milliseconds state_lock_wait{5000};
+  // …unless the caller holds the lock already (`status` recording a failure).
+  bool state_lock_held = false;
 };
 
 class Reporter {
@@ -64,6 +70,7 @@ class Reporter {
   void on_console_quiet();
   Event stamp(Event e);        // under mu_
   void store(Event const& e);  // under mu_
+  Status save();               // under mu_: the state file, under the state lock
 
   ReporterOptions opt_;
   std::chrono::steady_clock::time_point start_;

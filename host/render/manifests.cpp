@@ -1,6 +1,7 @@
 #include "host/render/manifests.hpp"
 
 #include "host/render/job_objects.hpp"
+#include "host/render/readiness_probe.hpp"
 #include "host/render/userdata.hpp"
 #include "host/render/vmi_resources.hpp"
 #include "host/spec/guest_layout.hpp"
@@ -135,30 +136,6 @@ Json vmi_devices(JobSpec const& spec, Json disks, Json interfaces) {
   devices["autoattachSerialConsole"] = true;
   devices["logSerialConsole"] = true;
   return devices;
-}
-
-// Readiness comes from the agent through the guest agent (KubeVirt cannot
-// attach a custom virtio-serial port to a VMI). `status` exits 0 once the
-// container is ready. Until then the VMI is simply not Ready, however long the
-// pull or the model load takes: failureThreshold only governs Ready → not
-// Ready, and 6 × 10 s rides out a guest-agent hiccup without flapping.
-// With the spec's `readiness`, `status` also probes the container (the agent
-// counts READY_FAILURE_THRESHOLD failed looks before it records the failure),
-// so the probe takes the spec's period and threshold: both turn at the same
-// look. Its timeout is the container probe's plus what `status` does around it
-// (reading the state, asking dockerd whether the container still runs).
-Json readiness_probe(JobSpec const& spec) {
-  int period = kProbePeriodSeconds, timeout = kProbeTimeoutSeconds, threshold = kProbeFailureThreshold;
-  if (spec.readiness) {
-    period = spec.readiness->period_seconds;
-    timeout = spec.readiness->timeout_seconds + kStatusOverheadSeconds;
-    threshold = spec.readiness->failure_threshold;
-  }
-  return Json{{"exec", Json{{"command", Json::array({kAgentCommand, "status"})}}},
-              {"initialDelaySeconds", kProbeInitialDelaySeconds},
-              {"periodSeconds", period},
-              {"timeoutSeconds", timeout},
-              {"failureThreshold", threshold}};
 }
 
 Json vmi_domain(JobSpec const& spec, Json disks, Json interfaces) {

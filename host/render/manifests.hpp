@@ -50,13 +50,4 @@ Result<JobSpec> load_renderable_spec(std::string const& path, OperatorProfile co
 // `-o json`: a v1 List of the same objects.
 Json as_list(std::vector<Json> const& objects);
 
-// Readiness probe timing (see manifests.cpp for why these values).
-inline constexpr int kProbeInitialDelaySeconds = 30;
-inline constexpr int kProbePeriodSeconds = 10;
-inline constexpr int kProbeTimeoutSeconds = 5;
-inline constexpr int kProbeFailureThreshold = 6;
-// With the spec's `readiness`: the VMI probe's timeout is its timeoutSeconds
-// plus this, `status`'s own work around the container probe.
-inline constexpr int kStatusOverheadSeconds = 4;
-
 }  // namespace cosmicac::host

@@ -3,7 +3,7 @@
 #include "config/config_file.hpp"
 #include "config/envs.hpp"
 #include "host/base/yaml_json.hpp"
-#include "host/render/manifests.hpp"
+#include "host/render/readiness_probe.hpp"
 #include "host/spec/guest_layout.hpp"
 
 #include <cstdio>

@@ -272,11 +272,9 @@ std::string probe_path(Fields& handler) {
   if (path.front() != '/') fail(field, "'" + path + "' must be an absolute path (starting with '/')");
   if (path.size() > kMaxProbePathLength)
     fail(field, "must be at most " + std::to_string(kMaxProbePathLength) + " characters");
-  static constexpr std::string_view kAllowed =
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@%/?";
   auto const hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
   for (std::size_t i = 0; i < path.size(); ++i) {
-    if (kAllowed.find(path[i]) == std::string_view::npos)
+    if (kProbePathCharacters.find(path[i]) == std::string_view::npos)
       fail(field, "'" + path + "' is not a URL path: character " + std::to_string(i + 1) +
                       " is outside RFC 3986's path and query characters (percent-encode it)");
     if (path[i] == '%' && (i + 2 >= path.size() || !hex(path[i + 1]) || !hex(path[i + 2])))
@@ -297,22 +295,22 @@ void read_readiness(Fields& top, JobSpec& spec) {
   auto bounded = [&](char const* key, long long lo, long long hi, int fallback) {
     return static_cast<int>(r->integer(key, lo, hi).value_or(fallback));
   };
-  out.initial_delay_seconds = bounded("initialDelaySeconds", 0, 3600, out.initial_delay_seconds);
+  int const initial_delay = bounded("initialDelaySeconds", 0, 3600, 0);
+  out.probe.initial_delay = std::chrono::seconds(initial_delay);
   out.period_seconds = bounded("periodSeconds", 1, 300, out.period_seconds);
-  out.timeout_seconds = bounded("timeoutSeconds", 1, 60, out.timeout_seconds);
+  out.probe.timeout = std::chrono::seconds(bounded("timeoutSeconds", 1, 60, 1));
   out.failure_threshold = bounded("failureThreshold", 1, 64, out.failure_threshold);
   out.startup_timeout_seconds = bounded("startupTimeoutSeconds", 1, 86400, out.startup_timeout_seconds);
   r->no_unknown_keys();  // exec, grpc, successThreshold: named as what they are, unknown here
   if (http && tcp) fail("readiness", "has both httpGet and tcpSocket: a readiness probe has exactly one");
   if (!http && !tcp) fail("readiness", "needs httpGet {port, path} or tcpSocket {port}");
   Fields& handler = http ? *http : *tcp;
-  out.http = http.has_value();
-  out.port = probe_port(handler);
-  if (out.http) out.path = probe_path(handler);
+  out.probe.kind = http ? ReadyProbe::Kind::Http : ReadyProbe::Kind::Tcp;
+  out.probe.port = static_cast<unsigned>(probe_port(handler));
+  if (http) out.probe.path = probe_path(handler);
   handler.no_unknown_keys();
-  if (out.startup_timeout_seconds <= out.initial_delay_seconds)
-    fail(r->path("startupTimeoutSeconds"), "must be longer than initialDelaySeconds (" +
-                                               std::to_string(out.initial_delay_seconds) +
+  if (out.startup_timeout_seconds <= initial_delay)
+    fail(r->path("startupTimeoutSeconds"), "must be longer than initialDelaySeconds (" + std::to_string(initial_delay) +
                                                "): the first probe would come after it");
   for (auto const& [key, value] : readiness_settings(out)) agent_rule("readiness", key, value);
   spec.readiness = out;
@@ -336,10 +334,12 @@ JobSpec build(Json const& doc, OperatorProfile const& profile) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> readiness_settings(ReadinessSpec const& r) {
-  std::string probe = r.http ? "http:" + std::to_string(r.port) + r.path : "tcp:" + std::to_string(r.port);
-  return {{"READY_PROBE", std::move(probe)},
-          {"READY_INITIAL_DELAY", std::to_string(r.initial_delay_seconds)},
-          {"READY_TIMEOUT", std::to_string(r.timeout_seconds)},
+  auto seconds = [](std::chrono::milliseconds d) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count());
+  };
+  return {{"READY_PROBE", probe_text(r.probe)},
+          {"READY_INITIAL_DELAY", seconds(r.probe.initial_delay)},
+          {"READY_TIMEOUT", seconds(r.probe.timeout)},
           {"READY_FAILURE_THRESHOLD", std::to_string(r.failure_threshold)},
           {"HEALTH_TIMEOUT", std::to_string(r.startup_timeout_seconds)}};
 }

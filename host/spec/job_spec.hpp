@@ -7,6 +7,7 @@
 // environment value.
 #pragma once
 
+#include "common/ready_probe.hpp"
 #include "config/envs.hpp"
 #include "host/base/host_error.hpp"
 #include "host/spec/operator_profile.hpp"
@@ -102,18 +103,18 @@ inline constexpr SpecField kSpecFields[] = {
 };
 
 // `readiness`: what ready means for the container, in Kubernetes' probe shape
-// (exactly one of httpGet and tcpSocket). The agent probes it inside the guest
-// (READY_PROBE and its keys, readiness_settings below); the VMI's readiness
-// probe, which runs `cosmicac-bootstrap status`, takes its period and
-// threshold (host/render/manifests.cpp).
-inline constexpr std::size_t kMaxProbePathLength = 1024;  // READY_PROBE's rule
+// (exactly one of httpGet and tcpSocket). The agent probes it inside the guest:
+// `probe` is the one probe value (common/ready_probe.hpp), which goes into the
+// guest config as READY_PROBE and its keys (readiness_settings below); the
+// VMI's readiness probe, which runs `cosmicac-bootstrap status`, takes its
+// period and threshold (host/render/readiness_probe.cpp).
 struct ReadinessSpec {
-  bool http = true;                    // httpGet; false: tcpSocket
-  int port = 0;                        // 1-65535, a number (the guest has no port names)
-  std::string path;                    // httpGet: absolute, RFC 3986 path and query characters; default "/"
-  int initial_delay_seconds = 0;       // 0-3600: after the container starts, before the first probe
+  // httpGet or tcpSocket {port (1-65535, a number: the guest has no port
+  // names), path (httpGet: absolute, RFC 3986 path and query characters;
+  // default "/")}, initialDelaySeconds (0-3600: after the container starts,
+  // before the first probe), timeoutSeconds (1-60: one probe's limit).
+  ReadyProbe probe;
   int period_seconds = 10;             // 1-300: the VMI probe's period (after ready)
-  int timeout_seconds = 1;             // 1-60: one probe's limit
   int failure_threshold = 3;           // 1-64: failed looks in a row, after ready, before it is a failure
   int startup_timeout_seconds = 1800;  // 1-86400: how long the first success may take (model loads take minutes)
 };

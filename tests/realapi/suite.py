@@ -649,7 +649,7 @@ class Suite:
                       readiness={"httpGet": {"port": 8000, "path": "/health"}, "periodSeconds": 15,
                                  "timeoutSeconds": 2, "failureThreshold": 4})
         probe = self.obj("VirtualMachineInstance", "vm-b", ns)["spec"]["readinessProbe"]
-        check((probe["periodSeconds"], probe["timeoutSeconds"], probe["failureThreshold"]) == (15, 6, 4),
+        check((probe["periodSeconds"], probe["timeoutSeconds"], probe["failureThreshold"]) == (15, 12, 4),
               f"vm-b's readinessProbe as stored: {probe}")
         pod = simulate.Launcher(self.cp, ns, objs["vmi"])
         simulate.Agent(self.cp, ns, pod.name).fail_after_ready()

@@ -10,8 +10,12 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 using namespace cosmicac;
 using namespace cosmicac::agent;
@@ -31,7 +35,8 @@ struct ReadyVm {
                   .boot_id = (dir.path / "boot_id").string(),
                   .watch = (dir.path / "run/watch.json").string()};
 
-  explicit ReadyVm(std::optional<container::Probe> probe, std::optional<GpuWatch> gpus = std::nullopt) {
+  explicit ReadyVm(std::optional<ReadyProbe> probe, std::optional<GpuWatch> gpus = std::nullopt,
+                   unsigned failure_threshold = 3) {
     std::ofstream(dir.path / "boot_id") << "boot-1\n";
     std::ofstream(dir.path / "console");  // the serial console stands here
     readiness::State s;
@@ -48,7 +53,7 @@ struct ReadyVm {
                                            .container_id = "c0ffee",
                                            .probe = std::move(probe),
                                            .gpus = std::move(gpus),
-                                           .failure_threshold = 3,
+                                           .failure_threshold = failure_threshold,
                                            .port_path = "",
                                            .console_path = (dir.path / "console").string()}));
   }
@@ -68,8 +73,8 @@ struct ReadyVm {
   }
 };
 
-container::Probe http_probe(unsigned port) {
-  return container::Probe{.kind = container::Probe::Kind::Http, .port = port, .path = "/health"};
+ReadyProbe http_probe(unsigned port) {
+  return ReadyProbe{.kind = ReadyProbe::Kind::Http, .port = port, .path = "/health"};
 }
 
 // <root>/bus/pci/devices with `n` NVIDIA GPUs.
@@ -181,4 +186,42 @@ TEST_CASE("status: not ready before ready, and fail closed without a watch to lo
   CHECK(a.line.starts_with("unknown (ready, but nothing to look at again: "));
   std::ofstream(vm.paths.watch) << "DOCKER_SOCKET=/run/docker.sock\n";  // not what a run writes
   CHECK(answer_live_status(vm.paths).exit_code == 1);
+}
+
+TEST_CASE("status: two looks at once are one writer at a time; no failed look is lost from the count") {
+  // KubeVirt's probe and a person run `status` together (KubeVirt does not
+  // kill an exec that timed out): each failed look reads and rewrites the
+  // count. Four at a time, five looks each, a threshold none of them reaches.
+  ReadyVm vm(std::nullopt, std::nullopt, 64);
+  vm.running(false);  // every look fails: container-exited, counted
+  constexpr int kLookers = 4;
+  constexpr int kLooks = 5;
+  std::atomic<int> unready{0};
+  std::vector<std::thread> lookers;
+  for (int t = 0; t < kLookers; ++t)
+    lookers.emplace_back([&] {
+      for (int i = 0; i < kLooks; ++i)
+        if (answer_live_status(vm.paths).line.starts_with("unready reason=container-exited look=")) ++unready;
+    });
+  for (auto& t : lookers) t.join();
+  CHECK(unready == kLookers * kLooks);
+  CHECK(read_watch(vm.paths.watch).value().failures == kLookers * kLooks);
+}
+
+TEST_CASE("status: a look that cannot have the state lock in time says not ready, and counts nothing") {
+  ReadyVm vm(std::nullopt);
+  vm.running(false);
+  auto held = readiness::lock_state(vm.paths.state, std::chrono::milliseconds(0));
+  REQUIRE(held);
+  auto const t0 = std::chrono::steady_clock::now();
+  auto a = answer_live_status(vm.paths);
+  auto const took = std::chrono::steady_clock::now() - t0;
+  CHECK(a.exit_code == 1);
+  CHECK(a.line.starts_with("unknown (ready, but this look cannot be counted: the state lock "));
+  CHECK(a.line.find("held by another process for over 2000 ms") != std::string::npos);
+  CHECK(took >= status_look::kStateLockWait);
+  CHECK(took < status_look::kStateLockWait + status_look::kDocker + std::chrono::seconds(1));
+  CHECK(read_watch(vm.paths.watch).value().failures == 0);
+  held->reset();
+  CHECK(answer_live_status(vm.paths).line.find("look=1/3") != std::string::npos);
 }

@@ -278,20 +278,20 @@ TEST_CASE("settings: ALLOWED_IMAGES refuses an IMG it does not admit, in either 
 
 TEST_CASE("settings: READY_PROBE is http:PORT/PATH or tcp:PORT; its timing and threshold are bounded") {
   auto const none = load("");
-  CHECK(none.settings.readiness.kind == ProbeKind::None);
+  CHECK(none.settings.readiness.kind == ReadyProbe::Kind::None);
   CHECK(none.settings.failure_threshold == 3);
   auto const http = load(
                         "READY_PROBE=http:8000/health?full=1\nREADY_INITIAL_DELAY=2m\nREADY_TIMEOUT=5\n"
                         "READY_FAILURE_THRESHOLD=6\n")
                         .settings;
-  CHECK(http.readiness.kind == ProbeKind::Http);
+  CHECK(http.readiness.kind == ReadyProbe::Kind::Http);
   CHECK(http.readiness.port == 8000);
   CHECK(http.readiness.path == "/health?full=1");
   CHECK(http.readiness.initial_delay == 120s);
   CHECK(http.readiness.timeout == 5s);
   CHECK(http.failure_threshold == 6);
   auto const tcp = load("READY_PROBE=tcp:65535\n").settings;
-  CHECK(tcp.readiness.kind == ProbeKind::Tcp);
+  CHECK(tcp.readiness.kind == ReadyProbe::Kind::Tcp);
   CHECK(tcp.readiness.port == 65535);
   for (char const* bad : {"http:0/x", "http:65536/x", "http:8000", "http:8000health", "http:/health", "tcp:80/x",
                           "tcp:", "udp:53", "http:8000/a#frag", "HTTP:8000/x", "http:080000/x"}) {
@@ -308,4 +308,19 @@ TEST_CASE("settings: READY_PROBE is http:PORT/PATH or tcp:PORT; its timing and t
   CHECK_FALSE(parse_settings("READY_FAILURE_THRESHOLD=65\n", "cfg"));
   CHECK(check_setting("READY_PROBE", "http:8000/v1/models"));
   CHECK_FALSE(check_setting("READY_PROBE", "http:8000/v1 models"));
+}
+
+TEST_CASE("settings: READY_PROBE's text is the probe's one text form (one owner reads and writes it)") {
+  for (char const* text : {"http:8000/health?full=1", "http:1/", "tcp:65535", "http:65535/v1/x%2Fy?a=b"}) {
+    INFO(text);
+    auto const s = load(std::string("READY_PROBE=") + text + "\nREADY_TIMEOUT=7\n").settings;
+    CHECK(probe_text(s.readiness) == text);  // what the host writes and the watch keeps
+    ReadyProbe again{.timeout = s.readiness.timeout};
+    REQUIRE(parse_probe_text(probe_text(s.readiness), again));
+    CHECK(again == s.readiness);
+  }
+  CHECK(probe_text(ReadyProbe{}).empty());  // no probe: no text
+  ReadyProbe p{.timeout = std::chrono::seconds(3)};
+  CHECK_FALSE(parse_probe_text("tcp:80/x", p));
+  CHECK(p.timeout == std::chrono::seconds(3));  // the timings are not the text's
 }

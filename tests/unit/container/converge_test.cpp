@@ -300,7 +300,7 @@ ConvergeOptions probing(unsigned port, std::vector<std::string>* said) {
   ConvergeOptions o = fast();
   o.settle = std::chrono::seconds(30);  // must not be waited for: the probe decides
   o.health_timeout = std::chrono::milliseconds(1500);
-  o.probe = Probe{.kind = Probe::Kind::Http, .port = port, .path = "/health"};
+  o.probe = ReadyProbe{.kind = ReadyProbe::Kind::Http, .port = port, .path = "/health"};
   o.probe_interval = std::chrono::milliseconds(20);
   o.on_progress = [said](std::string const& m) { said->push_back(m); };
   return o;

@@ -10,8 +10,11 @@ using std::chrono::milliseconds;
 using test::HttpAnswerer;
 
 namespace {
-Probe http(unsigned port, std::string path = "/health") {
-  return Probe{.kind = Probe::Kind::Http, .port = port, .path = std::move(path), .timeout = milliseconds(1000)};
+ReadyProbe http(unsigned port, std::string path = "/health") {
+  return ReadyProbe{.kind = ReadyProbe::Kind::Http,
+                    .port = port,
+                    .path = std::move(path),
+                    .timeout = milliseconds(1000)};
 }
 }  // namespace
 
@@ -47,7 +50,7 @@ TEST_CASE("probe: nothing listening is a refused connection, a silent server a t
 
 TEST_CASE("probe: tcp passes when the connection is accepted, fails when refused; no address, no look") {
   HttpAnswerer server({0});
-  Probe tcp{.kind = Probe::Kind::Tcp, .port = server.port()};
+  ReadyProbe tcp{.kind = ReadyProbe::Kind::Tcp, .port = server.port()};
   auto a = run_probe(tcp, "127.0.0.1");
   CHECK(a.passed);
   CHECK(a.text == "connection accepted");

@@ -243,12 +243,12 @@ TEST_CASE("job_spec: a user-data Secret over 1 MiB is a spec error of the render
 TEST_CASE("job_spec: readiness — Kubernetes' probe shape, its defaults, the guest config keys it becomes") {
   CHECK_FALSE(parse_job_spec(kBase, "t").value().readiness);
   auto h = parse_job_spec(kBase + "readiness: {httpGet: {port: 8000}}\n", "t").value().readiness.value();
-  CHECK(h.http);
-  CHECK(h.port == 8000);
-  CHECK(h.path == "/");  // Kubernetes' default
-  CHECK(h.initial_delay_seconds == 0);
+  CHECK(h.probe.kind == ReadyProbe::Kind::Http);
+  CHECK(h.probe.port == 8000);
+  CHECK(h.probe.path == "/");  // Kubernetes' default
+  CHECK(h.probe.initial_delay == std::chrono::seconds(0));
   CHECK(h.period_seconds == 10);
-  CHECK(h.timeout_seconds == 1);
+  CHECK(h.probe.timeout == std::chrono::seconds(1));
   CHECK(h.failure_threshold == 3);
   CHECK(h.startup_timeout_seconds == 1800);
   using Settings = std::vector<std::pair<std::string, std::string>>;

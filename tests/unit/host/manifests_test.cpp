@@ -6,6 +6,7 @@
 
 #include "host/base/quantity.hpp"
 #include "host/render/job_objects.hpp"
+#include "host/render/readiness_probe.hpp"
 #include "host/render/userdata.hpp"
 #include "host/render/vmi_resources.hpp"
 #include "host/spec/guest_layout.hpp"
@@ -463,26 +464,33 @@ TEST_CASE("manifests: no data disk → no PVC, no data disk in the VMI; no GPU �
   validate_all(objs);
 }
 
-TEST_CASE("manifests: with readiness, the VMI's probe takes its period and threshold, and its timeout + 4 s") {
+TEST_CASE(
+    "manifests: with readiness, the VMI's probe takes its period and threshold; its timeout covers status's longest "
+    "look") {
   auto const probe_of = [](std::string const& extra) {
     auto spec = parse_job_spec("name: a\nnamespace: b\ncpu: 1\nmemory: 1Gi\n" + extra, "t").value();
     auto objs = render_manifests(spec);
     validate_all(objs);
     return plain(find_kind(objs, "VirtualMachineInstance"))["spec"]["readinessProbe"];
   };
-  // Without readiness: as before (the agent's `status`, 6 × 10 s to turn not Ready).
+  // The longest look `status` makes that records a failure, besides the
+  // container probe: the files (1 s margin), dockerd (3 s), the state lock
+  // (2 s), the record's port connect (1 s) and flush (2 s), a 1 s margin.
+  CHECK(status_look::kOverhead == std::chrono::seconds(10));
+  CHECK(kStatusOverheadSeconds == 10);
+  // Without readiness: the agent's `status`, 6 × 10 s to turn not Ready, no container probe.
   CHECK(probe_of("").dump() ==
         R"({"exec":{"command":["cosmicac-bootstrap","status"]},"failureThreshold":6,"initialDelaySeconds":30,)"
-        R"("periodSeconds":10,"timeoutSeconds":5})");
+        R"("periodSeconds":10,"timeoutSeconds":10})");
   // With it: the agent counts the same threshold of failed `status` looks
   // before it records container-unready, so the VMI and the agent turn at the
-  // same look; `status` inspects the container around the probe (4 s).
+  // same look; the timeout is the probe's (1 s by default) plus status's own.
   CHECK(probe_of("readiness: {httpGet: {port: 8000, path: /health}}\n").dump() ==
         R"({"exec":{"command":["cosmicac-bootstrap","status"]},"failureThreshold":3,"initialDelaySeconds":30,)"
-        R"("periodSeconds":10,"timeoutSeconds":5})");
-  json p = probe_of("readiness: {tcpSocket: {port: 22}, periodSeconds: 30, timeoutSeconds: 10, failureThreshold: 2}\n");
+        R"("periodSeconds":10,"timeoutSeconds":11})");
+  json p = probe_of("readiness: {tcpSocket: {port: 22}, periodSeconds: 30, timeoutSeconds: 60, failureThreshold: 2}\n");
   CHECK(p["periodSeconds"] == 30);
-  CHECK(p["timeoutSeconds"] == 10 + kStatusOverheadSeconds);
+  CHECK(p["timeoutSeconds"] == 70);
   CHECK(p["failureThreshold"] == 2);
   CHECK(p["initialDelaySeconds"] == kProbeInitialDelaySeconds);
 }

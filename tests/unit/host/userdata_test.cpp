@@ -6,6 +6,7 @@
 #include "config/settings.hpp"
 #include "host/base/yaml_json.hpp"
 #include "host/render/manifests.hpp"
+#include "host/render/readiness_probe.hpp"
 #include "host/spec/guest_layout.hpp"
 #include "tests/unit/host/test_files.hpp"
 
@@ -70,11 +71,11 @@ TEST_CASE("userdata: the guest config reads back, through the agent's own parser
   // readiness: the probe, its timings, and the first success's bound.
   CHECK(kv["READY_PROBE"] == "http:8000/health");
   auto const& ready = settings->settings.readiness;
-  CHECK(ready.kind == config::ProbeKind::Http);
+  CHECK(ready.kind == ReadyProbe::Kind::Http);
   CHECK(ready.port == 8000U);
   CHECK(ready.path == "/health");
-  CHECK(ready.initial_delay.count() == 0);
-  CHECK(ready.timeout.count() == 1);
+  CHECK(ready.initial_delay == std::chrono::seconds(0));
+  CHECK(ready.timeout == std::chrono::seconds(1));
   CHECK(settings->settings.failure_threshold == 3U);
   CHECK(settings->settings.health_timeout.count() == 1800);
 }
@@ -90,11 +91,11 @@ TEST_CASE("userdata: readiness by tcpSocket, every timing the spec sets, in the 
   auto settings = config::parse_settings(config::encode_config_file(entries, "t"), "docker-bootstrap");
   REQUIRE(settings);
   auto const& s = settings->settings;
-  CHECK(s.readiness.kind == config::ProbeKind::Tcp);
+  CHECK(s.readiness.kind == ReadyProbe::Kind::Tcp);
   CHECK(s.readiness.port == 6379U);
   CHECK(s.readiness.path.empty());
-  CHECK(s.readiness.initial_delay.count() == 45);
-  CHECK(s.readiness.timeout.count() == 7);
+  CHECK(s.readiness.initial_delay == std::chrono::seconds(45));
+  CHECK(s.readiness.timeout == std::chrono::seconds(7));
   CHECK(s.failure_threshold == 9U);
   CHECK(s.health_timeout.count() == 5400);
 }

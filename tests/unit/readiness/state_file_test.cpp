@@ -1,6 +1,7 @@
 #include "readiness/state_file.hpp"
 
 #include "readiness/boot_id.hpp"
+#include "readiness/reporter.hpp"
 #include "readiness/status.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 using namespace cosmicac;
 using namespace cosmicac::readiness;
@@ -202,4 +204,34 @@ TEST_CASE("state file: the GPU health summary survives the file and a later step
   CHECK(parse_event(doc.dump()).value().gpu_health->reason == Reason::Internal);
   doc["gpu_health"]["message"] = std::string(300, 'x');
   CHECK_FALSE(parse_event(doc.dump()));
+}
+
+TEST_CASE("the run's state writes wait for the state lock `status` holds, and go on after their bound") {
+  TempDir t{"readiness-test"};
+  std::string const path = (t.path / "run/state.json").string();
+  write_text(t.path / "boot_id", "boot-1\n");
+  CHECK(state_lock_path(path) == (t.path / "run/state.lock").string());
+  auto held = lock_state(path, milliseconds(0));
+  REQUIRE(held);
+  CHECK_FALSE(lock_state(path, milliseconds(50)));  // one holder at a time
+  std::thread run([&] {
+    Reporter r(ReporterOptions{.state_path = path, .boot_id_path = (t.path / "boot_id").string()});
+    r.publish(ready({"c", "0123456789ab", "img", "sha256:ab"}, milliseconds(1)));
+  });
+  std::this_thread::sleep_for(milliseconds(300));
+  CHECK_FALSE(fs::exists(path));  // the run's first write waits for `status` to let go
+  held->reset();
+  run.join();
+  CHECK(read_state(path).value().phase == Phase::Ready);
+  // A lock held past the bound: the run says so and writes anyway (its report never stops).
+  auto again = lock_state(path, milliseconds(0));
+  REQUIRE(again);
+  auto const t0 = std::chrono::steady_clock::now();
+  {
+    Reporter r(ReporterOptions{.state_path = path,
+                               .boot_id_path = (t.path / "boot_id").string(),
+                               .state_lock_wait = milliseconds(100)});
+  }
+  CHECK(std::chrono::steady_clock::now() - t0 >= milliseconds(100));
+  CHECK(read_state(path).value().phase == Phase::Starting);
 }
