@@ -350,8 +350,11 @@ int run_grow_only(config::Settings const& s, Environment const& env, disk::Progr
 
 namespace {
 
-// The summary into the state file, the rest of it as it was.
+// The summary into the state file, the rest of it as it was: under the state
+// lock, as every writer of the state (a `status` may be recording a failure).
 void store_gpu_health(std::string const& state_path, readiness::GpuHealth const& h) {
+  auto lock = readiness::lock_state(state_path, readiness::ReporterOptions{}.state_lock_wait);
+  if (!lock) spdlog::warn("{}; storing the GPU health without it", lock.error().message);
   auto state = readiness::read_state(state_path);
   if (!state) {
     spdlog::warn("GPU health not stored: {}", state.error().message);
