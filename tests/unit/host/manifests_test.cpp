@@ -403,7 +403,9 @@ TEST_CASE("manifests: devices, disks and volumes of the reference job") {
 
   auto const& probe = vmi["spec"]["readinessProbe"];
   CHECK(probe["exec"]["command"] == json::array({"cosmicac-bootstrap", "status"}));
-  CHECK(probe["timeoutSeconds"].get<int>() < probe["periodSeconds"].get<int>());
+  // The spec's readiness (timeoutSeconds 1, its default) plus the longest look `status`
+  // makes around it. (It may outlast the period: the kubelet runs one look at a time.)
+  CHECK(probe["timeoutSeconds"].get<int>() == 1 + kStatusOverheadSeconds);
 
   // The serial console is attached and logged (guest-console-log), explicitly:
   // `wait` reads the agent's events there.
