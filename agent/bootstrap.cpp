@@ -372,9 +372,10 @@ void store_gpu_health(std::string const& state_path, readiness::GpuHealth const&
 
 }  // namespace
 
-// By hand: the container follows the look where the bootstrap checks.
+// By hand: the container follows the look where the bootstrap checks. A
+// passing look with nothing held has nothing to start: dockerd is not asked.
 bool follow_look(ModuleOptions const& o, Environment const& env, bool passed, std::string const& why) {
-  if (!o.gpu_health.enabled) return true;
+  if (!o.gpu_health.enabled || (passed && !held_container(env.gpu_hold_path))) return true;
   engine::Client docker(o.engine);
   auto say = [](std::string const& m) { std::printf("%s\n", terminal_safe(m).c_str()); };
   auto st = docker.negotiate();
