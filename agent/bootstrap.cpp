@@ -296,12 +296,12 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
 
   engine::Client docker(opts.engine);
   if (auto disk = disk_step(s, opts, docker, reporter); !disk) {
-    systemd::notify_status("failed: " + std::string(reason_name(disk.error().reason)) + ": " + disk.error().message);
+    systemd::notify_failed(disk.error());
     return kExitFailed;
   }
   auto image = prepare_image(opts, docker, reporter);
   if (!image) {
-    systemd::notify_status("failed: " + std::string(reason_name(image.error().reason)) + ": " + image.error().message);
+    systemd::notify_failed(image.error());
     return kExitFailed;
   }
 
@@ -316,7 +316,7 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
     return converged;
   });
   if (!info) {
-    systemd::notify_status("failed: " + std::string(reason_name(info.error().reason)) + ": " + info.error().message);
+    systemd::notify_failed(info.error());
     return kExitFailed;
   }
 
