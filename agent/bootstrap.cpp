@@ -288,12 +288,12 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
 
   engine::Client docker(opts.engine);
   if (auto disk = disk_step(s, opts, docker, reporter); !disk) {
-    systemd::notify_status("failed: " + std::string(reason_name(disk.error().reason)) + ": " + disk.error().message);
+    systemd::notify_failed(disk.error());
     return kExitFailed;
   }
   auto image = prepare_image(opts, docker, reporter);
   if (!image) {
-    systemd::notify_status("failed: " + std::string(reason_name(image.error().reason)) + ": " + image.error().message);
+    systemd::notify_failed(image.error());
     return kExitFailed;
   }
 
@@ -308,7 +308,7 @@ int run_bootstrap(config::Settings const& s, Environment const& env, readiness::
     return converged;
   });
   if (!info) {
-    systemd::notify_status("failed: " + std::string(reason_name(info.error().reason)) + ": " + info.error().message);
+    systemd::notify_failed(info.error());
     return kExitFailed;
   }
 
@@ -367,9 +367,10 @@ void store_gpu_health(std::string const& state_path, readiness::GpuHealth const&
 
 }  // namespace
 
-// By hand: the container follows the look where the bootstrap checks.
+// By hand: the container follows the look where the bootstrap checks. A
+// passing look with nothing held has nothing to start: dockerd is not asked.
 bool follow_look(ModuleOptions const& o, Environment const& env, bool passed, std::string const& why) {
-  if (!o.gpu_health.enabled) return true;
+  if (!o.gpu_health.enabled || (passed && !held_container(env.gpu_hold_path))) return true;
   engine::Client docker(o.engine);
   auto say = [](std::string const& m) { std::printf("%s\n", terminal_safe(m).c_str()); };
   auto st = docker.negotiate();

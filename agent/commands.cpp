@@ -160,7 +160,7 @@ int cmd_run(GlobalOptions const& opts, std::vector<std::string> const& args) {
     auto const& err = loaded.error();
     spdlog::error("configuration {}: {}", opts.config_path, err.message);
     reporter.publish(readiness::failed(readiness::Step::Config, err, std::chrono::milliseconds(0)));
-    systemd::notify_status("failed: " + std::string(reason_name(err.reason)) + ": " + err.message);
+    systemd::notify_failed(err);
     reporter.flush(std::chrono::seconds(2));
     return kExitUsage;
   }

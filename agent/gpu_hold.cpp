@@ -52,11 +52,17 @@ void forget_hold(std::string const& hold_path) {
     spdlog::warn("cannot remove {}: {}", hold_path, std::strerror(errno));
 }
 
+std::optional<std::string> held_container(std::string const& hold_path) {
+  auto held = read_file(hold_path, 256, Follow::NoSymlinks);
+  if (!held) return std::nullopt;  // nothing held this boot
+  return held->substr(0, held->find('\n'));
+}
+
 Status release_hold(engine::Client& docker, std::string const& name, std::string const& hold_path,
                     std::function<void(std::string const&)> const& say) {
-  auto held = read_file(hold_path, 256, Follow::NoSymlinks);
-  if (!held) return ok();  // nothing held this boot
-  std::string const id = held->substr(0, held->find('\n'));
+  auto const held = held_container(hold_path);
+  if (!held) return ok();
+  std::string const& id = *held;
   auto details = engine::inspect_container(docker, id);
   if (!details) return details.error();
   if (*details && !(*details)->state.running) {

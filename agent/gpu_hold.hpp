@@ -17,6 +17,7 @@
 #include "engine/client.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace cosmicac::agent {
@@ -33,6 +34,9 @@ Status hold_container(engine::Client& docker, std::string const& name, std::stri
 // The check passed: forgets the hold (the bootstrap's own convergence starts
 // the container).
 void forget_hold(std::string const& hold_path);
+
+// The id of the container a failed check held, if any (no dockerd asked).
+std::optional<std::string> held_container(std::string const& hold_path);
 
 // The check passed, by hand: starts the held container again and forgets the
 // hold. Nothing held: nothing to do. `say` hears what was done.

@@ -47,7 +47,7 @@ int run_reporting_internal(readiness::Reporter& reporter, std::function<int()> c
     auto const step = step_for_internal_failure(reporter.state());
     spdlog::error("{} failed: {}", readiness::step_name(step), err.message);
     reporter.publish(readiness::failed(step, err, std::chrono::milliseconds(0)));
-    systemd::notify_status("failed: " + std::string(reason_name(err.reason)) + ": " + err.message);
+    systemd::notify_failed(err);
     return kExitFailed;
   }
 }

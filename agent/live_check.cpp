@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -21,27 +22,47 @@ namespace cosmicac::agent {
 namespace {
 using std::chrono::milliseconds;
 
-std::vector<gpu::XidEvent> reset_xids(std::string const& kmsg_path) {
-  auto xids = gpu::read_kmsg_xids(kmsg_path);
-  std::erase_if(xids, [](gpu::XidEvent const& x) { return !gpu::xid_needs_reset(x.code); });
-  return xids;
-}
-
 unsigned number(std::string const& text) { return static_cast<unsigned>(std::strtoul(text.c_str(), nullptr, 10)); }
 
+// The kernel log since the last look (gpu/xid.hpp's one rule for an Xid).
+// A new Xid that needs a reset is lasting. A log that cannot be read, read to
+// its end, or that lost records since the last look before this one read them
+// (the ring rotated past the mark) cannot tell: a failed look, never a GPU
+// blamed; the mark moves on to what this look read (docs/agent.md).
+LiveLook kernel_log_fault(GpuWatch const& was) {
+  auto const log = gpu::read_kernel_log(was.kmsg_path);
+  if (!log.readable)
+    return {make_error(Reason::Internal,
+                       "the kernel log (" + was.kmsg_path +
+                           ") could not be read: cannot tell whether an Xid came since the last look"),
+            false, std::nullopt};
+  LiveLook look{std::nullopt, false, std::max(was.kmsg_next_seq, log.next_seq)};
+  if (log.newest_reset && log.newest_reset->seq >= was.kmsg_next_seq) {
+    gpu::XidEvent const& x = *log.newest_reset;
+    look.failure = make_error(Reason::GpuXid, "Xid " + std::to_string(x.code) + " at " + x.gpu.str() +
+                                                  " since the container became ready: " + x.detail);
+    look.lasting = true;
+  } else if (log.missing_below > was.kmsg_next_seq) {
+    look.failure = make_error(Reason::Internal, "the kernel log lost records " + std::to_string(was.kmsg_next_seq) +
+                                                    " to " + std::to_string(log.missing_below - 1) +
+                                                    " before this look read them (the ring rotated past the last "
+                                                    "look): cannot tell whether an Xid came meanwhile");
+  } else if (!log.complete) {
+    look.failure =
+        make_error(Reason::Internal, "the kernel log was not read to its end (" + std::to_string(log.records) +
+                                         " records): cannot tell whether an Xid came since the last look");
+  }
+  return look;
+}
+
 // Each source read once: sysfs for the count, the kernel log for the Xids.
-std::optional<Error> gpu_fault(GpuWatch const& was) {
+LiveLook gpu_fault(GpuWatch const& was) {
   auto const pci_count = gpu::read_nvidia_pci(was.sysfs_root).size();
   if (pci_count < was.pci_count)
-    return make_error(Reason::GpuCount, std::to_string(pci_count) + " NVIDIA GPUs on the PCI bus, " +
-                                            std::to_string(was.pci_count) + " when the container became ready");
-  auto const xids = reset_xids(was.kmsg_path);
-  if (xids.size() > was.xid_count) {
-    gpu::XidEvent const& x = xids.back();
-    return make_error(Reason::GpuXid, "Xid " + std::to_string(x.code) + " at " + x.gpu.str() +
-                                          " since the container became ready: " + x.detail);
-  }
-  return std::nullopt;
+    return {make_error(Reason::GpuCount, std::to_string(pci_count) + " NVIDIA GPUs on the PCI bus, " +
+                                             std::to_string(was.pci_count) + " when the container became ready"),
+            true, std::nullopt};
+  return kernel_log_fault(was);
 }
 
 // What made the container ready, looked at again.
@@ -112,8 +133,11 @@ readiness::StatusAnswer count_look(LivePaths const& paths, readiness::State cons
   auto watch = read_watch(paths.watch);
   if (!state || !watch || !same_ready(*state, seen) || watch->container_id != looked.container_id)
     return {"unknown (ready, but the run changed while it was looked at: not counted)", 1};
+  // The kernel-log mark only moves forward (a look beside this one may have moved it further).
+  bool const moved = look.kmsg_next_seq && watch->gpus && *look.kmsg_next_seq > watch->gpus->kmsg_next_seq;
+  if (moved) watch->gpus->kmsg_next_seq = *look.kmsg_next_seq;
   if (!look.failure) {
-    if (watch->failures != 0) {
+    if (watch->failures != 0 || moved) {
       watch->failures = 0;
       (void)write_watch(paths.watch, *watch);
     }
@@ -156,7 +180,7 @@ Status write_watch(std::string const& path, Watch const& w) {
     e.emplace_back("GPU_SYSFS", g->sysfs_root);
     e.emplace_back("GPU_KMSG", g->kmsg_path);
     e.emplace_back("GPU_PCI_COUNT", std::to_string(g->pci_count));
-    e.emplace_back("GPU_XID_COUNT", std::to_string(g->xid_count));
+    e.emplace_back("GPU_KMSG_NEXT_SEQ", std::to_string(g->kmsg_next_seq));
   }
   if (auto st = make_directories(parent_directory(path)); !st) return st;
   return write_file_atomically(path, config::encode_config_file(e), 0600);
@@ -190,11 +214,14 @@ Result<Watch> read_watch(std::string const& path) {
       return make_error(Reason::Internal, path + ": PROBE " + st.error().message);
     w.probe = std::move(probe);
   }
-  if (!field("GPU_SYSFS").empty())
+  if (!field("GPU_SYSFS").empty()) {
+    if (field("GPU_KMSG_NEXT_SEQ").empty())  // an earlier agent's: where "since ready" began is not known
+      return make_error(Reason::Internal, path + ": no GPU_KMSG_NEXT_SEQ: not a watch this agent wrote");
     w.gpus = GpuWatch{.sysfs_root = field("GPU_SYSFS"),
                       .kmsg_path = field("GPU_KMSG"),
                       .pci_count = number(field("GPU_PCI_COUNT")),
-                      .xid_count = number(field("GPU_XID_COUNT"))};
+                      .kmsg_next_seq = std::strtoull(field("GPU_KMSG_NEXT_SEQ").c_str(), nullptr, 10)};
+  }
   return w;
 }
 
@@ -204,13 +231,14 @@ GpuWatch look_at_gpus_now(std::string const& sysfs_root, std::string const& kmsg
   return GpuWatch{.sysfs_root = sysfs_root,
                   .kmsg_path = kmsg_path,
                   .pci_count = static_cast<unsigned>(gpu::read_nvidia_pci(sysfs_root).size()),
-                  .xid_count = static_cast<unsigned>(reset_xids(kmsg_path).size())};
+                  .kmsg_next_seq = gpu::read_kernel_log(kmsg_path).next_seq};
 }
 
 LiveLook look_live(Watch const& w) {
-  if (w.gpus)
-    if (auto fault = gpu_fault(*w.gpus)) return {std::move(fault), true};
-  return {container_fault(w), false};
+  if (!w.gpus) return {container_fault(w), false, std::nullopt};
+  auto look = gpu_fault(*w.gpus);
+  if (!look.lasting && !look.failure) look.failure = container_fault(w);
+  return look;
 }
 
 readiness::StatusAnswer answer_live_status(LivePaths const& paths) {
@@ -221,8 +249,9 @@ readiness::StatusAnswer answer_live_status(LivePaths const& paths) {
   if (!watch) return {"unknown (ready, but nothing to look at again: " + watch.error().message + ")", 1};
   if (!seen) return {"unknown (ready, but the state cannot be read again: " + seen.error().message + ")", 1};
   auto const look = look_live(*watch);
-  // A pass with nothing counted has nothing to write: no lock.
-  if (!look.failure && watch->failures == 0) return answer;
+  bool const moves_mark = look.kmsg_next_seq && watch->gpus && *look.kmsg_next_seq > watch->gpus->kmsg_next_seq;
+  // A pass with nothing counted and no new kernel record has nothing to write: no lock.
+  if (!look.failure && watch->failures == 0 && !moves_mark) return answer;
   auto lock = readiness::lock_state(paths.state, status_look::kStateLockWait);
   if (!lock)  // fail closed: a look that cannot be counted is no ready answer
     return {"unknown (ready, but this look cannot be counted: " + lock.error().message + ")", 1};

@@ -3,7 +3,8 @@
 // `status` looks again at what ready meant, each time: the container still
 // running (and healthy, and its READY_PROBE passing), dockerd answering, and,
 // for a container with GPUs, no GPU gone from the PCI bus and no new Xid that
-// needs a reset. The run leaves what to look at in a root-only file beside
+// needs a reset (gpu/xid.hpp: the driver's own records only) since the last
+// look, by the kernel's record sequence numbers. The run leaves what to look at in a root-only file beside
 // the state file (the watch), which also counts the failed looks in a row.
 //
 // A GPU fault is lasting: recorded at the first look. Anything else is
@@ -17,6 +18,7 @@
 #include "common/ready_probe.hpp"
 #include "readiness/status.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -28,7 +30,9 @@ struct GpuWatch {
   std::string sysfs_root;
   std::string kmsg_path;
   unsigned pci_count = 0;  // NVIDIA GPUs on the PCI bus when ready
-  unsigned xid_count = 0;  // Xids that need a reset in the kernel log when ready
+  // The kernel log's sequence number of the first record not yet looked at
+  // (when ready, then after each look): an Xid at or after it is new.
+  std::uint64_t kmsg_next_seq = 0;
   bool operator==(GpuWatch const&) const = default;
 };
 
@@ -55,8 +59,9 @@ void forget_watch(std::string const& path);  // at the start of a run
 GpuWatch look_at_gpus_now(std::string const& sysfs_root, std::string const& kmsg_path);
 
 struct LiveLook {
-  std::optional<Error> failure;  // nullopt: everything ready meant still holds
-  bool lasting = false;          // record at once (a GPU fault)
+  std::optional<Error> failure;                // nullopt: everything ready meant still holds
+  bool lasting = false;                        // record at once (a GPU fault)
+  std::optional<std::uint64_t> kmsg_next_seq;  // where the next look starts in the kernel log (nullopt: as before)
 };
 
 // One look at everything the watch names. Bounded: the probe's timeout plus

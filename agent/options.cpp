@@ -1,6 +1,6 @@
 #include "agent/options.hpp"
 
-#include "container/gpu.hpp"
+#include "gpu/measure.hpp"
 
 namespace cosmicac::agent {
 namespace {
@@ -22,7 +22,7 @@ bool want_gpus(config::GpuMode mode, std::string const& sysfs_root) {
   switch (mode) {
     case config::GpuMode::All: return true;
     case config::GpuMode::None: return false;
-    case config::GpuMode::Auto: return container::has_nvidia_pci(sysfs_root);
+    case config::GpuMode::Auto: return !gpu::read_nvidia_pci(sysfs_root).empty();  // a display class: no NVSwitch
   }
   return false;
 }

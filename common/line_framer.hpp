@@ -1,7 +1,8 @@
 // Bounded line framing for byte streams (the readiness port's host end, a
 // console log): chunks of any size in, whole lines out. Both readers of the
 // readiness protocol (readiness/: StreamReader, ConsoleReader) frame through
-// it; they differ only in what a line means to them.
+// it; they differ only in what a line means to them. So does dockerd's
+// streamed answers' reader (engine/response_sink).
 #pragma once
 
 #include <cstddef>
@@ -47,6 +48,10 @@ class LineFramer {
       chunk.remove_prefix(nl + 1);
     }
   }
+
+  // The line begun and not ended yet ("" inside an overlong one): a stream's
+  // last line when it ends without '\n'.
+  std::string_view partial() const noexcept { return buf_; }
 
   // Forgets a partial line.
   void reset() {

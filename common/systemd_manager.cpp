@@ -130,6 +130,10 @@ std::string notify_field(std::string_view key, std::string_view value) {
 
 void notify_status(std::string_view status) { sd_notify(0, notify_field("STATUS", status).c_str()); }
 
+void notify_failed(Error const& error) {
+  notify_status("failed: " + std::string(reason_name(error.reason)) + ": " + error.message);
+}
+
 void notify_ready(std::string_view status) {
   sd_notify(0, (notify_field("READY", "1") + "\n" + notify_field("STATUS", status)).c_str());
 }

@@ -38,5 +38,7 @@ std::string notify_field(std::string_view key, std::string_view value);
 // systemd (NOTIFY_SOCKET unset).
 void notify_status(std::string_view status);
 void notify_ready(std::string_view status);
+// STATUS=failed: <reason>: <message>, the one spelling of a run's failure.
+void notify_failed(Error const& error);
 
 }  // namespace cosmicac::systemd

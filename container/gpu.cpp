@@ -1,9 +1,7 @@
 #include "container/gpu.hpp"
 
-#include "common/sysfs.hpp"
 #include "common/tool_dirs.hpp"
 
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,20 +21,6 @@ std::string tool_dirs_listed() {
 }
 
 }  // namespace
-
-bool has_nvidia_pci(std::string const& sysfs_root) {
-  std::string const dir = sysfs_root + "/bus/pci/devices";
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return false;
-  bool found = false;
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    found = read_sysfs_attribute(dir + "/" + e->d_name + "/vendor").value_or(std::string()).starts_with("0x10de");
-    if (found) break;
-  }
-  ::closedir(d);
-  return found;
-}
 
 bool docker_serves_gpus(engine::SystemInfo const& info, bool hook_on_path) {
   if (hook_on_path) return true;  // dockerd registers its `nvidia` device driver

@@ -1,5 +1,5 @@
-// GPUs for the container: whether this machine has one, and whether this
-// machine and its dockerd can serve them, checked before dockerd says
+// GPUs for the container: whether this machine and its dockerd can serve
+// them (whether it has one at all is gpu::read_nvidia_pci's), checked before dockerd says
 // `could not select device driver "" with capabilities: [[gpu]]`.
 #pragma once
 
@@ -19,8 +19,6 @@ struct GpuEnv {
   std::chrono::milliseconds poll_interval{std::chrono::milliseconds(500)};
 };
 
-// An NVIDIA (vendor 0x10de) PCI device exists.
-bool has_nvidia_pci(std::string const& sysfs_root);
 // Pure: dockerd can serve --gpus given its /info and whether the hook exists.
 bool docker_serves_gpus(engine::SystemInfo const& info, bool hook_on_path);
 // nvidia-container-runtime-hook is executable in dockerd's PATH directories.

@@ -1,8 +1,11 @@
 // Where a response body goes while libcurl receives it: collected whole (a
 // plain answer, or any non-2xx answer), or, for a 2xx stream, split into
-// newline-delimited lines handed to the caller as they complete. Both are
+// newline-delimited lines handed to the caller as they complete (framed by
+// common/line_framer; CR before LF dropped, empty lines skipped). Both are
 // bounded. Internal to engine/ (client.cpp wires it to libcurl).
 #pragma once
+
+#include "common/line_framer.hpp"
 
 #include <cstddef>
 #include <functional>
@@ -34,8 +37,8 @@ class ResponseSink {
   LineHandler const* on_line_;
   std::function<long()> read_status_;
   long status_ = 0;
-  std::string body_;     // non-stream body, or non-2xx stream body
-  std::string pending_;  // a stream's unfinished line
+  std::string body_;  // non-stream body, or non-2xx stream body
+  LineFramer lines_;  // a stream's lines
   bool overflow_ = false;
 };
 

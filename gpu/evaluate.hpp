@@ -45,7 +45,7 @@ struct Measurements {
   std::optional<Error> driver;  // nvidia-smi could not run, failed, or its answer did not read (GpuDriver)
   std::vector<GpuRow> gpus;     // nvidia-smi --query-gpu
   std::vector<FabricInfo> fabric;
-  std::vector<XidEvent> xids;  // every Xid in the kernel log since boot
+  std::vector<XidEvent> xids;  // the kernel log since boot: every Xid that needs a reset, the first 256 others
   std::vector<IbDevice> infiniband;
   std::vector<PciAddress> nvidia_pci;  // NVIDIA display/3D controllers on the PCI bus (sysfs)
 };

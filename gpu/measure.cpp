@@ -73,7 +73,7 @@ Measurements measure(MeasureOptions const& o) {
   Measurements m;
   m.nvidia_pci = read_nvidia_pci(o.sysfs_root);
   m.infiniband = read_infiniband(o.sysfs_root);
-  m.xids = read_kmsg_xids(o.kmsg_path);
+  m.xids = read_kernel_log(o.kmsg_path).xids;
   auto csv = run_smi(o, query_gpu_args(), "ECC and row-remapping state");
   auto rows = csv ? parse_query_gpu(*csv) : Result<std::vector<GpuRow>>(csv.error());
   if (!rows) {

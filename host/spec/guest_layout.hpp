@@ -2,6 +2,8 @@
 // install user-data must agree on (volume labels, disk serial, paths).
 #pragma once
 
+#include "config/settings.hpp"
+
 #include <cstddef>
 
 namespace cosmicac::host {
@@ -40,6 +42,6 @@ inline constexpr const char* kAgentPath = "/usr/local/bin/cosmicac-bootstrap";
 inline constexpr const char* kAgentCommand = "cosmicac-bootstrap";
 inline constexpr const char* kInstallUnit = "cosmicac-install.service";
 inline constexpr const char* kIsoMountPoint = "/run/cosmicac-cd";
-inline constexpr const char* kGuestConfigPath = "/etc/default/docker-bootstrap";
+inline constexpr const char* kGuestConfigPath = config::kDefaultConfigPath;  // the agent's own default
 
 }  // namespace cosmicac::host

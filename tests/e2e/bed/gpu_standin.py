@@ -19,7 +19,6 @@ SYSFS = f"{ROOT}/sys"
 MODE_FILE = f"{ROOT}/mode"
 IB_STATE = f"{SYSFS}/class/infiniband/mlx5_0/ports/1/state"
 RECORDED = REPO_DIR / "tests" / "unit" / "gpu" / "recorded"
-XID_79 = "NVRM: Xid (PCI:0000:0f:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
 
 SCRIPT = f"""#!/bin/sh
 # e2e stand-in for nvidia-smi (tests/e2e/bed/gpu_standin.py)
@@ -82,6 +81,24 @@ def set_ib_state(vm, state: str) -> None:
     write(vm, IB_STATE, state + "\n")
 
 
+# The older drivers' spelling (no "PCI:"), to fit iptables' 29-byte --log-prefix.
+XID_79_PREFIX = "NVRM: Xid (0000:0f:00): 79, "
+
+
 def inject_xid(vm) -> None:
-    """A real kernel-log record (through /dev/kmsg): sticks until the next boot."""
-    write(vm, "/dev/kmsg", XID_79)
+    """A kernel-facility record that begins with the driver's Xid 79, as only the
+    kernel can write one (a line written to /dev/kmsg is facility `user`, never
+    an Xid: gpu/xid.hpp): a netfilter LOG rule's prefix, added by root in the
+    guest's own network namespace, logged for one UDP packet to 127.0.0.1:9.
+    The record sticks until the next boot."""
+    rule = ["OUTPUT", "-o", "lo", "-p", "udp", "--dport", "9", "-j", "LOG", "--log-level", "4",
+            "--log-prefix", XID_79_PREFIX]
+    r = vm.qga.exec(["/usr/sbin/iptables", "-I", *rule])
+    if r.exitcode != 0:
+        raise AssertionError(f"iptables -I (the Xid's LOG rule) in the guest: {r.err.strip()}")
+    try:
+        r = vm.qga.exec(["/bin/bash", "-c", "echo xid > /dev/udp/127.0.0.1/9"])
+        if r.exitcode != 0:
+            raise AssertionError(f"no packet for the Xid's LOG rule: {r.err.strip()}")
+    finally:
+        vm.qga.exec(["/usr/sbin/iptables", "-D", *rule])

@@ -139,6 +139,32 @@ TEST_CASE("gpu health step: a missing GPU, a failed fabric, an Xid fail at once,
   }
 }
 
+TEST_CASE("gpu health step: an Xid forged by a process (a crafted file name, a user-space record) fails nothing") {
+  FakeGpuVm vm("query-gpu-healthy.csv", "smi-q-fabric-completed.txt", "smi-q-fabric-completed.txt");
+  std::ofstream(vm.dir.path / "kmsg", std::ios::app)
+      << "6,2000,70000000,-;python3[4242]: segfault at 0 ip 00007f0000001000 sp 00007ffd00000000 error 4 in "
+         "NVRM: Xid (PCI:0000:0f:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the "
+         "bus.[7f0000000000+1000]\n"
+         "12,2001,70000001,-;NVRM: Xid (PCI:0000:0f:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off "
+         "the bus.\n";
+  CHECK(check_gpu_health(vm.options(), [](std::string const&) {}));
+}
+
+TEST_CASE("gpu health step: 300 harmless Xids before the driver's Xid 79 hide nothing") {
+  FakeGpuVm vm("query-gpu-healthy.csv", "smi-q-fabric-completed.txt", "smi-q-fabric-completed.txt");
+  {
+    std::ofstream kmsg(vm.dir.path / "kmsg", std::ios::app);
+    for (int i = 0; i < 300; ++i)
+      kmsg << "4," << 2000 + i << ",70000000,-;NVRM: Xid (PCI:0000:0a:00): 13, Graphics Exception\n";
+    kmsg << "4,2300,70000001,-;NVRM: Xid (PCI:0000:0f:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen "
+            "off the bus.\n";
+  }
+  auto st = check_gpu_health(vm.options(), [](std::string const&) {});
+  REQUIRE_FALSE(st);
+  CHECK(st.error().reason == Reason::GpuXid);
+  CHECK(st.error().message.find("Xid 79") != std::string::npos);
+}
+
 TEST_CASE("gpu health step: nvidia-smi absent or failing is gpu-driver, naming what it said") {
   FakeGpuVm vm("query-gpu-healthy.csv", "smi-q-fabric-completed.txt", "smi-q-fabric-completed.txt");
   auto o = vm.options();

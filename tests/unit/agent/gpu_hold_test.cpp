@@ -131,6 +131,17 @@ TEST_CASE("gpu hold: a passing check starts only what a check held, never a cont
   CHECK(vm.dockerd.requests("GET", "/containers/" + kId + "/json").empty());
 }
 
+TEST_CASE("gpu hold: a healthy look by hand with nothing held asks no dockerd and says only what it did") {
+  Vm vm;
+  auto s = vm.settings();
+  s.docker_socket = (vm.dir.path / "no-dockerd.sock").string();  // dockerd does not answer
+  std::string out;
+  CHECK(vm.check_by_hand(s, &out) == 0);
+  CHECK(out.find("not started again") == std::string::npos);
+  CHECK(out.find("container inference") == std::string::npos);
+  CHECK(vm.dockerd.requests().empty());
+}
+
 TEST_CASE("gpu hold: a container already stopped is held all the same (a reboot after the stop, a re-run)") {
   Vm vm;
   vm.dockerd.script("GET", "/containers/inference/json", {FakeResponse{.body = inspect(false)}});

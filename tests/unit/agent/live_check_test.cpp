@@ -159,7 +159,6 @@ TEST_CASE("status after ready: a GPU gone from the bus or a new Xid is recorded 
   std::ofstream(sys.path / "kmsg") << "6,100,5000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module\n";
   auto const gpus = look_at_gpus_now(sys.path.string(), (sys.path / "kmsg").string());
   CHECK(gpus.pci_count == 2);
-  CHECK(gpus.xid_count == 0);
   {
     ReadyVm vm(std::nullopt, gpus);
     CHECK(answer_live_status(vm.paths).exit_code == 0);
@@ -176,6 +175,90 @@ TEST_CASE("status after ready: a GPU gone from the bus or a new Xid is recorded 
   auto a = answer_live_status(vm.paths);
   CHECK(a.line.starts_with("failed reason=gpu-xid step=ready message=\"Xid 79 at 0000:11:00"));
   CHECK(vm.console().find("gpu-xid") != std::string::npos);
+}
+
+namespace {
+
+// Two GPUs and a kernel log of one record (seq 100) when the container became ready.
+struct GpuVm {
+  test::TempDir sys{"live-gpus"};
+  fs::path kmsg = sys.path / "kmsg";
+  GpuVm() {
+    nvidia_gpus(sys.path, 2);
+    std::ofstream(kmsg) << "6,100,5000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module\n";
+  }
+  GpuWatch watch() const { return look_at_gpus_now(sys.path.string(), kmsg.string()); }
+  void log(std::string const& records) const { std::ofstream(kmsg, std::ios::app) << records; }
+};
+
+constexpr std::string_view kXid79 =
+    "NVRM: Xid (PCI:0000:11:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.";
+
+}  // namespace
+
+TEST_CASE("status after ready: an Xid forged by a process in a crafted file name or from user space is no fault") {
+  GpuVm gpus;
+  ReadyVm vm(std::nullopt, gpus.watch());
+  gpus.log("6,101,6000,-;python3[4242]: segfault at 0 ip 00007f0000001000 sp 00007ffd00000000 error 4 in " +
+           std::string(kXid79) + "[7f0000000000+1000]\n12,102,6001,-;" + std::string(kXid79) + "\n");
+  auto a = answer_live_status(vm.paths);
+  CHECK(a.exit_code == 0);
+  CHECK(a.line.starts_with("ready container=inference"));
+  CHECK(vm.console().find("gpu-xid") == std::string::npos);
+  CHECK(readiness::read_state(vm.paths.state).value().phase == readiness::Phase::Ready);
+}
+
+TEST_CASE("status after ready: 300 harmless Xids before the driver's Xid 79 hide nothing") {
+  GpuVm gpus;
+  ReadyVm vm(std::nullopt, gpus.watch());
+  std::string records;
+  for (int i = 0; i < 300; ++i)
+    records += "4," + std::to_string(101 + i) + ",6000,-;NVRM: Xid (PCI:0000:10:00): 13, Graphics Exception\n";
+  gpus.log(records);
+  CHECK(answer_live_status(vm.paths).exit_code == 0);  // the application's fault: no reset needed
+  gpus.log("4,401,7000,-;" + std::string(kXid79) + "\n");
+  auto a = answer_live_status(vm.paths);
+  CHECK(a.line.starts_with("failed reason=gpu-xid step=ready message=\"Xid 79 at 0000:11:00"));
+}
+
+TEST_CASE("status after ready: new means after the mark by the kernel's sequence numbers; each look moves it") {
+  GpuVm gpus;
+  auto const ready = gpus.watch();
+  CHECK(ready.kmsg_next_seq == 101);
+  // An Xid 79 before ready (the boot's GPU check saw it, or it came before the mark): not new.
+  std::ofstream(gpus.kmsg) << "4,99,4000,-;" << kXid79 << "\n6,100,5000,-;NVRM: loading\n";
+  ReadyVm vm(std::nullopt, ready);
+  CHECK(answer_live_status(vm.paths).exit_code == 0);
+  gpus.log("6,101,6000,-;eth0: link up\n6,102,6001,-;eth0: link down\n");
+  CHECK(answer_live_status(vm.paths).exit_code == 0);
+  CHECK(read_watch(vm.paths.watch).value().gpus->kmsg_next_seq == 103);  // looked at up to 102
+}
+
+TEST_CASE("status after ready: a ring that rotated past the last look is said: a failed look, no GPU blamed") {
+  GpuVm gpus;
+  ReadyVm vm(std::nullopt, gpus.watch());  // the mark: 101
+  // More than the buffer was logged since: it now starts at 5000, records 101 … 4999 gone unread.
+  std::ofstream(gpus.kmsg) << "6,5000,9000,-;eth0: link up\n6,5001,9001,-;eth0: link down\n";
+  auto a = answer_live_status(vm.paths);
+  CHECK(a.exit_code == 1);
+  CHECK(a.line ==
+        "unready reason=internal look=1/3 message=\"the kernel log lost records 101 to 4999 before this look read "
+        "them (the ring rotated past the last look): cannot tell whether an Xid came meanwhile\"");
+  CHECK(readiness::read_state(vm.paths.state).value().phase == readiness::Phase::Ready);  // not recorded
+  CHECK(vm.console().find("gpu-xid") == std::string::npos);
+  // The mark moved on: the next look decides again, for what came since.
+  CHECK(answer_live_status(vm.paths).exit_code == 0);
+  gpus.log("4,5002,9002,-;" + std::string(kXid79) + "\n");
+  CHECK(answer_live_status(vm.paths).line.starts_with("failed reason=gpu-xid"));
+}
+
+TEST_CASE("status after ready: a kernel log that cannot be read is a failed look, not ready") {
+  GpuVm gpus;
+  ReadyVm vm(std::nullopt, gpus.watch());
+  fs::remove(gpus.kmsg);
+  auto a = answer_live_status(vm.paths);
+  CHECK(a.exit_code == 1);
+  CHECK(a.line.starts_with("unready reason=internal look=1/3 message=\"the kernel log ("));
 }
 
 TEST_CASE("status: not ready before ready, and fail closed without a watch to look at") {

@@ -12,20 +12,31 @@ namespace fs = std::filesystem;
 using cosmicac::test::TempDir;
 
 namespace {
-void pci(fs::path const& root, std::string const& slot, std::string const& vendor) {
+void pci(fs::path const& root, std::string const& slot, std::string const& vendor, std::string const& pci_class) {
   fs::create_directories(root / "bus/pci/devices" / slot);
   std::ofstream(root / "bus/pci/devices" / slot / "vendor") << vendor << "\n";
+  std::ofstream(root / "bus/pci/devices" / slot / "class") << pci_class << "\n";
 }
 }  // namespace
 
 TEST_CASE("GPU mode auto looks for an NVIDIA PCI vendor in sysfs") {
   TempDir t{"gpu-test"};
-  pci(t.path, "0000:00:01.0", "0x1af4");
+  pci(t.path, "0000:00:01.0", "0x1af4", "0x030000");  // another vendor's display controller
   CHECK_FALSE(want_gpus(config::GpuMode::Auto, t.path.string()));
   CHECK(want_gpus(config::GpuMode::All, t.path.string()));
-  pci(t.path, "0000:00:05.0", "0x10de");
+  pci(t.path, "0000:00:05.0", "0x10de", "0x030200");  // an NVIDIA 3D controller: a GPU
   CHECK(want_gpus(config::GpuMode::Auto, t.path.string()));
   CHECK_FALSE(want_gpus(config::GpuMode::None, t.path.string()));
+}
+
+TEST_CASE("GPU mode auto: a host whose only NVIDIA functions are an NVSwitch and an audio function has no GPU") {
+  TempDir t{"gpu-test"};
+  pci(t.path, "0000:00:01.0", "0x1af4", "0x030000");
+  pci(t.path, "0000:07:00.0", "0x10de", "0x068000");  // NVSwitch: a bridge (0x0680)
+  CHECK_FALSE(want_gpus(config::GpuMode::Auto, t.path.string()));
+  pci(t.path, "0000:08:00.1", "0x10de", "0x040300");  // HD audio of a card whose display function is not here
+  CHECK_FALSE(want_gpus(config::GpuMode::Auto, t.path.string()));
+  CHECK(want_gpus(config::GpuMode::All, t.path.string()));  // asked for: still given
 }
 
 TEST_CASE("the settings become the modules' options, policies decided on the way") {

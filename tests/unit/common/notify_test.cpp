@@ -87,6 +87,10 @@ TEST_CASE("notify: a status with newlines is one STATUS= assignment on the wire"
   systemd::notify_ready("ready: container x\nMAINPID=1\nERRNO=5");
   auto const ready = assignments(sock.receive());
   CHECK(ready == std::vector<std::string>{"READY=1", "STATUS=ready: container x MAINPID=1 ERRNO=5"});
+
+  systemd::notify_failed(make_error(Reason::ContainerExited, "container x stopped\nREADY=1"));
+  CHECK(assignments(sock.receive()) ==
+        std::vector<std::string>{"STATUS=failed: container-exited: container x stopped READY=1"});
 }
 
 TEST_CASE("notify: the encoder leaves no control character and only valid UTF-8") {

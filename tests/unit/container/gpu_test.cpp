@@ -11,21 +11,6 @@ using namespace cosmicac::container;
 namespace fs = std::filesystem;
 using cosmicac::test::TempDir;
 
-namespace {
-void pci(fs::path const& root, std::string const& slot, std::string const& vendor) {
-  fs::create_directories(root / "bus/pci/devices" / slot);
-  std::ofstream(root / "bus/pci/devices" / slot / "vendor") << vendor << "\n";
-}
-}  // namespace
-
-TEST_CASE("an NVIDIA GPU is a PCI device of vendor 0x10de in sysfs") {
-  TempDir t{"gpu-test"};
-  pci(t.path, "0000:00:01.0", "0x1af4");
-  CHECK_FALSE(has_nvidia_pci(t.path.string()));
-  pci(t.path, "0000:00:05.0", "0x10de");
-  CHECK(has_nvidia_pci(t.path.string()));
-}
-
 TEST_CASE("dockerd serves GPUs with the hook, an nvidia runtime or NVIDIA CDI devices") {
   using engine::parse_system_info;
   CHECK(docker_serves_gpus(parse_system_info("{}"), true));

@@ -23,7 +23,7 @@ Measurements healthy_vm() {
   Measurements m;
   m.gpus = parse_query_gpu(recorded("query-gpu-healthy.csv")).value();
   m.fabric = parse_fabric(recorded("smi-q-fabric-completed.txt")).value();
-  m.xids = xids_of_kmsg_text(recorded("kmsg-healthy.txt"));
+  m.xids = kernel_log_of_text(recorded("kmsg-healthy.txt")).xids;
   m.infiniband = ib_ports(std::vector<std::string>(8, "4: ACTIVE\n"));
   for (auto const& g : m.gpus) m.nvidia_pci.push_back(g.bus_id);
   return m;
@@ -102,7 +102,7 @@ TEST_CASE("gpu health: an uncorrectable ECC count is gpu-ecc naming the GPU, the
 
 TEST_CASE("gpu health: an Xid 79 in the kernel log is gpu-xid, and explains the missing GPU first") {
   auto m = healthy_vm();
-  m.xids = xids_of_kmsg_text(recorded("kmsg-xid79.txt"));
+  m.xids = kernel_log_of_text(recorded("kmsg-xid79.txt")).xids;
   auto v = evaluate(kEight, m);
   REQUIRE(v.outcome == Outcome::Failed);
   CHECK(v.error().reason == Reason::GpuXid);
@@ -118,9 +118,10 @@ TEST_CASE("gpu health: an Xid 79 in the kernel log is gpu-xid, and explains the 
 
 TEST_CASE("gpu health: an Xid that is the application's fault (13, 31, 43) does not fail the VM") {
   auto m = healthy_vm();
-  m.xids = xids_of_kmsg_text(
-      "4,1,2,-;NVRM: Xid (PCI:0000:0a:00): 13, Graphics Exception\n"
-      "4,1,2,-;NVRM: Xid (PCI:0000:0a:00): 43, pid=1234, name=python3, Ch 00000008\n");
+  m.xids = kernel_log_of_text(
+               "4,1,2,-;NVRM: Xid (PCI:0000:0a:00): 13, Graphics Exception\n"
+               "4,2,2,-;NVRM: Xid (PCI:0000:0a:00): 43, pid=1234, name=python3, Ch 00000008\n")
+               .xids;
   REQUIRE(m.xids.size() == 2);
   CHECK(evaluate(kEight, m).outcome == Outcome::Healthy);
 }

@@ -173,28 +173,84 @@ TEST_CASE("InfiniBand devices and ports are read from <sysfs>/class/infiniband")
   CHECK(read_infiniband((t.path / "nowhere").string()).empty());
 }
 
-TEST_CASE("an Xid line reads from a kmsg record, a dmesg line and an older driver's spelling") {
+TEST_CASE("an Xid reads from a kernel record, in today's and an older driver's spelling") {
   auto x = parse_kmsg_record(
       "4,1388,61234017,-;NVRM: Xid (PCI:0000:0f:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
   REQUIRE(x);
   CHECK(x->code == 79);
+  CHECK(x->seq == 1388);
   CHECK(x->gpu.same_device(*parse_pci_address("00000000:0F:00.0")));
   CHECK(x->detail == "pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
-  auto d = parse_xid_line("[   61.234017] NVRM: Xid (0000:18:00): 48, An uncorrectable double bit error");
+  auto d = parse_kmsg_record("3,7,61234017,-,caller=T12;NVRM: Xid (0000:18:00): 48, An uncorrectable double bit error");
   REQUIRE(d);
   CHECK(d->code == 48);
-  CHECK_FALSE(parse_xid_line("NVRM: GPU 0000:0f:00.0: GPU has fallen off the bus."));
-  CHECK_FALSE(parse_xid_line("NVRM: Xid (PCI:0000:0f:00): x, nothing"));
+  CHECK_FALSE(parse_kmsg_record("4,1,2,-;NVRM: GPU 0000:0f:00.0: GPU has fallen off the bus."));
+  CHECK_FALSE(parse_kmsg_record("4,1,2,-;NVRM: Xid (PCI:0000:0f:00): x, nothing"));
   CHECK_FALSE(parse_kmsg_record(" DEVICE=+pci:0000:0a:00.0 NVRM: Xid (PCI:0000:0f:00): 79, x"));
+  CHECK_FALSE(parse_kmsg_record("4,x,2,-;NVRM: Xid (PCI:0000:0f:00): 79, x"));  // not a record's header
   CHECK(xid_needs_reset(79));
   CHECK(xid_needs_reset(48));
   CHECK_FALSE(xid_needs_reset(13));  // a graphics engine exception: the application's fault
 }
 
+// What a process in the container can put in the kernel log, with no privilege.
+constexpr std::string_view kForgedInName =
+    "6,1500,70000000,-;python3[4242]: segfault at 0 ip 00007f0000001000 sp 00007ffd00000000 error 4 in "
+    "NVRM: Xid (PCI:0000:0f:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.[7f0000000000+1000]";
+
+TEST_CASE("an Xid is the driver's record: never text inside another record, never a record from user space") {
+  CHECK_FALSE(parse_kmsg_record(kForgedInName));  // a segfault report naming a crafted file
+  // The process's own name (15 bytes at most) first: cannot begin a whole Xid.
+  CHECK_FALSE(
+      parse_kmsg_record("6,1501,70000001,-;NVRM: Xid (PCI:[4242]: segfault at 0 ip 0 sp 0 error 4 in "
+                        "x): 79, GPU has fallen off the bus.[7f0000000000+1000]"));
+  // Written to /dev/kmsg from user space: the kernel makes it facility user (1): prio 12 = 1 << 3 | 4.
+  CHECK_FALSE(parse_kmsg_record("12,1502,70000002,-;NVRM: Xid (PCI:0000:0f:00): 79, GPU has fallen off the bus."));
+  CHECK_FALSE(parse_kmsg_record("4,1503,70000003,-;audit: NVRM: Xid (PCI:0000:0f:00): 79, x"));
+  CHECK_FALSE(parse_kmsg_record("4,1504,70000004,-; NVRM: Xid (PCI:0000:0f:00): 79, x"));
+  auto const log =
+      kernel_log_of_text(std::string(kForgedInName) + "\n12,1502,70000002,-;NVRM: Xid (PCI:0000:0f:00): 79, x\n");
+  CHECK(log.xids.empty());
+  CHECK(log.reset_count == 0);
+}
+
+TEST_CASE("the kernel log's Xids: 300 harmless Xids before a 79 hide nothing; every one is counted") {
+  std::string text;
+  for (int i = 0; i < 300; ++i)
+    text += "4," + std::to_string(i) + ",1000,-;NVRM: Xid (PCI:0000:0a:00): 13, Graphics Exception\n";
+  text += "4,300,2000,-;NVRM: Xid (PCI:0000:0f:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n";
+  auto const log = kernel_log_of_text(text);
+  CHECK(log.other_count == 300);
+  CHECK(log.reset_count == 1);
+  CHECK(log.xids.size() == 257);  // the first 256 harmless ones listed, and the 79
+  REQUIRE(log.newest_reset);
+  CHECK(log.newest_reset->code == 79);
+  CHECK(log.newest_reset->seq == 300);
+  CHECK(log.xids.back().code == 79);
+  CHECK(log.first_seq == 0);
+  CHECK(log.next_seq == 301);
+  CHECK(log.missing_below == 0);
+}
+
+TEST_CASE("the kernel log's sequence: a ring that rotated, or a gap while reading, is said") {
+  auto const rotated = kernel_log_of_text("6,5000,1,-;a\n 6,5001,2,-;dictionary lines are not records\n6,5001,2,-;b\n");
+  CHECK(rotated.first_seq == 5000);
+  CHECK(rotated.next_seq == 5002);
+  CHECK(rotated.missing_below == 5000);  // 0 … 4999 gone
+  CHECK(rotated.records == 2);
+  auto const gap = kernel_log_of_text("6,0,1,-;a\n6,1,1,-;b\n6,9,2,-;c\n6,10,2,-;d\n");
+  CHECK(gap.missing_below == 9);
+  CHECK(kernel_log_of_text("6,0,1,-;a\n6,1,1,-;b\n").missing_below == 0);
+}
+
 TEST_CASE("the kernel log's Xids: none in a healthy boot, one 79 after a GPU fell off the bus") {
-  CHECK(read_kmsg_xids(cosmicac::test::recorded_path("kmsg-healthy.txt")).empty());
-  auto xids = read_kmsg_xids(cosmicac::test::recorded_path("kmsg-xid79.txt"));
-  REQUIRE(xids.size() == 1);
-  CHECK(xids[0].code == 79);
-  CHECK(read_kmsg_xids("/nonexistent/kmsg").empty());
+  auto const healthy = read_kernel_log(cosmicac::test::recorded_path("kmsg-healthy.txt"));
+  CHECK(healthy.readable);
+  CHECK(healthy.xids.empty());
+  auto const log = read_kernel_log(cosmicac::test::recorded_path("kmsg-xid79.txt"));
+  REQUIRE(log.xids.size() == 1);
+  CHECK(log.xids[0].code == 79);
+  CHECK(log.xids[0].seq == 1388);
+  CHECK(log.next_seq == 1391);
+  CHECK_FALSE(read_kernel_log("/nonexistent/kmsg").readable);
 }
