@@ -72,17 +72,17 @@ auto step(readiness::Reporter& reporter, Step s, F&& body) -> decltype(body()) {
   return result;
 }
 
-// Which run does the disk step: the main run (it reports), the disk unit's
-// (before dockerd, the journal only) or a live growth's (`run --step=grow`,
-// while the container serves: only a growth of our disk is its business).
-enum class DiskRun { Main, Unit, Live };
+// Which boot run does the disk step: the main run (it reports) or the disk
+// unit's (before dockerd, the journal only). A live growth (`run --step=grow`)
+// is its own short path: run_grow_only.
+enum class DiskRun { Main, Unit };
 
 // A growth the disk unit made this boot: it reports to no one (it runs before
 // dockerd, the main run reports), so it leaves its sentence ("grew /data from
 // 100 GiB to 500 GiB") in a note on /run, which the main run says as its own
 // progress and removes. A live growth says its own.
-void pass_on_growth(ModuleOptions const& o, DiskRun run, std::string const& grown, disk::ProgressFn const& say) {
-  if (o.growth_note_path.empty() || run == DiskRun::Live) return;
+void pass_on_growth(DiskStepOptions const& o, DiskRun run, std::string const& grown, disk::ProgressFn const& say) {
+  if (o.growth_note_path.empty()) return;
   if (run == DiskRun::Unit) {
     if (grown.empty()) return;
     if (auto st = make_directories(parent_directory(o.growth_note_path)); st)
@@ -110,40 +110,57 @@ Result<UniqueFd> lock_disk_step(std::string const& path) {
   return fd;
 }
 
-// The data disk: plan (wait, look, decide), act (growing our filesystem when
-// its disk has grown), then docker's image store. A live run stops after the
-// growth, and says nothing when nothing of ours grew (another disk's resize).
-Status prepare_disk(ModuleOptions const& o, engine::Client& docker, disk::ProgressFn const& say, DiskRun run) {
-  auto const& wanted = o.disk;
-  auto const& probe = o.probe;
-  // Before waiting for the disk: a mount point reached through a symlink is
-  // refused whatever disk comes.
-  if (auto st = disk::check_mount_point_path(wanted.mount_point); !st) return st;
+// A plan made under the disk step's lock, held until it is dropped.
+struct LockedPlan {
+  UniqueFd lock;
+  disk::DiskPlan plan;
+};
+
+// Lock, then plan (wait, look, decide). Before the lock: a mount point
+// reached through a symlink is refused whatever disk comes.
+Result<LockedPlan> lock_and_plan(DiskStepOptions const& o) {
+  if (auto st = disk::check_mount_point_path(o.disk.mount_point); !st) return st.error();
   auto lock = lock_disk_step(o.disk_lock_path);
   if (!lock) return lock.error();
-  auto plan = disk::plan(wanted, probe);
+  auto plan = disk::plan(o.disk, o.probe);
   if (!plan) return plan.error();
-  if (run == DiskRun::Live && !about_growth(*plan)) {
-    spdlog::info("no growth of the data disk: {}",
-                 plan->refusal ? terminal_safe(plan->refusal->message) : "nothing to do");
-    return ok();
-  }
-  spdlog::info("data disk plan:\n{}", disk::describe(*plan));
-  // Live, the host hears the outcome alone (the console shows one progress
-  // line a second per step: the steps before it would hide it); the journal all.
-  bool const live = run == DiskRun::Live;
-  auto journal = [](std::string_view m) { spdlog::info("{}", terminal_safe(m)); };
-  auto disk = disk::apply(*plan, wanted, live ? disk::ProgressFn(journal) : say, probe);
+  return LockedPlan{std::move(*lock), std::move(*plan)};
+}
+
+// The data disk at boot: plan, act (growing our filesystem when its disk has
+// grown), then docker's image store.
+Status prepare_disk(ModuleOptions const& o, engine::Client& docker, disk::ProgressFn const& say, DiskRun run) {
+  auto locked = lock_and_plan(o);
+  if (!locked) return locked.error();
+  spdlog::info("data disk plan:\n{}", disk::describe(locked->plan));
+  auto disk = disk::apply(locked->plan, o.disk, say, o.probe);
   if (!disk) return disk.error();
-  if (live) {  // docker's store has been in place since boot
-    if (!disk->grown.empty()) say(disk->grown);
-    return ok();
-  }
   pass_on_growth(o, run, disk->grown, say);
   auto store =
-      place_docker_store(*disk, docker, {.mountinfo = probe.mountinfo, .instance_id_path = o.instance_id_path});
+      place_docker_store(*disk, docker, {.mountinfo = o.probe.mountinfo, .instance_id_path = o.instance_id_path});
   if (!store) return store.error();
   if (!store->message.empty()) say(store->message);
+  return ok();
+}
+
+// A live growth: lock, plan, apply, say. Says nothing when nothing of ours
+// grew (another disk's resize). The host hears the outcome alone (the console
+// shows one progress line a second per step: the steps before it would hide
+// it); the journal all. Docker's store has been in place since boot.
+Status grow_live(DiskStepOptions const& o, disk::ProgressFn const& say) {
+  auto locked = lock_and_plan(o);
+  if (!locked) return locked.error();
+  auto const& plan = locked->plan;
+  if (!about_growth(plan)) {
+    spdlog::info("no growth of the data disk: {}",
+                 plan.refusal ? terminal_safe(plan.refusal->message) : "nothing to do");
+    return ok();
+  }
+  spdlog::info("data disk plan:\n{}", disk::describe(plan));
+  auto journal = [](std::string_view m) { spdlog::info("{}", terminal_safe(m)); };
+  auto disk = disk::apply(plan, o.disk, journal, o.probe);
+  if (!disk) return disk.error();
+  if (!disk->grown.empty()) say(disk->grown);
   return ok();
 }
 
@@ -332,11 +349,10 @@ int run_disk_only(config::Settings const& s, Environment const& env, readiness::
 
 int run_grow_only(config::Settings const& s, Environment const& env, disk::ProgressFn const& say) {
   if (s.mount_point.empty()) return kExitOk;
-  ModuleOptions opts = module_options(s, env);
+  DiskStepOptions opts = disk_step_options(s, env);
   opts.disk.wait = std::chrono::seconds(0);  // the disk is there: it has just changed size
-  engine::Client docker(opts.engine);        // not asked: a live run stops before docker's store
   log::StepScope scope(std::string(readiness::step_name(Step::Disk)));
-  auto st = prepare_disk(opts, docker, say, DiskRun::Live);
+  auto st = grow_live(opts, say);
   if (st) return kExitOk;
   auto const& e = st.error();
   log::set_field("REASON", std::string(reason_name(e.reason)));

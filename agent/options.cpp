@@ -27,10 +27,9 @@ bool want_gpus(config::GpuMode mode, std::string const& sysfs_root) {
   return false;
 }
 
-namespace {
-
 // The disk step's part: what it wants and where it looks.
-void disk_options(config::Settings const& s, Environment const& env, ModuleOptions& o) {
+DiskStepOptions disk_step_options(config::Settings const& s, Environment const& env) {
+  DiskStepOptions o;
   o.disk.mount_point = s.mount_point;
   o.disk.serial = s.data_disk_serial;
   o.disk.min_bytes = s.data_disk_min_bytes;
@@ -43,13 +42,12 @@ void disk_options(config::Settings const& s, Environment const& env, ModuleOptio
   o.disk_lock_path = env.disk_lock_path;
   o.probe.sysfs_root = env.sysfs_root;
   o.probe.dev_root = env.dev_root;
+  return o;
 }
-
-}  // namespace
 
 ModuleOptions module_options(config::Settings const& s, Environment const& env) {
   ModuleOptions o;
-  disk_options(s, env, o);
+  static_cast<DiskStepOptions&>(o) = disk_step_options(s, env);
 
   o.engine.socket_path = s.docker_socket;
   o.docker.socket_path = s.docker_socket;

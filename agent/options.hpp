@@ -22,12 +22,17 @@
 
 namespace cosmicac::agent {
 
-struct ModuleOptions {
+// The disk step's part: all that `run --step=grow` builds (no other module's
+// options: no mirror URL parsed, no engine client).
+struct DiskStepOptions {
   disk::DiskWanted disk;
   disk::ProbeOptions probe;
   std::string instance_id_path;  // agent/store.hpp
   std::string growth_note_path;  // Environment::growth_note_path
   std::string disk_lock_path;    // Environment::disk_lock_path
+};
+
+struct ModuleOptions : DiskStepOptions {
   engine::ClientOptions engine;
   engine::DockerOptions docker;
   registry::ImageToPull image;
@@ -43,6 +48,8 @@ struct ModuleOptions {
 
 // GPU_MODE: all → true, none → false, auto → whether an NVIDIA PCI device exists.
 bool want_gpus(config::GpuMode mode, std::string const& sysfs_root);
+
+DiskStepOptions disk_step_options(config::Settings const& settings, Environment const& env);
 
 ModuleOptions module_options(config::Settings const& settings, Environment const& env);
 

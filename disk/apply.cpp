@@ -200,12 +200,49 @@ Status place_filesystem(std::string const& node, std::string const& mount_point,
   return bind_store_layout(mount_point, wanted, options, progress, *mounted, out);
 }
 
+// The table part of a growth, before the mount (and before the partition's
+// node is waited for): libfdisk looks again and refuses what is not ours
+// (grow_partition; a table read from its backup is written whole, its
+// primary anew), or only the kernel is told the size a table written earlier
+// this boot says.
+Status grow_table(ChosenDisk const& chosen, GrowthPlan const& g, ProgressFn const& progress) {
+  if (g.write_table) {
+    say(progress, "growing the GPT of " + chosen.dev_path + " (" + format_size(g.disk_bytes) + "): partition " +
+                      std::to_string(g.partition) + " from " + format_size(g.partition_from) + " to " +
+                      format_size(g.partition_to));
+    auto done = grow_partition(chosen.dev_path, g.partition);
+    if (!done) return done.error();
+    return ok();
+  }
+  if (!g.tell_kernel) return ok();
+  say(progress, "telling the kernel that partition " + std::to_string(g.partition) + " of " + chosen.dev_path +
+                    " now has " + format_size(g.partition_to));
+  return set_kernel_partition_size(chosen.dev_path, g.partition, g.partition_start, g.partition_to);
+}
+
+// What the filesystem node says now (its UUID is new if we just formatted).
+Status read_filesystem(std::string const& node, Classification const& cls, DiskOutcome& out) {
+  AreaProbe const fs = probe_superblock(node);
+  if (!fs.error.empty() || fs.ambiguous || !is_adoptable_filesystem(fs.signature.type) || fs.signature.uuid.empty())
+    return make_error(Reason::DiskError, node + " does not hold the expected filesystem (" +
+                                             (fs.error.empty() ? (fs.ambiguous ? std::string("ambiguous probe")
+                                                                               : "found \"" + fs.signature.type + "\"")
+                                                               : fs.error) +
+                                             ")");
+  if (!cls.fs_uuid.empty() && fs.signature.uuid != cls.fs_uuid)
+    return make_error(Reason::DiskError, node + " changed: UUID " + fs.signature.uuid + " instead of " + cls.fs_uuid);
+  out.fs_type = fs.signature.type;
+  out.uuid = fs.signature.uuid;
+  return ok();
+}
+
 // The writes the plan calls for, on a fresh look at the disk: partition if
-// blank, format our empty partition, then read the filesystem's type and UUID
-// from its node. The new partition's node stays open in `partition_fd` (see
+// blank, a growth's table, format our empty partition, then read the
+// filesystem's type and UUID from its node. The new partition's node stays open in `partition_fd` (see
 // hold_partition) until the caller has mounted it.
-Status prepare_filesystem(ChosenDisk const& chosen, DiskWanted const& wanted, ProgressFn const& progress,
-                          ProbeOptions const& options, DiskOutcome& out, UniqueFd& partition_fd) {
+Status prepare_filesystem(ChosenDisk const& chosen, std::optional<GrowthPlan> const& growth, DiskWanted const& wanted,
+                          ProgressFn const& progress, ProbeOptions const& options, DiskOutcome& out,
+                          UniqueFd& partition_fd) {
   Classification const& was = chosen.classification;
   // Look again right before writing: the plan may be stale.
   Classification cls = classify(probe_content(chosen.dev_path));
@@ -221,6 +258,11 @@ Status prepare_filesystem(ChosenDisk const& chosen, DiskWanted const& wanted, Pr
       return make_error(Reason::DiskError, "after partitioning, " + chosen.dev_path + " holds " + cls.summary +
                                                " instead of our empty partition");
   }
+
+  // A growth's table before the partition's node is waited for: one read
+  // from its backup (a torn primary) is a table the kernel did not find.
+  if (growth)
+    if (auto st = grow_table(chosen, *growth, progress); !st) return st.error();
 
   std::string node = chosen.dev_path;
   if (cls.partition != 0) {
@@ -240,38 +282,7 @@ Status prepare_filesystem(ChosenDisk const& chosen, DiskWanted const& wanted, Pr
     out.formatted = true;
   }
   out.adopted = cls.kind == ContentKind::ExistingFilesystem;
-
-  // What the filesystem node says now (its UUID is new if we just formatted).
-  AreaProbe const fs = probe_superblock(node);
-  if (!fs.error.empty() || fs.ambiguous || !is_adoptable_filesystem(fs.signature.type) || fs.signature.uuid.empty())
-    return make_error(Reason::DiskError, node + " does not hold the expected filesystem (" +
-                                             (fs.error.empty() ? (fs.ambiguous ? std::string("ambiguous probe")
-                                                                               : "found \"" + fs.signature.type + "\"")
-                                                               : fs.error) +
-                                             ")");
-  if (!cls.fs_uuid.empty() && fs.signature.uuid != cls.fs_uuid)
-    return make_error(Reason::DiskError, node + " changed: UUID " + fs.signature.uuid + " instead of " + cls.fs_uuid);
-  out.fs_type = fs.signature.type;
-  out.uuid = fs.signature.uuid;
-  return ok();
-}
-
-// The table part of a growth, before the mount: libfdisk looks again and
-// refuses what is not ours (grow_partition), or only the kernel is told the
-// size a table written earlier this boot says.
-Status grow_table(ChosenDisk const& chosen, GrowthPlan const& g, ProgressFn const& progress) {
-  if (g.write_table) {
-    say(progress, "growing the GPT of " + chosen.dev_path + " (" + format_size(g.disk_bytes) + "): partition " +
-                      std::to_string(g.partition) + " from " + format_size(g.partition_from) + " to " +
-                      format_size(g.partition_to));
-    auto done = grow_partition(chosen.dev_path, g.partition);
-    if (!done) return done.error();
-    return ok();
-  }
-  if (!g.tell_kernel) return ok();
-  say(progress, "telling the kernel that partition " + std::to_string(g.partition) + " of " + chosen.dev_path +
-                    " now has " + format_size(g.partition_to));
-  return set_kernel_partition_size(chosen.dev_path, g.partition, g.partition_start, g.partition_to);
+  return read_filesystem(node, cls, out);
 }
 
 // The filesystem part, once it is mounted: its superblock read again right
@@ -316,12 +327,11 @@ Result<DiskOutcome> apply(DiskPlan const& plan, DiskWanted const& wanted, Progre
     out.device = chosen.device;
     out.fs_type = was.fs_type;
     out.uuid = was.fs_uuid;
-  } else if (auto st = prepare_filesystem(chosen, wanted, progress, options, out, partition_fd); !st) {
+    if (plan.growth)
+      if (auto st = grow_table(chosen, *plan.growth, progress); !st) return st.error();
+  } else if (auto st = prepare_filesystem(chosen, plan.growth, wanted, progress, options, out, partition_fd); !st) {
     return st.error();
   }
-
-  if (plan.growth)
-    if (auto st = grow_table(chosen, *plan.growth, progress); !st) return st.error();
   if (auto st = place_filesystem(out.device, plan.mount_point, wanted, options, progress, out); !st) return st.error();
   if (plan.growth && plan.growth->grow_filesystem)
     if (auto st = grow_filesystem(out.device, plan.mount_point, progress, out); !st) return st.error();

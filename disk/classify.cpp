@@ -128,18 +128,35 @@ Classification classify_partitioned(ContentFacts const& f) {
                  (p.name.empty() ? "" : ", name \"" + p.name + "\"") + ") holds " + what);
 }
 
+// A GPT seen through its backup header (the primary fails its checksums or
+// is gone): ours only when the primary is the same table's, torn or stale (a
+// write of the table interrupted: the grow writes the backup, then the
+// primary), and the backup lists our partition alone, of the Linux
+// filesystem type, holding our ext4. Anything else is refused as a zapped
+// head is: nothing says the table is ours to rewrite.
+Classification classify_from_backup(ContentFacts const& f) {
+  Classification c = classify_partitioned(f);
+  bool const ours = f.primary_torn && f.whole.type.empty() && c.kind == ContentKind::Ours && !c.fs_type.empty() &&
+                    f.partitions.size() == 1 && f.partitions.front().type == kLinuxFsTypeGuid;
+  if (!ours)
+    return foreign(
+        "a GPT whose primary header is missing or damaged (only its backup at the end of the disk is "
+        "valid), listing " +
+        std::to_string(f.partitions.size()) + " partition(s)");
+  c.table_from_backup = true;
+  c.summary += "; its GPT's primary header torn (a write of the table interrupted), its backup at the end valid";
+  return c;
+}
+
 }  // namespace
 
 Classification classify(ContentFacts const& f) {
   if (!f.probe_error.empty()) return foreign("probe failed: " + f.probe_error);
   if (f.ambiguous) return foreign("ambiguous probe: more than one signature on the disk");
   // A table we cannot trust as a whole is not ours nor adoptable, whatever its
-  // entries say: the primary header is what we (and every partitioner) write.
-  if (f.table_from_backup)
-    return foreign(
-        "a GPT whose primary header is missing or damaged (only its backup at the end of the disk is "
-        "valid), listing " +
-        std::to_string(f.partitions.size()) + " partition(s)");
+  // entries say (the primary header is what we, and every partitioner, write),
+  // unless it is our own, torn by an interrupted grow.
+  if (f.table_from_backup) return classify_from_backup(f);
   if (!f.whole.type.empty()) return classify_whole_disk(f);
   if (!f.table_type.empty()) return classify_partitioned(f);
   if (std::string why = not_blank_because(f); !why.empty()) return foreign(why);

@@ -237,14 +237,20 @@ std::optional<Error> check_mount_target(SystemFacts const& facts, DiskFacts cons
 // with our filesystem is looked at (probe_disk); a disk that did not grow
 // asks for nothing, whatever else the look says.
 std::optional<Error> plan_growth(DiskFacts const& d, DiskPlan& plan) {
+  if (!d.growth && plan.chosen->classification.table_from_backup)
+    return make_error(Reason::DiskGrow, d.dev_path +
+                                            ": its GPT's primary header is torn and its table was not looked "
+                                            "at; nothing written");
   if (!d.growth) return std::nullopt;
   GrowthFacts const& g = *d.growth;
   std::string const disk = d.dev_path;
   if (!g.table_error.empty())
     return make_error(Reason::DiskGrow, "cannot tell whether " + disk + " has grown: " + g.table_error);
   PartitionGrowth const& t = g.table;
+  // A table read from its backup is written whatever libfdisk's look says:
+  // the primary is the one a kernel reads at boot.
   GrowthPlan p{.partition = t.number,
-               .write_table = t.table_to_write(),
+               .write_table = t.table_to_write() || plan.chosen->classification.table_from_backup,
                .tell_kernel = g.kernel_size_bytes != 0 && g.kernel_size_bytes < t.grown_size_bytes,
                .disk_bytes = t.disk_bytes,
                .partition_start = t.start_bytes,
@@ -272,12 +278,16 @@ void growth_actions(DiskPlan& plan, std::string const& part, bool before_mount) 
   if (!plan.growth) return;
   GrowthPlan const& g = *plan.growth;
   std::string const disk = plan.chosen->dev_path;
+  std::string const repair = plan.chosen->classification.table_from_backup
+                                 ? "write its primary header and entries anew from the backup (a write interrupted "
+                                   "tore the primary), "
+                                 : "";
   if (before_mount && g.write_table)
-    plan.actions.push_back(
-        {ActionKind::GrowPartition, "grow the GPT of " + disk + " to its new size (" + format_size(g.disk_bytes) +
-                                        "): its backup header to the end, partition " + std::to_string(g.partition) +
-                                        " (" + kPartitionName + ") from " + format_size(g.partition_from) + " to " +
-                                        format_size(g.partition_to) + ", and tell the kernel"});
+    plan.actions.push_back({ActionKind::GrowPartition,
+                            "grow the GPT of " + disk + " to its new size (" + format_size(g.disk_bytes) + "): " +
+                                repair + "its backup header to the end, partition " + std::to_string(g.partition) +
+                                " (" + kPartitionName + ") from " + format_size(g.partition_from) + " to " +
+                                format_size(g.partition_to) + ", and tell the kernel"});
   else if (before_mount && g.tell_kernel)
     plan.actions.push_back({ActionKind::GrowPartition, "tell the kernel that " + part + " now has " +
                                                            format_size(g.partition_to) + " (the GPT says so already)"});
@@ -309,6 +319,7 @@ void plan_actions(DiskWanted const& wanted, DiskPlan& plan) {
         plan.actions.push_back({ActionKind::MakeFilesystem,
                                 "format " + part + " as ext4 (label " + kFilesystemLabel + ", lazy init, no discard)"});
       } else if (plan.growth) {
+        if (cls.table_from_backup) plan.why += "; its GPT's primary header is torn, its backup valid: repaired from it";
         plan.why += "; it holds our " + cls.fs_type +
                     " filesystem, and the disk has grown: " + format_size(plan.growth->filesystem_from) + " → " +
                     format_size(plan.growth->partition_to);

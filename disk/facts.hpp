@@ -55,6 +55,11 @@ struct ContentFacts {
   Signature whole;                 // superblock on the whole disk (end-of-disk ones included: md, ZFS)
   std::string table_type;          // PTTYPE: gpt, dos, "" = none (a GPT is looked for even without a protective MBR)
   bool table_from_backup = false;  // the GPT was read from its backup header (last LBA): the primary is gone
+  // With table_from_backup: LBA 1 still holds a GPT header (its signature, its
+  // own LBA) naming the backup's disk GUID: the same table's primary, torn or
+  // stale (a write of the table interrupted between the backup and the
+  // primary header), not a zapped head nor another table's.
+  bool primary_torn = false;
   std::vector<PartitionEntry> partitions;
   // Probed only when the disk holds neither a signature nor a table:
   bool head_zero = true;                         // the first MiB is all zero bytes (nothing unrecognised there)

@@ -172,9 +172,14 @@ Status set_kernel_partition_size(std::string const& disk, int number, std::uint6
   part.length = static_cast<long long>(size_bytes);
   part.pno = number;
   blkpg_ioctl_arg arg{.op = BLKPG_RESIZE_PARTITION, .flags = 0, .datalen = sizeof part, .data = &part};
-  if (::ioctl(fd.get(), BLKPG, &arg) != 0)
-    return grow_error(disk, "telling the kernel partition " + std::to_string(number) + "'s new size (BLKPG)", errno);
-  return ok();
+  if (::ioctl(fd.get(), BLKPG, &arg) == 0) return ok();
+  // No such partition: the kernel found no table at boot (a torn primary,
+  // written anew since): it is added as the table says.
+  if (errno == ENXIO) {
+    arg.op = BLKPG_ADD_PARTITION;
+    if (::ioctl(fd.get(), BLKPG, &arg) == 0) return ok();
+  }
+  return grow_error(disk, "telling the kernel partition " + std::to_string(number) + "'s new size (BLKPG)", errno);
 }
 
 }  // namespace cosmicac::disk

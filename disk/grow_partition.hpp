@@ -3,12 +3,20 @@
 // last usable sector, through libfdisk, in one write of the table; then the
 // kernel told the partition's new size (BLKPG: the partition stays mounted).
 //
-// Crash safety: libfdisk writes the backup entries and header (at the new
-// end), then the primary entries and header. A kill before the primary header
-// leaves the old primary, still valid and naming its old backup (untouched),
-// so the next look finds the same work to do; after it, the table is done and
-// only the kernel's view (a reboot reads the table anew, BLKPG otherwise) and
-// the filesystem remain. Each step is found from the disk itself.
+// Crash safety: libfdisk makes five writes: the backup entries, the backup
+// header (at the new end), the primary entries, the primary header, the
+// protective MBR. A kill before the primary entries leaves the old primary,
+// valid and naming its old backup (untouched): the next look finds the same
+// work to do. A kill between the primary entries and the primary header
+// leaves a primary whose entries fail its checksum, read through the backup
+// at the new end: classify() takes that table as ours only when the torn
+// primary names the backup's disk GUID and the backup lists our partition
+// alone, with our ext4; libfdisk then rebuilds the primary from the backup
+// in memory, and this one write puts it back (tests/unit/disk/grow_test.cpp
+// kills the grow at each write). A kill before the protective MBR leaves its
+// size short, which libfdisk corrects on the next write. Then only the
+// kernel's view (a reboot reads the table anew, BLKPG otherwise) and the
+// filesystem remain. Each step is found from the disk itself.
 #pragma once
 
 #include "common/error.hpp"
@@ -50,7 +58,8 @@ std::string partition_growth_refusal(PartitionGrowth const& g);
 Result<PartitionGrowth> grow_partition(std::string const& disk, int number);
 
 // Tells the kernel that partition `number` of `disk` spans [start, start+size)
-// (BLKPG_RESIZE_PARTITION): a table written in an earlier run of this boot.
+// (BLKPG_RESIZE_PARTITION; BLKPG_ADD_PARTITION when the kernel has no such
+// partition: it found no table at boot, a torn primary since written anew).
 Status set_kernel_partition_size(std::string const& disk, int number, std::uint64_t start_bytes,
                                  std::uint64_t size_bytes);
 

@@ -5,6 +5,7 @@
 #include <blkid/blkid.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -108,6 +109,32 @@ std::vector<std::uint64_t> usual_partition_starts(std::uint64_t sector_size) {
   return v;
 }
 
+// The disk GUID of a GPT header (16 bytes at offset 56: three little-endian
+// fields, then eight bytes as they are), as libblkid spells a PTUUID.
+std::string gpt_disk_guid(unsigned char const* h) {
+  auto le = [&](int at, int n) {
+    unsigned v = 0;
+    for (int i = n - 1; i >= 0; --i) v = (v << 8U) | h[at + i];
+    return v;
+  };
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", le(56, 4), le(60, 2), le(62, 2),
+                h[64], h[65], h[66], h[67], h[68], h[69], h[70], h[71]);
+  return buf;
+}
+
+// Whether LBA 1 holds a GPT header of the table whose disk GUID is `guid`:
+// the signature, its own LBA 1, the same disk GUID (its checksums may fail:
+// that is what makes it torn).
+bool primary_of_same_table(int fd, std::uint64_t sector_size, char const* guid) {
+  if (guid == nullptr) return false;
+  unsigned char h[92] = {};
+  if (::pread(fd, h, sizeof h, static_cast<off_t>(sector_size)) != static_cast<ssize_t>(sizeof h)) return false;
+  std::uint64_t my_lba = 0;
+  for (int i = 7; i >= 0; --i) my_lba = (my_lba << 8U) | h[24 + i];
+  return std::memcmp(h, "EFI PART", 8) == 0 && my_lba == 1 && ::strcasecmp(gpt_disk_guid(h).c_str(), guid) == 0;
+}
+
 void set_partitions_probing(blkid_probe pr) {
   blkid_probe_enable_partitions(pr, 1);
   // Without this libblkid ignores a GPT that lacks its protective MBR, and
@@ -141,6 +168,7 @@ bool read_partition_entries(int fd, std::string const& path, std::uint64_t secto
   blkid_parttable const table = blkid_partlist_get_table(list);
   facts.table_from_backup = facts.table_type == "gpt" && table != nullptr &&
                             static_cast<std::uint64_t>(blkid_parttable_get_offset(table)) != sector_size;
+  facts.primary_torn = facts.table_from_backup && primary_of_same_table(fd, sector_size, blkid_parttable_get_id(table));
   int const n = blkid_partlist_numof_partitions(list);
   for (int i = 0; i < n; ++i) {
     blkid_partition par = blkid_partlist_get_partition(list, i);

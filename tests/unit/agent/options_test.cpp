@@ -80,3 +80,36 @@ TEST_CASE("the settings become the modules' options, policies decided on the way
   CHECK(d.container.gpus);  // GPU_MODE=all
   CHECK_FALSE(d.container.gpu_container);
 }
+
+TEST_CASE("the disk step's options alone (what run --step=grow builds) are module_options' disk part") {
+  auto loaded = config::parse_settings(
+      "MNT=/data\nIMG=example.invalid/x:1\nDATA_DISK_WAIT=17\nDATA_DISK_SERIAL=pvc-data\nFSTAB_DEVICE_TIMEOUT=21\n",
+      "test");
+  REQUIRE(loaded);
+  Environment const env{.fstab_path = "/tmp/fstab",
+                        .sysfs_root = "/tmp/sys",
+                        .dev_root = "/tmp/dev",
+                        .data_root = "/tmp/data-root",
+                        .instance_id_path = "/tmp/instance-id",
+                        .growth_note_path = "/tmp/disk-grown",
+                        .disk_lock_path = "/tmp/disk.lock"};
+  DiskStepOptions const d = disk_step_options(loaded->settings, env);
+  ModuleOptions const m = module_options(loaded->settings, env);
+  CHECK(d.disk.mount_point == "/data");
+  CHECK(d.disk.serial == "pvc-data");
+  CHECK(d.disk.wait == std::chrono::seconds(17));
+  CHECK(d.disk.fstab_device_timeout == std::chrono::seconds(21));
+  CHECK(d.disk.data_root == "/tmp/data-root");
+  CHECK(d.probe.dev_root == "/tmp/dev");
+  CHECK(d.disk_lock_path == "/tmp/disk.lock");
+  CHECK(d.growth_note_path == "/tmp/disk-grown");
+  CHECK(d.instance_id_path == "/tmp/instance-id");
+  CHECK(m.disk.mount_point == d.disk.mount_point);
+  CHECK(m.disk.serial == d.disk.serial);
+  CHECK(m.disk.wait == d.disk.wait);
+  CHECK(m.disk.fstab_path == d.disk.fstab_path);
+  CHECK(m.disk.data_root == d.disk.data_root);
+  CHECK(m.probe.sysfs_root == d.probe.sysfs_root);
+  CHECK(m.disk_lock_path == d.disk_lock_path);
+  CHECK(m.growth_note_path == d.growth_note_path);
+}
