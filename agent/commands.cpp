@@ -12,6 +12,7 @@
 #include "common/secret.hpp"
 #include "common/systemd_manager.hpp"
 #include "config/envs.hpp"
+#include "readiness/console_line.hpp"
 #include "readiness/console_writer.hpp"
 #include "readiness/port_writer.hpp"
 #include "readiness/state_file.hpp"
@@ -49,9 +50,18 @@ bool no_args(std::vector<std::string> const& args, const char* command) {
   return false;
 }
 
+// No line the kernel prints on the console may start with a process's text,
+// which a host could take for the agent's (readiness/console_line.hpp): the
+// disk unit's run does it before dockerd starts any container, the main run
+// again (a first boot installs the agent after the disk unit's time).
+void keep_kernel_lines_stamped() {
+  if (auto st = readiness::keep_kernel_lines_stamped(); !st) spdlog::warn("console: {}", st.error().message);
+}
+
 // The disk unit's run: the journal only (the main unit reports to the host).
 int run_disk_step(GlobalOptions const& opts) {
   log::setup(opts.verbose);
+  keep_kernel_lines_stamped();
   auto loaded = config::load_settings(opts.config_path);
   if (!loaded) {
     spdlog::error("configuration {}: {}", opts.config_path, loaded.error().message);
@@ -142,6 +152,7 @@ int cmd_run(GlobalOptions const& opts, std::vector<std::string> const& args) {
   if (only == "gpu-check") return run_gpu_check_step(opts);
   harden_process_against_dumps();  // the registry token will live in this process
   log::setup(opts.verbose);
+  keep_kernel_lines_stamped();
 
   if (auto w = config_permission_warning(opts.config_path); !w.empty()) spdlog::warn("{}", w);
   auto loaded = config::load_settings(opts.config_path);

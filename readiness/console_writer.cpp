@@ -36,7 +36,10 @@ void ConsoleWriter::enqueue(std::string line, bool droppable) {
 }
 
 void ConsoleWriter::push(Event const& e) {
-  std::string line = console_line(e);
+  // On a line of its own: a host takes a line only when the prefix is its
+  // first byte, and getty's "login: " prompt or a line another writer left
+  // unfinished may hold the cursor mid-line.
+  std::string line = "\n" + console_line(e);
   {
     std::lock_guard lk(mu_);
     auto const t = now();

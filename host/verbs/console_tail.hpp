@@ -28,9 +28,12 @@ struct AgentFailure {
   bool after_ready = false;  // the same boot had reported ready before it
 };
 
-// The failure the agent's events in `console` (a log's text) end on: the last
-// boot's last word, when that is a failure. A later event that is not failed
-// (a new boot, ready again) means the failure no longer holds.
+// The failure the agent's events in `console` (a log's text) end on: the
+// newest boot's last word, when that is a failure. A later event that is not
+// failed (a new boot, ready again) means the failure no longer holds. The
+// events are those readiness::ConsoleReader takes (the one rule: the prefix at
+// a line's first byte, the newest boot, each seq once): a line the kernel
+// printed, whatever text a process made it print, is never one.
 std::optional<AgentFailure> last_agent_failure(std::string_view console);
 
 // The words of an agent's failure, `wait`'s and `list`'s alike, escaped:

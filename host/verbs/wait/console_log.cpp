@@ -5,10 +5,11 @@
 #include "host/cluster/api_paths.hpp"
 #include "host/cluster/api_status.hpp"
 #include "host/verbs/wait/views.hpp"
-#include "readiness/console_line.hpp"
 
 #include <algorithm>
 #include <ctime>
+#include <iterator>
+#include <utility>
 
 namespace cosmicac::host {
 namespace {
@@ -42,17 +43,20 @@ std::optional<std::string> ConsoleFollower::unavailable() const {
 
 void ConsoleFollower::run() {
   std::string since;
-  int failures = 0;  // consecutive attempts without a 200
+  bool history = true;  // the log so far, read whole before it is followed
+  int failures = 0;     // consecutive attempts without a 200
   auto delay = opts_.reconnect_delay;
   while (!stop_) {
-    Query query{{"container", std::string(kConsoleLogContainer)}, {"follow", "true"}, {"timestamps", "true"}};
+    Query query{{"container", std::string(kConsoleLogContainer)}};
+    if (!history) query.emplace_back("follow", "true");
+    query.emplace_back("timestamps", "true");
     if (!since.empty()) query.emplace_back("sinceTime", since);
     auto path = api_path(api::kPods, ns_, pod_, "log", query);
     if (!path) {  // follow_vmi checked the pod's name: not reached
       give_up(path.error().message);
       return;
     }
-    auto resp = stream(*path, since);
+    auto resp = stream(*path, since, history);
     if (stop_) return;
     if (resp && (resp->status == 401 || resp->status == 403)) {
       give_up("reading pods/log of " + pod_ + " was refused (" + status_text(*resp) +
@@ -62,6 +66,7 @@ void ConsoleFollower::run() {
     if (resp && resp->status == 200) {
       failures = 0;
       delay = opts_.reconnect_delay;
+      if (std::exchange(history, false)) continue;  // now follow it from where it ended
     } else if (++failures >= kLogAttempts) {
       // Any error that persists: "container … is waiting to start" (400)
       // is normal for a moment, but a kubelet the API server cannot reach
@@ -78,32 +83,44 @@ void ConsoleFollower::run() {
   }
 }
 
-// One streamed GET of the log; its lines go to line(). Line framing holds
-// across an overlong line: its bytes up to the next newline are dropped,
-// never read as the start of a line (the guest writes them: a timestamp
-// among them is not the kubelet's).
-Result<HttpResponse> ConsoleFollower::stream(std::string const& path, std::string& since) {
+namespace {
+
+// Of the log so far, what the wait judges: the newest boot's latest run (the
+// unit runs the agent again after a failure; a run's seq starts again, which
+// is the only way the reader takes a seq that is not above the last).
+std::vector<readiness::Event> newest_run(std::vector<readiness::Event> events, std::string const& boot) {
+  std::erase_if(events, [&](readiness::Event const& e) { return e.boot_id != boot; });
+  auto const run = std::adjacent_find(events.rbegin(), events.rend(),
+                                      [](auto const& later, auto const& earlier) { return later.seq <= earlier.seq; });
+  if (run != events.rend()) events.erase(events.begin(), std::prev(run.base()));
+  return events;
+}
+
+}  // namespace
+
+// One GET of the log (streamed when following); its lines go through the
+// reader. Line framing holds across an overlong line: its bytes up to the
+// next newline are dropped, never read as the start of a line (the guest
+// writes them: a timestamp among them is not the kubelet's). The history's
+// events are delivered once it has been read whole, only the newest run's.
+Result<HttpResponse> ConsoleFollower::stream(std::string const& path, std::string& since, bool history) {
   std::string partial;
   bool overlong = false;
-  return client_.stream_get(
+  std::vector<readiness::Event> held;  // the history's
+  auto resp = client_.stream_get(
       path,
       [&](std::string_view chunk) {
         partial.append(chunk);
         std::size_t start = 0;
         std::vector<readiness::Event> batch;
         for (std::size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
-          if (!overlong) line(std::string_view(partial).substr(start, nl - start), since, batch);
+          std::string_view l = std::string_view(partial).substr(start, nl - start);
+          if (!overlong) reader_.take_line(l.substr(take_stamp(l, since)), history ? held : batch);
           overlong = false;
         }
         // A chunk's events are taken together: a log read from its start
         // brings ready and a later failure at once, and the wait judges both.
-        if (!batch.empty()) {
-          {
-            std::lock_guard g(mu_);
-            for (auto& e : batch) events_.push_back(std::move(e));
-          }
-          wake_();
-        }
+        if (!batch.empty()) deliver(std::move(batch));
         partial.erase(0, start);
         if (partial.size() > kMaxStampedLineBytes) {  // not an agent line: garbage by definition
           if (!overlong) take_stamp(partial, since);  // the kubelet's, at this line's start
@@ -113,6 +130,22 @@ Result<HttpResponse> ConsoleFollower::stream(std::string const& path, std::strin
         return true;
       },
       stop_);
+  if (!history) return resp;
+  if (resp && resp->status == 200) {
+    if (auto run = newest_run(std::move(held), reader_.boot()); !run.empty()) deliver(std::move(run));
+  } else {
+    reader_ = readiness::ConsoleReader{};  // read it all again
+    since.clear();
+  }
+  return resp;
+}
+
+void ConsoleFollower::deliver(std::vector<readiness::Event> batch) {
+  {
+    std::lock_guard g(mu_);
+    for (auto& e : batch) events_.push_back(std::move(e));
+  }
+  wake_();
 }
 
 void ConsoleFollower::pause(std::chrono::milliseconds d) const {
@@ -135,21 +168,6 @@ std::size_t ConsoleFollower::take_stamp(std::string_view l, std::string& since) 
   if (std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) return 0;
   since = buf;
   return sp + 1;
-}
-
-// seen_ and order_ are the follower thread's own: no lock.
-void ConsoleFollower::line(std::string_view l, std::string& since, std::vector<readiness::Event>& batch) {
-  l.remove_prefix(take_stamp(l, since));
-  auto e = readiness::parse_console_line(l);
-  if (!e) return;  // not ours, or malformed (skipped)
-  auto key = std::make_tuple(e->boot_id, e->seq, e->time_ms);
-  if (!seen_.insert(key).second) return;
-  order_.push_back(key);
-  if (order_.size() > 100000) {
-    seen_.erase(order_.front());
-    order_.pop_front();
-  }
-  batch.push_back(std::move(*e));
 }
 
 void ConsoleFollower::give_up(std::string why) {

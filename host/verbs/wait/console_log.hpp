@@ -6,28 +6,31 @@
 
 #include "host/cluster/kube_client.hpp"
 #include "host/verbs/wait/follow.hpp"
+#include "readiness/console_line.hpp"
 #include "readiness/event.hpp"
 
 #include <atomic>
 #include <chrono>
-#include <cstdint>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 namespace cosmicac::host {
 
-// Follows the guest-console-log container's log in a thread of its own: the
-// one streaming GET. Reconnects after a drop with sinceTime (the kubelet's
-// timestamp of the last line, so no clock of ours is involved), and drops the
-// lines the overlap repeats.
+// Follows the guest-console-log container's log in a thread of its own. The
+// log so far is read whole first (one GET without follow): of it, only the
+// newest boot's latest run counts (an earlier boot's failure in the same
+// launcher pod says nothing of the boot that runs now). Then the one
+// streaming GET from where that read ended, reconnecting after a drop with
+// sinceTime (the kubelet's timestamp of the last line, so no clock of ours is
+// involved). Every line goes through readiness::ConsoleReader, the one rule
+// for the agent's events on the console (console_line.hpp): the prefix at the
+// line's first byte, the newest boot, each event once (the lines an overlap
+// repeats are not taken again).
 class ConsoleFollower {
  public:
   // wake: called from the follower's thread when there are events, or once
@@ -52,10 +55,10 @@ class ConsoleFollower {
 
  private:
   void run();
-  Result<HttpResponse> stream(std::string const& path, std::string& since);
+  Result<HttpResponse> stream(std::string const& path, std::string& since, bool history);
+  void deliver(std::vector<readiness::Event> batch);
   void pause(std::chrono::milliseconds d) const;
   static std::size_t take_stamp(std::string_view l, std::string& since);
-  void line(std::string_view l, std::string& since, std::vector<readiness::Event>& batch);
   void give_up(std::string why);
 
   KubeClient& client_;
@@ -66,10 +69,8 @@ class ConsoleFollower {
   mutable std::mutex mu_;
   std::vector<readiness::Event> events_;
   std::optional<std::string> unavailable_;
-  using Key = std::tuple<std::string, std::uint64_t, std::int64_t>;
-  std::set<Key> seen_;  // seen_ and order_: the follower thread's own (mu_ guards events_ and unavailable_)
-  std::deque<Key> order_;
-  std::thread thread_;  // last: starts after everything it uses exists
+  readiness::ConsoleReader reader_;  // the follower thread's own (mu_ guards events_ and unavailable_)
+  std::thread thread_;               // last: starts after everything it uses exists
 };
 
 }  // namespace cosmicac::host

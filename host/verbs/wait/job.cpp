@@ -242,6 +242,10 @@ Status FollowedJob::take_agent_events() {
     return ok();
   }
   for (auto const& e : console_->take()) {
+    if (ready_event_ && ready_event_->boot_id != e.boot_id) {  // the guest rebooted: its new boot says again
+      agent_ready_ = false;
+      ready_event_.reset();
+    }
     sink_.agent(e);
     // A failure after ready (a `ready`-step failure: the container stopped
     // answering, exited, a GPU fell off) is one too: the job is not ready.

@@ -167,10 +167,14 @@ std::optional<Json> pick_launcher_pod(Json const& list) {
 
 std::optional<std::string> latest_probe_failure(Json const& list) {
   static constexpr std::string_view kProbe = "Readiness probe failed:";
+  // client-go's event correlator: past 10 similar events in 10 minutes (a
+  // probe failing every period) it posts this prefix before the newest one's message.
+  static constexpr std::string_view kCombined = "(combined from similar events): ";
   std::optional<std::string> best;
   std::string best_time;
   for (auto const& e : array_at(list, {"items"})) {
     std::string message = string_at(e, {"message"});
+    if (message.rfind(kCombined, 0) == 0) message.erase(0, kCombined.size());
     if (message.rfind(kProbe, 0) != 0) continue;
     // events.k8s.io-era events carry eventTime; core events lastTimestamp.
     std::string t = string_at(e, {"lastTimestamp"});

@@ -15,7 +15,7 @@
 namespace cosmicac::host {
 
 // KubeVirt's container that streams the VMI's serial console log; the agent's
-// lines in it are read with readiness::parse_console_line (console_line.hpp).
+// lines in it are read with readiness::ConsoleReader (console_line.hpp).
 inline constexpr std::string_view kConsoleLogContainer = "guest-console-log";
 
 struct VmiView {
@@ -71,7 +71,9 @@ bool is_launcher_of(Json const& pod, VmiView const& vmi);
 // The launcher pod among a PodList: the newest that is not being deleted.
 std::optional<Json> pick_launcher_pod(Json const& pod_list);
 
-// The newest "Readiness probe failed: …" message among an EventList, escaped.
+// The newest "Readiness probe failed: …" message among an EventList, escaped:
+// the message begins with it, or with it behind client-go's "(combined from
+// similar events): ", which is not kept.
 std::optional<std::string> latest_probe_failure(Json const& event_list);
 
 // The fields of a VM, VMI, DataVolume or pod that `wait` reads, and nothing else:

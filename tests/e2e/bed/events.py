@@ -174,8 +174,9 @@ def wait_unit_substate(vm: VM, unit: str, states: tuple[str, ...], timeout: floa
 # The agent mirrors each event to ttyS0 as `cosmicac-bootstrap v1 <event JSON>`;
 # the bed's QEMU writes ttyS0 to vm.console_log, among the kernel's, systemd's
 # and getty's output. The reader below mirrors readiness/console_line.cpp:
-# the text after the first occurrence of the prefix, a trailing "\r" dropped,
-# one v1 event; lines without the prefix are not ours.
+# a line whose first bytes are the prefix (the kernel's lines start with their
+# timestamp, whatever a process made it print), a trailing "\r" dropped, one
+# v1 event; other lines are not ours.
 CONSOLE_PREFIX = "cosmicac-bootstrap v1 "
 CAPTURES = Path(__file__).resolve().parent.parent / "work" / "captures"
 
@@ -184,10 +185,9 @@ def console_events(text: str) -> tuple[list[dict], int]:
     """(agent events in console order, lines that had the prefix but did not parse)."""
     out, bad = [], 0
     for line in text.split("\n"):
-        at = line.find(CONSOLE_PREFIX)
-        if at < 0:
+        if not line.startswith(CONSOLE_PREFIX):
             continue
-        body = line[at + len(CONSOLE_PREFIX):].rstrip("\r")
+        body = line[len(CONSOLE_PREFIX):].rstrip("\r")
         try:
             ev = json.loads(body)
         except ValueError:

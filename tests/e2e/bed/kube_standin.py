@@ -78,7 +78,7 @@ class KubeWait:
             except FileNotFoundError:
                 text = b""
             for line in text.split(b"\n"):
-                if b"cosmicac-bootstrap v1 " in line and (b'"phase":"failed"' in line or b'"phase":"ready"' in line):
+                if line.startswith(b"cosmicac-bootstrap v1 ") and (b'"phase":"failed"' in line or b'"phase":"ready"' in line):
                     self.console_final_at = time.monotonic()
                     break
             time.sleep(0.2)

@@ -17,14 +17,22 @@ when dockerd restarts, and a by-hand check that passes starts it again (boot
 by-hand check holds the container, and records the Xid injected after ready
 at once (`ready` failed, gpu-xid). Boot 1 also shows what `--ipc=host` shares
 (docs/threat-model.md): the guest's /dev/shm and its System V IPC objects.
+Boot 2, once ready, performs issue 52's attack from the container: a process
+dies of a segfault in a file named like an agent event (this boot's real
+boot_id, `failed` gpu-xid), and in one named like the driver's Xid 79; the
+kernel prints both names on the console. `cosmicac-vmi wait` over the whole
+console (boots 1 and 2) exits 0 at ready, and `status` stays ready and
+healthy (the Xid part needs the agent's Xid reader of issue 52 item 1).
 Three boots (issue 36: the ENVS change had a boot of its own)."""
 
 import json
+import struct
 import threading
 import time
 from pathlib import Path
 
 from bed import checks
+from bed import events
 from bed import gpu_standin
 from bed.catalog import scenario
 from bed.kube_standin import KubeWait
@@ -106,6 +114,96 @@ def ipc_host_shares(t, vm) -> None:
     t.expect(any(line.split()[1:2] == [shmid] for line in seen.splitlines()[1:]),
              f"the container does not see the guest's System V segment {shmid}: {seen[:600]!r}")
     t.step(f"boot 1: --ipc=host: the container reads the guest's /dev/shm and its SysV segment {shmid}")
+
+
+def segfaulting_elf() -> bytes:
+    """A static x86-64 ELF of 124 bytes whose first instruction writes to
+    address 0: SIGSEGV in its own code, so the kernel's report names its file."""
+    base, ehdr, phdr = 0x400000, 64, 56
+    code = bytes([0x31, 0xC0, 0x89, 0x00])  # xor eax, eax; mov [rax], eax
+    size = ehdr + phdr + len(code)
+    header = struct.pack("<4sBBBBB7xHHIQQQIHHHHHH", b"\x7fELF", 2, 1, 1, 0, 0,
+                         2, 0x3E, 1, base + ehdr + phdr, ehdr, 0, 0, ehdr, phdr, 1, 0, 0, 0)
+    program = struct.pack("<IIQQQQQQ", 1, 5, 0, base, base, size, size, 0x1000)
+    return header + program + code
+
+
+def fault_in_file_named(t, vm, name: str) -> str:
+    """A process of the container, with no privilege of its own, dies of a
+    segfault in its executable, a file called `name`. The console's text from
+    just before, once the kernel's report of it has reached the console."""
+    t.expect(len(name.encode()) <= 255 and "/" not in name and "\0" not in name, f"not a file name: {name!r}")
+    r = vm.qga.exec(["/usr/bin/tee", "/tmp/cosmicac-e2e-crash"], stdin=segfaulting_elf())
+    t.expect(r.exitcode == 0, f"writing the crashing program in the guest: {r.err.strip()}")
+    vm.qga.exec(["chmod", "755", "/tmp/cosmicac-e2e-crash"], check=True)
+    r = vm.qga.exec(["docker", "cp", "/tmp/cosmicac-e2e-crash", "inference:/crash"])
+    t.expect(r.exitcode == 0, f"docker cp into the container: {r.err.strip()}")
+    r = vm.qga.exec(["docker", "exec", "inference", "/bin/busybox", "cp", "/crash", "/" + name])
+    t.expect(r.exitcode == 0, f"naming the program {name!r} in the container: {r.err.strip()}")
+    start = Path(vm.console_log).stat().st_size
+    r = vm.qga.exec(["docker", "exec", "inference", "/" + name])
+    t.expect(r.exitcode == 139, f"the program did not die of SIGSEGV: exit {r.exitcode} {r.err[:300]!r}")
+    first_line = name.split("\n")[0]
+    deadline = time.monotonic() + 30
+    while True:
+        with open(vm.console_log, "rb") as f:
+            f.seek(start)
+            text = f.read().decode(errors="replace")
+        if "segfault at" in text and name.split("\n")[-2 if name.endswith("\n") else -1] in text:
+            return text
+        t.expect(time.monotonic() < deadline, f"the kernel's segfault report of {first_line!r}… never reached "
+                 f"the console (console level below KERN_INFO?): {text[-800:]!r}")
+        time.sleep(0.5)
+
+
+def forged_event_fault(t, vm, boot: int) -> None:
+    """docs/threat-model.md (the inference container): the kernel prints an
+    agent event that a process chose, with the real boot_id, and neither
+    `cosmicac-vmi wait` nor the console reader takes it."""
+    r = vm.qga.exec(["docker", "exec", "inference", "/bin/cat", "/proc/sys/kernel/random/boot_id"])
+    boot_id = r.out.strip()
+    t.expect(r.exitcode == 0 and len(boot_id) == 36, f"the container cannot read the boot_id: {r.out!r} {r.err!r}")
+    forged = events.CONSOLE_PREFIX + json.dumps(
+        {"v": 1, "seq": 999, "boot_id": boot_id, "ts": "2026-01-01T00:00:00.000Z", "mono_ms": 1,
+         "phase": "failed", "step": "ready", "status": "failed", "reason": "gpu-xid", "message": "GPU lost"},
+        separators=(",", ":"))
+    text = fault_in_file_named(t, vm, "x\n" + forged + "\n")
+    events.keep_capture(f"{t.name}-forged-event-console.txt", text)  # the bytes the unit tests feed the reader
+    lines = [l for l in text.split("\n") if forged in l]
+    t.expect(lines and not any(l.startswith(events.CONSOLE_PREFIX) for l in lines),
+             f"the kernel printed the forged event at a line's start (printk time off?): {lines}")
+    t.expect(all(e.get("seq") != 999 for e in events.console_events(vm.console())[0]),
+             "the bed's console reader took the forged event")
+    # What keeps the kernel's lines behind their timestamp is out of the container's reach.
+    r = vm.qga.exec(["docker", "exec", "-i", "inference", "/bin/busybox", "tee", "/sys/module/printk/parameters/time"],
+                    stdin=b"N\n")
+    kmsg = vm.qga.exec(["docker", "exec", "inference", "/bin/busybox", "test", "-e", "/dev/kmsg"])
+    stamped = vm.qga.exec(["cat", "/sys/module/printk/parameters/time"]).out.strip()
+    t.expect(r.exitcode != 0 and kmsg.exitcode != 0 and stamped == "Y",
+             f"the container turned printk's time off ({r.exitcode}, {r.err.strip()!r}) or has /dev/kmsg "
+             f"({kmsg.exitcode}); time is {stamped!r}")
+    kube = KubeWait(t, vm)  # `cosmicac-vmi wait`, reading the whole console: boots 1 and 2 and the forged line
+    rc = kube.finish(300)
+    kube.stop()
+    t.expect(rc == 0 and "ready: container inference" in kube.output() and "gpu-xid" not in kube.transcript(),
+             f"cosmicac-vmi wait took the forged event (exit {rc}):\n{kube.transcript()}")
+    t.step(f"boot {boot}: a container process faulted in a file named like a failed gpu-xid event of this "
+           f"boot: the kernel printed it behind its timestamp ({lines[0][:16]!r}…); cosmicac-vmi wait exit 0 ready")
+
+
+def forged_xid_fault(t, vm, boot: int) -> None:
+    """Issue 52 item 1 (the agent's Xid reader, another branch): the driver's
+    words in a file name are not the driver's record; `status` stays ready."""
+    name = "x\n" + gpu_standin.XID_79.replace("pid='<unknown>', name=<unknown>", "pid=1, name=crash")
+    fault_in_file_named(t, vm, name)
+    r = vm.qga.exec(["/usr/local/bin/cosmicac-bootstrap", "status"])
+    t.expect(r.exitcode == 0 and r.out.startswith("ready "),
+             f"status after a forged Xid in a file name: exit {r.exitcode}, {r.out.strip()!r}")
+    code, st = status_json(t, vm)
+    t.expect(code == 0 and (st.get("gpu_health") or {}).get("verdict") == "healthy",
+             f"status --json after a forged Xid in a file name: exit {code}, {st}")
+    t.step(f"boot {boot}: a container process faulted in a file named like the driver's Xid 79: status ready, "
+           "healthy")
 
 
 class ConsoleFrom:
@@ -206,6 +304,8 @@ def agent_gpu_container(t):
              and health.get("ib_ports") == [{"device": "mlx5_0", "port": 1, "state": "4: ACTIVE"}],
              f"status --json gpu_health after a healthy check: {health}")
     t.step(f"boot 2: fabric In Progress -> {len(waits)} waiting event(s) -> ready; status --json healthy, 8 GPUs")
+    forged_event_fault(t, vm, 2)
+    forged_xid_fault(t, vm, 2)
 
     # By hand, in the same boot: each failure into the state file and the
     # container stopped; the healthy look starts it again (the same container).

@@ -363,9 +363,128 @@ TEST_CASE("console tail: the agent's last word — a failure holds until a later
   // A later boot, or ready again, and the failure no longer holds.
   CHECK_FALSE(last_agent_failure(ready + failed +
                                  agent_line(in_phase(readiness::started(Step::Config), Phase::Running), boot_b)));
-  CHECK_FALSE(last_agent_failure(failed + ready));
+  CHECK_FALSE(last_agent_failure(failed + agent_line(agent_ready())));
+  CHECK(last_agent_failure(ready + failed + ready));  // ready read again (seq not above) is no new word
   CHECK_FALSE(last_agent_failure(ready));
   CHECK_FALSE(last_agent_failure("cosmicac-bootstrap v1 {\"not\": an event}\n"));
+}
+
+namespace {
+
+// One agent line with the seq given: the first line of a run is seq 1.
+std::string run_line(Event e, std::uint64_t seq, std::string const& boot, std::int64_t time_ms) {
+  e.seq = seq;
+  e.boot_id = boot;
+  e.time_ms = time_ms;
+  if (e.phase == Phase::Starting) e.phase = Phase::Running;
+  return readiness::console_line(e);
+}
+
+// What the kernel (6.1, printk time on: the agent keeps it on) writes on the
+// console when a process dies of a segfault in a file whose name it chose:
+// each line of the record behind the record's timestamp.
+std::string segfault_report(std::string const& file_name) {
+  // The process's comm is its file name's first 15 bytes: the record starts with them.
+  std::string const text = file_name.substr(0, 15) +
+                           "[1234]: segfault at 0 ip 0000559c3a401005 sp 00007ffc2b1e7a40 error 6 in " + file_name +
+                           "[559c3a401000+1000] likely on CPU 0 (core 0, socket 0)";
+  std::string out;
+  for (std::size_t pos = 0;;) {
+    auto const nl = text.find('\n', pos);
+    out += "[   57.231154] " + text.substr(pos, nl - pos) + "\r\n";
+    if (nl == std::string::npos) break;
+    pos = nl + 1;
+  }
+  return out + "[   57.231171] Code: Unable to access opcode bytes at 0x559c3a400fdb.\r\n";
+}
+
+// The crafted file name: newline, an agent event of `boot` (read in the
+// container's /proc/sys/kernel/random/boot_id) that says the GPU is lost,
+// newline (a name: at most 255 bytes, no '/').
+std::string forged_file_name(std::string const& boot) {
+  std::string line =
+      run_line(in_phase(readiness::failed(Step::Ready, make_error(Reason::GpuXid, "GPU lost"), 0ms), Phase::Failed),
+               999, boot, 1767225900000);
+  line.pop_back();
+  std::string name = "x\n" + line + "\n";
+  REQUIRE(name.size() <= 255);  // NAME_MAX: one file name
+  return name;
+}
+
+}  // namespace
+
+TEST_CASE("follow: an earlier boot's failure in the same launcher pod's console ends no wait whose new boot is ready") {
+  std::string const a = "aaaaaaaa-4b5a-6978-8796-a5b4c3d2e1f0", b = "bbbbbbbb-4b5a-6978-8796-a5b4c3d2e1f0";
+  auto const config = in_phase(readiness::started(Step::Config), Phase::Running);
+  std::string const boot_a = run_line(config, 1, a, 1000) + run_line(agent_failed(Reason::Auth, "401"), 2, a, 2000);
+  {  // boot A failed, the guest rebooted, boot B is ready: ready
+    test::ApiServerStandIn s("Bearer good-token");
+    cluster(s, {ready()});
+    s.append_log(kPodName, "guest-console-log",
+                 boot_a + "[    0.000000] Linux version 6.1.0\r\n" + run_line(config, 1, b, 5000) +
+                     run_line(agent_ready(), 2, b, 6000));
+    KubeClient client(access_to(s));
+    Collected sink;
+    auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+    if (!r) FAIL(r.error().message);
+    CHECK(r->agent_reported);
+    for (auto const& e : sink.events) CHECK(e.boot_id == b);  // boot A's lines are not shown either
+  }
+  {  // boot B's first run failed, the unit ran the agent again (seq 1), ready: ready
+    test::ApiServerStandIn s("Bearer good-token");
+    cluster(s, {ready()});
+    s.append_log(kPodName, "guest-console-log",
+                 run_line(config, 1, b, 5000) +
+                     run_line(agent_failed(Reason::RegistryUnreachable, "timeout"), 2, b, 6000) +
+                     run_line(config, 1, b, 26000) + run_line(agent_ready(), 2, b, 27000));
+    KubeClient client(access_to(s));
+    Collected sink;
+    auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+    if (!r) FAIL(r.error().message);
+    CHECK(r->agent_reported);
+  }
+  {  // the newest boot failed: failed, whatever an earlier boot said
+    test::ApiServerStandIn s("Bearer good-token");
+    cluster(s, {not_ready()});
+    s.append_log(kPodName, "guest-console-log",
+                 run_line(agent_ready(), 1, a, 1000) + run_line(config, 1, b, 5000) +
+                     run_line(agent_failed(Reason::Auth, "401 from ghcr.io"), 2, b, 6000));
+    KubeClient client(access_to(s));
+    Collected sink;
+    auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message == "bootstrap failed: reason=auth step=login message=\"401 from ghcr.io\"");
+  }
+}
+
+TEST_CASE("follow: a process that faults in a file named like an agent event — wait, list and get take nothing") {
+  std::string const boot = "4d9e0c1b-2f3a-4b5c-8d7e-0123456789ab";
+  auto const config = in_phase(readiness::started(Step::Config), Phase::Running);
+  std::string const agent = run_line(config, 1, boot, 1767225600000) + run_line(agent_ready(), 2, boot, 1767225601000);
+  std::string const attack = segfault_report(forged_file_name(boot));
+  REQUIRE(attack.find("\r\n[   57.231154] cosmicac-bootstrap v1 {\"v\":1,\"seq\":999") != std::string::npos);
+  // In the log read at the start, and arriving while the wait follows it.
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {not_ready()});
+  s.append_log(kPodName, "guest-console-log", run_line(config, 1, boot, 1767225600000) + attack);
+  KubeClient client(access_to(s));
+  Collected sink;
+  std::thread guest([&] {
+    std::this_thread::sleep_for(300ms);
+    s.append_log(kPodName, "guest-console-log", attack);
+    s.append_log(kPodName, "guest-console-log", run_line(agent_ready(), 2, boot, 1767225601000));
+    std::this_thread::sleep_for(300ms);
+    s.append_log(kPodName, "guest-console-log", attack);
+    s.script_status(kVmi, {ready()});
+  });
+  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  guest.join();
+  if (!r) FAIL(r.error().message);
+  CHECK(r->summary == "ready: container inference 0123456789ab (agent ready, VMI Ready)");
+  for (auto const& e : sink.events) CHECK(e.seq <= 2);
+  // list and get: the console's tail holds the agent's ready and the attack after it.
+  CHECK_FALSE(last_agent_failure(agent + attack));
+  CHECK_FALSE(last_agent_failure(attack));
 }
 
 TEST_CASE("list/get: a VMI not Ready says its agent's failure from the console's tail; others cost no request") {
@@ -793,6 +912,35 @@ TEST_CASE("follow: view functions read KubeVirt/CDI shapes; API text is escaped"
       latest_probe_failure(json{{"items", json::array({{{"message", "Readiness probe failed: failed reason=auth\r\x07"},
                                                         {"lastTimestamp", "2026-01-01T00:00:00Z"}}})}}) ==
       std::optional<std::string>("Readiness probe failed: failed reason=auth\\r\\x07"));
+}
+
+TEST_CASE("follow: the events fallback reads a probe failure that client-go combined from similar events, unprefixed") {
+  // The kubelet's event correlator (client-go tools/record, events_cache.go):
+  // past 10 similar events in 10 minutes it posts the newest one's message
+  // behind "(combined from similar events): ", as one event counted on.
+  json const combined{{"kind", "Event"},
+                      {"apiVersion", "v1"},
+                      {"metadata", {{"name", "virt-launcher-job-x7k2q.17f3a2b1c0d9e8f7"}, {"namespace", "cosmic-ac"}}},
+                      {"involvedObject", {{"kind", "Pod"}, {"name", kPodName}, {"namespace", "cosmic-ac"}}},
+                      {"reason", "Unhealthy"},
+                      {"message",
+                       "(combined from similar events): Readiness probe failed: running step=pull 45% downloading"},
+                      {"type", "Warning"},
+                      {"count", 14},
+                      {"firstTimestamp", "2026-01-01T00:00:10Z"},
+                      {"lastTimestamp", "2026-01-01T00:09:50Z"},
+                      {"source", {{"component", "kubelet"}, {"host", "node-1"}}}};
+  json const older{{"message", "Readiness probe failed: running step=disk"}, {"lastTimestamp", "2026-01-01T00:01:00Z"}};
+  CHECK(latest_probe_failure(json{{"items", json::array({older, combined})}}) ==
+        std::optional<std::string>("Readiness probe failed: running step=pull 45% downloading"));
+  // The prefix only where client-go puts it: at the start, once.
+  json inside = combined;
+  inside["message"] = "Readiness probe failed: (combined from similar events): x";
+  CHECK(latest_probe_failure(json{{"items", json::array({inside})}}) ==
+        std::optional<std::string>("Readiness probe failed: (combined from similar events): x"));
+  json other = combined;
+  other["message"] = "(combined from similar events): Liveness probe failed: x";
+  CHECK_FALSE(latest_probe_failure(json{{"items", json::array({other})}}));
 }
 
 TEST_CASE("wait printer: a terminal gets one updating line; a pipe one line per change; --json ASCII NDJSON") {

@@ -124,9 +124,12 @@ TEST_CASE("console: each published event is one prefixed line that parses back (
   }
   CHECK(host.events == published);
   CHECK(host.reader.bad_lines() == 0);
-  // What a tty makes of it: every line is the prefix, the JSON, "\r\n".
+  // What a tty makes of it: every line on a line of its own ("\r\n" first:
+  // the cursor may be mid-line), then the prefix, the JSON, "\r\n".
   std::size_t lines = 0;
   for (std::size_t pos = 0; pos < host.raw.size();) {
+    REQUIRE(host.raw.compare(pos, 2, "\r\n") == 0);
+    pos += 2;
     auto end = host.raw.find('\n', pos);
     REQUIRE(end != std::string::npos);
     auto line = host.raw.substr(pos, end - pos);
