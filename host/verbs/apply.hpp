@@ -1,7 +1,8 @@
 // `cosmicac-vmi apply`: creates or updates one job's rendered objects,
-// kubectl-like (docs/host-tool.md, "apply"). Comparing the rendered objects
-// with the live ones is rendered_diff.hpp; deleting for --recreate and the
-// roll-back, deletion.hpp.
+// kubectl-like (docs/host-tool.md, "apply"). The run and the workload's
+// strategy (a bare VMI, a VirtualMachine) are apply_workload.hpp; comparing
+// the rendered objects with the live ones is rendered_diff.hpp; deleting for
+// --recreate and the roll-back, deletion.hpp.
 #pragma once
 
 #include "host/base/host_error.hpp"
