@@ -1,8 +1,9 @@
 // apply's strategy for a VirtualMachine (the job's row ApplyMode::ApplyTemplate):
 // server-side applied — kept, no write, when unchanged; a changed template
 // applied, taking effect at the VM's next start (--restart performs it: its
-// VMI deleted); its root disk (dataVolumeTemplates) cannot change in place:
-// refused, or with --recreate deleted and made again.
+// VMI deleted, when that VMI is this VM's and this job's); its root disk
+// (dataVolumeTemplates) cannot change in place: refused, or with --recreate
+// deleted and made again.
 #include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/verbs/apply_workload.hpp"
@@ -146,10 +147,25 @@ Status VmStrategy::finish(Json const& vm) {
   return restart(vm);
 }
 
+// Why a live VMI is not this VM's to delete for a restart, or empty: it must
+// be controlled by this VM (the uid) and carry the job's labels, as what
+// KubeVirt makes from the VM's template does.
+std::string not_this_vms(Json const& vmi, std::string const& vm_uid, std::string const& job) {
+  Json const* controller = controller_of(vmi);
+  if (!controller) return "no " + vm_kind() + " controls it";
+  std::string const kind = string_at(*controller, {"kind"}), uid = string_at(*controller, {"uid"});
+  if (kind != vm_kind() || vm_uid.empty() || uid != vm_uid)
+    return "its controller is " + terminal_safe(kind) + " " + terminal_safe(string_at(*controller, {"name"})) +
+           " (uid " + terminal_safe(uid) + "), not this one (uid " + terminal_safe(vm_uid) + ")";
+  if (auto label = missing_label(vmi, job); !label.empty()) return "it lacks the label " + terminal_safe(label);
+  return {};
+}
+
 // KubeVirt's rule for runStrategy Always — a VMI that ends, by any means, is
 // replaced by a new one from the current template — so the VM's current VMI
-// is deleted, on the same root disk: read first, its uid as the precondition
-// (a VMI started meanwhile is not touched).
+// is deleted, on the same root disk: read first, and deleted only when it is
+// this VM's (not_this_vms), with the uid read as the precondition (a VMI
+// started meanwhile is not touched).
 Status VmStrategy::restart(Json const& vm) {
   std::string const ns = string_at(vm, {"metadata", "namespace"}), name = string_at(vm, {"metadata", "name"});
   auto path = vmi_path(ns, name);
@@ -163,6 +179,11 @@ Status VmStrategy::restart(Json const& vm) {
   }
   if (resp->status != 200) return api_error("getting " + what, *resp);
   Json const vmi = parse_body(*resp);
+  if (auto why = not_this_vms(vmi, uid_, string_at(vm, {"metadata", "labels", kJobLabel})); !why.empty())
+    return host_error(Errc::Conflict, what + " is not this " + vm_kind() + "'s: " + why +
+                                          ". apply --restart deletes only the VMI its VM controls and that carries "
+                                          "the job's labels, so it was not deleted and nothing was restarted (" +
+                                          describe(vm) + " is applied: its template takes effect at its next start)");
   auto going = delete_one(run_.client(), what, *path, run_.options().dry_run, string_at(vmi, {"metadata", "uid"}));
   if (!going) return going.error();
   run_.say(what +
