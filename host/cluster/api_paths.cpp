@@ -5,22 +5,6 @@
 namespace cosmicac::host {
 namespace {
 
-constexpr ApiResource const* kAll[] = {
-    &api::kSecrets,
-    &api::kConfigMaps,
-    &api::kPersistentVolumeClaims,
-    &api::kPods,
-    &api::kEvents,
-    &api::kNodes,
-    &api::kDataVolumes,
-    &api::kCdis,
-    &api::kVirtualMachineInstances,
-    &api::kKubeVirts,
-    &api::kStorageClasses,
-    &api::kSelfSubjectAccessReviews,
-    &api::kVirtualMachines,
-};
-
 bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool alnum(char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
 
@@ -30,15 +14,6 @@ HostError invalid(std::string const& field, std::string_view value, char const* 
 }
 
 }  // namespace
-
-ApiResource const* find_resource(std::string_view api_version, std::string_view kind) {
-  for (auto const* r : kAll) {
-    std::string const av =
-        r->group.empty() ? std::string(r->version) : std::string(r->group) + "/" + std::string(r->version);
-    if (av == api_version && r->kind == kind) return r;
-  }
-  return nullptr;
-}
 
 Status check_name(std::string_view name, std::string const& field) {
   if (!is_dns1123_subdomain(name)) return invalid(field, name, "a Kubernetes object name (DNS-1123 subdomain)");
@@ -74,8 +49,7 @@ std::string percent_escape(std::string_view s) {
 Result<std::string> api_path(ApiResource const& r, std::string_view ns, std::string_view name,
                              std::string_view subresource, Query const& query) {
   std::string const kind(r.kind);
-  std::string p = r.group.empty() ? "/api/" + std::string(r.version)
-                                  : "/apis/" + std::string(r.group) + "/" + std::string(r.version);
+  std::string p = (r.group.empty() ? "/api/" : "/apis/") + api_version(r);
   if (r.namespaced) {
     if (auto st = check_namespace(ns, "the namespace of " + kind); !st) return st.error();
     p += "/namespaces/" + percent_escape(ns);

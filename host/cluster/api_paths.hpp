@@ -1,12 +1,14 @@
-// The REST paths cosmicac-vmi requests, built in one place: a table of the
-// resources it uses and one builder that checks each name as Kubernetes does
-// (a namespace is a DNS-1123 label, an object's name a DNS-1123 subdomain)
-// and percent-escapes every segment and query value. A name taken from an
+// The REST paths cosmicac-vmi requests, built in one place: for the
+// resources it uses (host/base/api_resources.hpp, the api:: constants), one
+// builder that checks each name as Kubernetes does (a namespace is a DNS-1123
+// label, an object's name a DNS-1123 subdomain) and percent-escapes every
+// segment and query value. A name taken from an
 // API answer (a list item, a volume, a pod) is checked, with the field it
 // came from, before it goes into a path: `../x` or `a?b` never reaches the
 // server as another path.
 #pragma once
 
+#include "host/base/api_resources.hpp"  // the resources (api::) these paths are built for
 #include "host/base/host_error.hpp"
 #include "host/base/kube_names.hpp"  // the name rules these paths are built with
 
@@ -17,40 +19,11 @@
 
 namespace cosmicac::host {
 
-struct ApiResource {
-  std::string_view group;  // empty: the core group ("/api/v1")
-  std::string_view version;
-  std::string_view plural;  // the REST resource
-  std::string_view kind;
-  bool namespaced;
-};
-
-namespace api {
-inline constexpr ApiResource kSecrets{"", "v1", "secrets", "Secret", true};
-inline constexpr ApiResource kConfigMaps{"", "v1", "configmaps", "ConfigMap", true};
-inline constexpr ApiResource kPersistentVolumeClaims{"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true};
-inline constexpr ApiResource kPods{"", "v1", "pods", "Pod", true};
-inline constexpr ApiResource kEvents{"", "v1", "events", "Event", true};
-inline constexpr ApiResource kNodes{"", "v1", "nodes", "Node", false};
-inline constexpr ApiResource kDataVolumes{"cdi.kubevirt.io", "v1beta1", "datavolumes", "DataVolume", true};
-inline constexpr ApiResource kCdis{"cdi.kubevirt.io", "v1beta1", "cdis", "CDI", false};
-inline constexpr ApiResource kVirtualMachineInstances{"kubevirt.io", "v1", "virtualmachineinstances",
-                                                      "VirtualMachineInstance", true};
-inline constexpr ApiResource kVirtualMachines{"kubevirt.io", "v1", "virtualmachines", "VirtualMachine", true};
-inline constexpr ApiResource kKubeVirts{"kubevirt.io", "v1", "kubevirts", "KubeVirt", false};
-inline constexpr ApiResource kStorageClasses{"storage.k8s.io", "v1", "storageclasses", "StorageClass", false};
-inline constexpr ApiResource kSelfSubjectAccessReviews{"authorization.k8s.io", "v1", "selfsubjectaccessreviews",
-                                                       "SelfSubjectAccessReview", false};
-}  // namespace api
-
 // The API server's version (a path outside the resource tree).
 inline constexpr const char* kVersionPath = "/version";
 // KubeVirt's API group's discovery document: the resources its CRDs serve
 // (readable by any authenticated user, as every discovery path is).
 inline constexpr const char* kKubeVirtDiscoveryPath = "/apis/kubevirt.io/v1";
-
-// The resource of an object's apiVersion and kind ("v1", "Secret"), or null.
-ApiResource const* find_resource(std::string_view api_version, std::string_view kind);
 
 // An error naming `field` (where the value came from: "metadata.name of the
 // launcher pod in the pod list") and the value, terminal-safe, when it is not

@@ -15,6 +15,18 @@ constexpr bool every_name_fits() {
 }
 static_assert(every_name_fits(), "a job object's name suffix does not fit kMaxJobNameLength (host/spec/job_spec.hpp)");
 
+// Every row names its resource (its apiVersion, kind and REST path), and no
+// two rows the same one: an object's row is found by its resource.
+constexpr bool every_resource_once() {
+  for (auto const& part : kJobParts) {
+    if (part.resource == nullptr) return false;
+    for (auto const& other : kJobParts)
+      if (&other != &part && other.resource == part.resource) return false;
+  }
+  return true;
+}
+static_assert(every_resource_once(), "a row of kJobParts names no resource, or one another row names");
+
 }  // namespace
 
 Json job_labels(std::string const& job) { return Json{{kManagedByLabel, kManagedByValue}, {kJobLabel, job}}; }
@@ -29,9 +41,9 @@ JobPart const& job_part(JobObject object) {
 
 JobPart const* job_part_of(Json const& object) {
   if (!object.is_object()) return nullptr;
-  std::string const api_version = object.value("apiVersion", ""), kind = object.value("kind", "");
+  ApiResource const* resource = find_resource(object.value("apiVersion", ""), object.value("kind", ""));
   for (auto const& part : kJobParts)
-    if (api_version == part.api_version && kind == part.kind) return &part;
+    if (resource && part.resource == resource) return &part;
   return nullptr;
 }
 

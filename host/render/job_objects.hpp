@@ -4,6 +4,7 @@
 // row here and its renderer in manifests.cpp; apply and delete follow the row.
 #pragma once
 
+#include "host/base/api_resources.hpp"
 #include "host/base/yaml_json.hpp"
 #include "host/spec/job_spec.hpp"
 
@@ -51,11 +52,10 @@ enum class DeletePolicy {
 
 struct JobPart {
   JobObject object;
-  const char* api_version;
-  const char* kind;
-  const char* name_suffix;  // after the job's name
-  bool needs_data_disk;     // rendered only when the spec has a dataDisk
-  ForKind for_kind;         // rendered only for that workload kind
+  ApiResource const* resource;  // its apiVersion and kind: one of api:: (host/base/api_resources.hpp)
+  const char* name_suffix;      // after the job's name
+  bool needs_data_disk;         // rendered only when the spec has a dataDisk
+  ForKind for_kind;             // rendered only for that workload kind
   Owner owner;
   ApplyMode apply;
   DeletePolicy on_delete;
@@ -70,23 +70,22 @@ struct JobPart {
 // `delete` the workload first (it holds the volumes; foreground propagation
 // removes what it owns before it).
 inline constexpr std::array<JobPart, 5> kJobParts{{
-    {JobObject::RootDisk, "cdi.kubevirt.io/v1beta1", "DataVolume", "-root", false, ForKind::VmiOnly, Owner::Workload,
+    {JobObject::RootDisk, &api::kDataVolumes, "-root", false, ForKind::VmiOnly, Owner::Workload,
      ApplyMode::ApplyCompared, DeletePolicy::Delete, "the root disk",
      "owned by the VMI; re-imported by CDI on the next apply"},
-    {JobObject::DataDisk, "v1", "PersistentVolumeClaim", "-data", true, ForKind::Any, Owner::None,
+    {JobObject::DataDisk, &api::kPersistentVolumeClaims, "-data", true, ForKind::Any, Owner::None,
      ApplyMode::ApplyGrowing, DeletePolicy::KeptUnlessDeleteData, "the data disk", ""},
-    {JobObject::Vmi, "kubevirt.io/v1", "VirtualMachineInstance", "", false, ForKind::VmiOnly, Owner::None,
+    {JobObject::Vmi, &api::kVirtualMachineInstances, "", false, ForKind::VmiOnly, Owner::None,
      ApplyMode::CreateCompared, DeletePolicy::Delete, "the VM", ""},
-    {JobObject::Vm, "kubevirt.io/v1", "VirtualMachine", "", false, ForKind::VmOnly, Owner::None,
-     ApplyMode::ApplyTemplate, DeletePolicy::Delete, "the VM",
-     "its VMI and its root disk <name>-root, which it owns, go with it"},
-    {JobObject::UserData, "v1", "Secret", "-userdata", false, ForKind::Any, Owner::Workload, ApplyMode::CreateUnread,
+    {JobObject::Vm, &api::kVirtualMachines, "", false, ForKind::VmOnly, Owner::None, ApplyMode::ApplyTemplate,
+     DeletePolicy::Delete, "the VM", "its VMI and its root disk <name>-root, which it owns, go with it"},
+    {JobObject::UserData, &api::kSecrets, "-userdata", false, ForKind::Any, Owner::Workload, ApplyMode::CreateUnread,
      DeletePolicy::WithOwner, "the user-data", "owned by the VM: the garbage collector deletes it with the VM"},
 }};
 
 JobPart const& job_part(JobObject object);
-// The row of a rendered object (by apiVersion and kind); null for an object
-// that is no part of a job.
+// The row of a rendered object (by its apiVersion and kind: its resource);
+// null for an object that is no part of a job.
 JobPart const* job_part_of(Json const& object);
 // Whether this spec's job has that object (the data disk only with dataDisk;
 // each workload kind its own rows).

@@ -16,8 +16,8 @@ namespace {
 // apiVersion, kind, and metadata with its name, namespace and labels.
 Json job_object(JobSpec const& spec, JobObject which) {
   JobPart const& part = job_part(which);
-  return Json{{"apiVersion", part.api_version},
-              {"kind", part.kind},
+  return Json{{"apiVersion", api_version(*part.resource)},
+              {"kind", std::string(part.resource->kind)},
               {"metadata", Json{{"name", job_object_name(spec, which)},
                                 {"namespace", spec.ns},
                                 {"labels", job_labels(spec.name)}}}};

@@ -1,7 +1,8 @@
 // `cosmicac-vmi apply`: creates or updates one job's rendered objects,
-// kubectl-like (docs/host-tool.md, "apply"). Comparing the rendered objects
-// with the live ones is rendered_diff.hpp; deleting for --recreate and the
-// roll-back, deletion.hpp.
+// kubectl-like (docs/host-tool.md, "apply"). The run and the workload's
+// strategy (a bare VMI, a VirtualMachine) are apply_workload.hpp; comparing
+// the rendered objects with the live ones is rendered_diff.hpp; deleting for
+// --recreate and the roll-back, deletion.hpp.
 #pragma once
 
 #include "host/base/host_error.hpp"
@@ -56,7 +57,9 @@ struct ApplyResult {
 // and takes effect at its next start — apply says a restart is needed, and
 // with options.restart performs it by KubeVirt's rule for runStrategy Always
 // (its current VMI deleted, uid as the precondition: the VM controller starts
-// a new one from the template, on the same root disk). Its root disk
+// a new one from the template, on the same root disk) — only a VMI this VM
+// controls (its uid) that carries the job's labels: any other is refused,
+// named, and not deleted. Its root disk
 // (dataVolumeTemplates) cannot change in place: a difference there is
 // refused unless options.recreate. A job made as one kind and applied as the
 // other is refused, naming the way to move it (the data disk is kept).

@@ -29,7 +29,7 @@ std::string plan_why(JobPart const& part, bool deleted) {
 DeleteStep plan_step(JobSpec const& spec, JobPart const& part, bool delete_data) {
   std::string const name = job_object_name(spec, part.object);
   bool const deleted = part.on_delete != DeletePolicy::KeptUnlessDeleteData || delete_data;
-  DeleteStep s{.object = std::string(part.kind) + " " + spec.ns + "/" + name,
+  DeleteStep s{.object = std::string(part.resource->kind) + " " + spec.ns + "/" + name,
                .path = {},
                .why = plan_why(part, deleted),
                .unreadable = part.on_delete == DeletePolicy::WithOwner,
@@ -38,9 +38,7 @@ DeleteStep plan_step(JobSpec const& spec, JobPart const& part, bool delete_data)
                .name = name,
                .job = spec.name};
   if (!deleted) return s;
-  ApiResource const* r = find_resource(part.api_version, part.kind);
-  auto path = r ? api_path(*r, spec.ns, name)
-                : Result<std::string>(host_error(Errc::Internal, std::string("no REST mapping for ") + part.kind));
+  auto path = api_path(*part.resource, spec.ns, name);
   if (path) s.path = *path;
   else s.why = "not deleted: " + path.error().message;
   return s;

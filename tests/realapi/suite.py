@@ -1044,6 +1044,50 @@ class Suite:
                   if "persistentVolumeClaim" in v]
         check(claims == ["vm-data"], f"the VM's data volume: {claims}")
 
+    def case_vm_restart_only_its_vmi(self, ns):
+        """apply --restart deletes only the VMI its VirtualMachine controls (ownerReferences: controller,
+        the VM's uid) and that carries the job's labels: a VMI of the job's name without the job's label,
+        or controlled by another VirtualMachine, is refused, named, and not deleted; the VM's own VMI
+        then restarts as before."""
+        kc = self.tester_kubeconfig(ns)
+        prof = self._vm_profile(ns)
+        self.run("apply", "--profile", prof, "-f", self.spec("vm", ns), kubeconfig=kc, expect=0)
+        vm = self.obj("VirtualMachine", "vm", ns)
+        own = simulate.vm_sync(self.cp, ns, "vm")
+        vmi_path = path_of("VirtualMachineInstance", "vm", ns)
+        # The VM's own VMI, relabelled by someone: no longer the job's.
+        self.cp.admin.merge_patch(vmi_path, {"metadata": {"labels": {"cosmicac.io/job": None}}})
+        r = self.run("apply", "--restart", "--profile", prof, "-f", self.spec("vm", ns, cpu=8), kubeconfig=kc,
+                     expect=1)
+        check(f"VirtualMachineInstance {ns}/vm is not this VirtualMachine's: it lacks the label cosmicac.io/job=vm"
+              in r.err and "it was not deleted" in r.err, f"the refusal does not name it and why:\n{r.show()}")
+        check(self._vmi_uid(ns, "vm") == own["metadata"]["uid"], "a VMI without the job's label was deleted")
+        # A VMI of the job's name that another VirtualMachine controls (the job's labels even).
+        self.cp.admin.delete(vmi_path)
+        self.gone("VirtualMachineInstance", "vm", ns, 60)
+        other = self.cp.admin.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                                      "metadata": {"name": "other", "namespace": ns},
+                                      "spec": {"runStrategy": "Halted", "template": vm["spec"]["template"]}})
+        foreign = self.cp.admin.create({
+            "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+            "metadata": {"name": "vm", "namespace": ns, "labels": vm["spec"]["template"]["metadata"]["labels"],
+                         "ownerReferences": [simulate._controller_ref(other)]},
+            "spec": vm["spec"]["template"]["spec"]})
+        r = self.run("apply", "--restart", "--profile", prof, "-f", self.spec("vm", ns, cpu=6), kubeconfig=kc,
+                     expect=1)
+        check(f"VirtualMachineInstance {ns}/vm is not this VirtualMachine's: its controller is VirtualMachine other"
+              in r.err, f"the refusal does not name the other controller:\n{r.show()}")
+        time.sleep(1)  # the garbage collector's chance to act on anything deleted
+        check(self._vmi_uid(ns, "vm") == foreign["metadata"]["uid"], "another VM's VMI was deleted")
+        # The VM's own VMI: restarted.
+        self.cp.admin.delete(vmi_path)
+        self.gone("VirtualMachineInstance", "vm", ns, 60)
+        second = simulate.vm_sync(self.cp, ns, "vm")
+        r = self.run("apply", "--restart", "--profile", prof, "-f", self.spec("vm", ns, cpu=2), kubeconfig=kc,
+                     expect=0)
+        check("deleted: restarting" in r.text(), f"--restart did not restart:\n{r.show()}")
+        self.until("the restarted VMI to be gone", lambda: self._vmi_uid(ns, "vm") != second["metadata"]["uid"], 60)
+
     def case_wait_foreign_pod(self, ns):
         """A pod with the launcher's labels and an ownerReference to the VMI, newer than the real
         launcher pod and not in the VMI's status.activePods, whose console says the agent failed:

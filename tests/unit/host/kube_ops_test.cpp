@@ -15,6 +15,7 @@
 #include "test_files.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include <catch2/catch_test_macros.hpp>
@@ -1050,4 +1051,123 @@ TEST_CASE(
   CHECK(rows[2].phase == "-");
   CHECK(rows[2].vm == "Stopped");
   CHECK(rows[2].gpus == "1");
+}
+
+namespace {
+
+constexpr const char* kVmPath = "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachines";
+
+JobSpec vm_example() {
+  JobSpec spec = example();
+  spec.workload_kind = WorkloadKind::VirtualMachine;
+  spec.run_strategy = "Always";
+  return spec;
+}
+
+json controller_ref(std::string const& vm_name, std::string const& uid) {
+  return {{"apiVersion", "kubevirt.io/v1"},
+          {"kind", "VirtualMachine"},
+          {"name", vm_name},
+          {"uid", uid},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
+}
+
+// What KubeVirt's VM controller makes of the VM: a VMI of its name from its
+// template (the template's labels: the job's), controlled by the VM's uid.
+json vmi_of(json const& vm, std::string const& uid = "uid-vmi-of-the-vm") {
+  json const& md = vm["metadata"];
+  return {{"apiVersion", "kubevirt.io/v1"},
+          {"kind", "VirtualMachineInstance"},
+          {"metadata",
+           {{"name", md["name"]},
+            {"namespace", md["namespace"]},
+            {"uid", uid},
+            {"labels", vm["spec"]["template"]["metadata"]["labels"]},
+            {"ownerReferences", json::array({controller_ref(md["name"], md["uid"])})}}},
+          {"spec", vm["spec"]["template"]["spec"]}};
+}
+
+ApplyOptions restarting() {
+  ApplyOptions o = fast_apply();
+  o.restart = true;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("kube_ops: apply --restart deletes the VM's own VMI, its uid as the precondition; one replaced stays") {
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  auto spec = vm_example();
+  REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+  std::string const vm = std::string(kVmPath) + "/llama-70b-0", vmi = std::string(kVmiPath) + "/llama-70b-0";
+  server.put(vmi, vmi_of(server.get(vm)));
+  spec.cpu_cores = 32;  // the template changes: a restart is needed
+  Said said;
+  auto res = apply_objects(client, render_manifests(spec), restarting(), said.fn());
+  if (!res) FAIL(res.error().message);
+  CHECK(res->back().outcome == ApplyOutcome::Restarted);
+  CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 deleted: restarting"));
+  CHECK(gone_or_going(server, vmi));
+  // A VMI started again between restart's read and its delete (a new uid,
+  // the VM's own even): the precondition leaves it alone.
+  json const first = vmi_of(server.get(vm), "uid-vmi-2");
+  json replaced = first;
+  replaced["metadata"]["uid"] = "uid-vmi-started-meanwhile";
+  server.put(vmi, first);
+  server.replace_after("GET " + vmi, vmi, first);     // after check_kind's read: unchanged
+  server.replace_after("GET " + vmi, vmi, replaced);  // after restart's read: another VMI
+  spec.cpu_cores = 16;
+  auto again = apply_objects(client, render_manifests(spec), restarting(), quiet);
+  REQUIRE_FALSE(again);
+  CHECK(again.error().message.find("the UID in the precondition (uid-vmi-2) does not match the UID in record "
+                                   "(uid-vmi-started-meanwhile)") != std::string::npos);
+  CHECK(server.get(vmi) == replaced);
+}
+
+TEST_CASE(
+    "kube_ops: apply --restart refuses a VMI of the job's name that is not this VM's (another controller, no job "
+    "labels) and deletes nothing") {
+  struct Case {
+    const char* name;
+    std::function<void(json&)> make_foreign;
+    const char* why;
+  };
+  std::vector<Case> const cases{
+      {"controlled by another VirtualMachine",
+       [](json& v) { v["metadata"]["ownerReferences"] = json::array({controller_ref("other", "uid-another-vm")}); },
+       "its controller is VirtualMachine other (uid uid-another-vm), not this one"},
+      {"without the job's label", [](json& v) { v["metadata"]["labels"].erase("cosmicac.io/job"); },
+       "it lacks the label cosmicac.io/job="},
+      {"another job's", [](json& v) { v["metadata"]["labels"]["cosmicac.io/job"] = "someone-else"; },
+       "it lacks the label cosmicac.io/job=llama-70b-0"},
+      {"without the managed-by label", [](json& v) { v["metadata"]["labels"].erase("app.kubernetes.io/managed-by"); },
+       "it lacks the label app.kubernetes.io/managed-by=cosmicac-vmi"},
+  };
+  for (auto const& c : cases) {
+    CAPTURE(c.name);
+    test::ApiServerStandIn server("Bearer good-token");
+    KubeClient client(access_to(server));
+    auto spec = vm_example();
+    REQUIRE(apply_objects(client, render_manifests(spec), fast_apply(), quiet));
+    std::string const vm = std::string(kVmPath) + "/llama-70b-0", vmi = std::string(kVmiPath) + "/llama-70b-0";
+    // The other VM exists (the garbage collector keeps what it owns).
+    server.put(std::string(kVmPath) + "/other",
+               json{{"apiVersion", "kubevirt.io/v1"},
+                    {"kind", "VirtualMachine"},
+                    {"metadata", {{"name", "other"}, {"namespace", "cosmic-ac"}, {"uid", "uid-another-vm"}}}});
+    json foreign = vmi_of(server.get(vm));
+    c.make_foreign(foreign);
+    server.put(vmi, foreign);
+    spec.cpu_cores = 32;
+    auto res = apply_objects(client, render_manifests(spec), restarting(), quiet);
+    REQUIRE_FALSE(res);
+    CHECK(res.error().kind == Errc::Conflict);
+    CHECK(res.error().message.find("VirtualMachineInstance cosmic-ac/llama-70b-0 is not this VirtualMachine's: " +
+                                   std::string(c.why)) == 0);
+    CHECK(res.error().message.find("it was not deleted") != std::string::npos);
+    for (auto const& r : without_queries(server.requests())) CHECK(r != "DELETE " + vmi);
+    CHECK(server.get(vmi) == foreign);
+  }
 }

@@ -1,0 +1,203 @@
+// apply's strategy for a VirtualMachine (the job's row ApplyMode::ApplyTemplate):
+// server-side applied — kept, no write, when unchanged; a changed template
+// applied, taking effect at the VM's next start (--restart performs it: its
+// VMI deleted, when that VMI is this VM's and this job's); its root disk
+// (dataVolumeTemplates) cannot change in place: refused, or with --recreate
+// deleted and made again.
+#include "common/terminal_text.hpp"
+#include "host/base/json_read.hpp"
+#include "host/verbs/apply_workload.hpp"
+#include "host/verbs/rendered_diff.hpp"
+
+namespace cosmicac::host {
+namespace {
+
+class VmStrategy final : public WorkloadStrategy {
+ public:
+  explicit VmStrategy(ApplyRun& run) : run_(run) {}
+
+  Status check_options(Json const& vm) const override;
+  Status check_kind(Json const& vm) override;
+  Status compare(Json const& vm, std::vector<Json> const& owned) override;
+  Result<std::string> write(Json const& vm) override;
+  Status finish(Json const& vm) override;
+
+ private:
+  Status restart(Json const& vm);
+
+  ApplyRun& run_;
+  bool template_changed_ = false;  // its template or runStrategy differed: applied, restart needed
+  std::string uid_;                // the VM's, once written
+};
+
+std::string const& vm_kind() {
+  static std::string const kind(api::kVirtualMachines.kind);
+  return kind;
+}
+std::string const& vmi_kind() {
+  static std::string const kind(api::kVirtualMachineInstances.kind);
+  return kind;
+}
+
+// Before anything is written: a --restart this run strategy cannot perform.
+Status VmStrategy::check_options(Json const& vm) const {
+  if (!run_.options().restart) return ok();
+  std::string const strategy = string_at(vm, {"spec", "runStrategy"});
+  if (strategy != "Always")
+    return host_error(Errc::Usage,
+                      "--restart deletes the VM's VMI, which KubeVirt replaces only under runStrategy "
+                      "Always; under " +
+                          strategy + " restart it with `virtctl restart` (KubeVirt's restart subresource)");
+  return ok();
+}
+
+// A VMI of the job's name that no VirtualMachine controls is a bare VMI
+// job's (KubeVirt's VM controller would adopt it, with its own root disk and
+// Secret): refused before anything is written.
+Status VmStrategy::check_kind(Json const& vm) {
+  std::string const ns = string_at(vm, {"metadata", "namespace"}), name = string_at(vm, {"metadata", "name"});
+  auto path = vmi_path(ns, name);
+  if (!path) return path.error();
+  auto resp = run_.client().request("GET", *path);
+  if (!resp) return resp.error();
+  if (resp->status == 404) return ok();
+  if (resp->status != 200) return api_error("getting the " + vmi_kind() + " of " + describe(vm), *resp);
+  Json const vmi = parse_body(*resp);
+  Json const* controller = controller_of(vmi);
+  if (controller && string_at(*controller, {"kind"}) == vm_kind()) return ok();
+  return host_error(Errc::Conflict, vmi_kind() + " " + ns + "/" + terminal_safe(name) + " exists without a " +
+                                        vm_kind() + ": this job was made with workloadKind " + vmi_kind() +
+                                        " and the operator profile now says " + vm_kind() +
+                                        "; nothing was changed. To move it (its data disk is kept, its root disk is "
+                                        "imported anew): `cosmicac-vmi delete -f SPEC` with the profile that made "
+                                        "it, then apply (docs/host-tool.md, \"Moving a job to a VirtualMachine\")");
+}
+
+// A VirtualMachine that exists: its root disk (dataVolumeTemplates) cannot
+// change in place (the DataVolume exists; CDI keeps its spec), so a
+// difference there is refused unless --recreate; a difference in the
+// template or runStrategy is applied (write) and needs a restart.
+Status VmStrategy::compare(Json const& vm, std::vector<Json> const& owned) {
+  auto const& current = run_.live(vm);
+  if (!current) return ok();
+  std::vector<std::string> disk, rest;
+  for (auto const& d : rendered_differences(vm["spec"], value_at(*current, {"spec"}), "spec"))
+    (d.starts_with("spec.dataVolumeTemplates") ? disk : rest).push_back(d);
+  if (!disk.empty()) {
+    for (auto const& d : disk) run_.say("differs: " + terminal_safe(describe(vm) + " " + d));
+    if (!run_.options().recreate)
+      return host_error(Errc::Conflict, describe(vm) +
+                                            "'s root disk exists and cannot change (the rootImage or rootDisk.size of "
+                                            "its dataVolumeTemplates differ, listed above); nothing was changed. "
+                                            "`apply --recreate` deletes the VM with its root disk and user-data and "
+                                            "creates it again (the data PVC is kept)");
+    // Its root disk, which the VM owns, goes with it: the next one is imported anew.
+    std::string const ns = string_at(vm, {"metadata", "namespace"});
+    std::string const root = string_at(vm, {"metadata", "name"}) + job_part(JobObject::RootDisk).name_suffix;
+    auto root_path = api_path(api::kDataVolumes, ns, root);
+    if (!root_path) return root_path.error();
+    return run_.recreate(vm, *current, owned,
+                         {{std::string(api::kDataVolumes.kind) + " " + ns + "/" + root, *root_path, {}, {}}});
+  }
+  for (auto const& d : rest) run_.say("differs: " + terminal_safe(describe(vm) + " " + d));
+  template_changed_ = !rest.empty();
+  run_.keep(*current);
+  return ok();
+}
+
+// Created (server-side apply) when absent, applied when its template
+// changed, kept — no write — when unchanged.
+Result<std::string> VmStrategy::write(Json const& vm) {
+  auto const& kept = run_.kept();
+  if (kept && !template_changed_) {
+    uid_ = string_at(*kept, {"metadata", "uid"});
+    run_.done(vm, ApplyOutcome::Unchanged, *kept, run_.recreated_dry() ? "recreated" : "unchanged");
+  } else {
+    auto uid = run_.server_side_apply(vm);
+    if (!uid) return uid.error();
+    uid_ = *uid;
+    if (run_.dry() && uid_.empty() && kept) uid_ = string_at(*kept, {"metadata", "uid"});
+  }
+  if (uid_.empty()) return host_error(Errc::Server, describe(vm) + ": the API server's reply carries no metadata.uid");
+  return uid_;
+}
+
+// Whether KubeVirt says the VM's running VMI is behind its template.
+bool restart_required(std::optional<Json> const& vm) {
+  if (!vm) return false;
+  for (auto const& c : array_at(*vm, {"status", "conditions"}))
+    if (string_at(c, {"type"}) == "RestartRequired" && string_at(c, {"status"}) == "True") return true;
+  return false;
+}
+
+// A changed template takes effect at the VM's next start; without --restart, said.
+Status VmStrategy::finish(Json const& vm) {
+  if (!template_changed_ && !restart_required(run_.kept())) {
+    if (run_.options().restart) run_.say(describe(vm) + ": no restart needed (its template did not change)");
+    return ok();
+  }
+  if (!run_.options().restart) {
+    run_.say(describe(vm) +
+             ": restart needed: its VMI runs the previous template until the VM restarts "
+             "(`cosmicac-vmi apply --restart`, or `virtctl restart " +
+             terminal_safe(string_at(vm, {"metadata", "name"})) + " -n " + string_at(vm, {"metadata", "namespace"}) +
+             "`)");
+    return ok();
+  }
+  return restart(vm);
+}
+
+// Why a live VMI is not this VM's to delete for a restart, or empty: it must
+// be controlled by this VM (the uid) and carry the job's labels, as what
+// KubeVirt makes from the VM's template does.
+std::string not_this_vms(Json const& vmi, std::string const& vm_uid, std::string const& job) {
+  Json const* controller = controller_of(vmi);
+  if (!controller) return "no " + vm_kind() + " controls it";
+  std::string const kind = string_at(*controller, {"kind"}), uid = string_at(*controller, {"uid"});
+  if (kind != vm_kind() || vm_uid.empty() || uid != vm_uid)
+    return "its controller is " + terminal_safe(kind) + " " + terminal_safe(string_at(*controller, {"name"})) +
+           " (uid " + terminal_safe(uid) + "), not this one (uid " + terminal_safe(vm_uid) + ")";
+  if (auto label = missing_label(vmi, job); !label.empty()) return "it lacks the label " + terminal_safe(label);
+  return {};
+}
+
+// KubeVirt's rule for runStrategy Always — a VMI that ends, by any means, is
+// replaced by a new one from the current template — so the VM's current VMI
+// is deleted, on the same root disk: read first, and deleted only when it is
+// this VM's (not_this_vms), with the uid read as the precondition (a VMI
+// started meanwhile is not touched).
+Status VmStrategy::restart(Json const& vm) {
+  std::string const ns = string_at(vm, {"metadata", "namespace"}), name = string_at(vm, {"metadata", "name"});
+  auto path = vmi_path(ns, name);
+  if (!path) return path.error();
+  auto resp = run_.client().request("GET", *path);
+  if (!resp) return resp.error();
+  std::string const what = vmi_kind() + " " + ns + "/" + terminal_safe(name);
+  if (resp->status == 404) {
+    run_.say(describe(vm) + ": no VMI is running; the next starts from the new template");
+    return ok();
+  }
+  if (resp->status != 200) return api_error("getting " + what, *resp);
+  Json const vmi = parse_body(*resp);
+  if (auto why = not_this_vms(vmi, uid_, string_at(vm, {"metadata", "labels", kJobLabel})); !why.empty())
+    return host_error(Errc::Conflict, what + " is not this " + vm_kind() + "'s: " + why +
+                                          ". apply --restart deletes only the VMI its VM controls and that carries "
+                                          "the job's labels, so it was not deleted and nothing was restarted (" +
+                                          describe(vm) + " is applied: its template takes effect at its next start)");
+  auto going = delete_one(run_.client(), what, *path, run_.options().dry_run, string_at(vmi, {"metadata", "uid"}));
+  if (!going) return going.error();
+  run_.say(what +
+           (*going ? " deleted: restarting; the " + vm_kind() +
+                         " (runStrategy Always) starts a new one from its template, on the same root disk "
+                         "(`cosmicac-vmi wait` follows it)"
+                   : " already absent: the " + vm_kind() + " starts a new one") +
+           (run_.dry() ? " (server dry run)" : ""));
+  run_.record({what, ApplyOutcome::Restarted, Json::object()});
+  return ok();
+}
+
+}  // namespace
+
+std::unique_ptr<WorkloadStrategy> vm_strategy(ApplyRun& run) { return std::make_unique<VmStrategy>(run); }
+
+}  // namespace cosmicac::host
