@@ -106,6 +106,7 @@ std::vector<std::string> command_words(CommandEntry const& entry, std::vector<st
 
 std::vector<std::string> child_names(CommandEntry const& parent) {
   std::vector<std::string> names;
+  names.reserve(parent.children.size());
   for (auto const& child : parent.children) names.emplace_back(child.name);
   return names;
 }
