@@ -1,7 +1,7 @@
 #include "host/cli/completion.hpp"
 
-#include "host/cli/commands.hpp"
-#include "host/cli/dispatch.hpp"
+#include "host/base/kube_names.hpp"
+#include "host/cluster/kube_client.hpp"
 #include "host/verbs/list.hpp"
 
 #include <CLI/CLI.hpp>
@@ -84,12 +84,6 @@ struct BoundCommand {
   }
 };
 
-bool is_dns_name(std::string const& s) {
-  return !s.empty() && s.size() <= 253 && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
-  });
-}
-
 bool takes_a_value(CLI::Option const& o) { return o.get_items_expected_min() > 0; }
 
 std::vector<std::string> value_candidates(CLI::Option const& o) {
@@ -106,8 +100,24 @@ std::vector<std::string> command_words(CommandEntry const& entry, std::vector<st
     if (prev != nullptr && takes_a_value(*prev)) return with_prefix(value_candidates(*prev), cur);
   }
   if (cur.starts_with('-')) return with_prefix(bound.flags(), cur);
-  if (entry.name == "wait" || entry.name == "get") return with_prefix(job_names(words), cur);
+  if (entry.names == NameCompletion::Jobs) return with_prefix(job_names(words), cur);
   return {};
+}
+
+std::vector<std::string> child_names(CommandEntry const& parent) {
+  std::vector<std::string> names;
+  names.reserve(parent.children.size());
+  for (auto const& child : parent.children) names.emplace_back(child.name);
+  return names;
+}
+
+// `help COMMAND ... WORD`: the subcommands of the command the words name, if
+// it has some; nothing else (no flag, no job name: the cluster is not asked).
+std::vector<std::string> help_words(std::vector<std::string> const& words, CommandTable const& table) {
+  std::vector<std::string> const path(words.begin() + 1, words.end() - 1);
+  auto const named = resolve_command(table, path);
+  if (named.entry == nullptr || named.words != path.size()) return {};
+  return with_prefix(child_names(*named.entry), words.back());
 }
 
 }  // namespace
@@ -118,19 +128,25 @@ std::string completion_script(std::string_view shell) {
   return {};
 }
 
-std::vector<std::string> complete_words(std::vector<std::string> const& words, JobNames const& job_names) {
+std::vector<std::string> complete_words(std::vector<std::string> const& words, JobNames const& job_names,
+                                        CommandTable const& table) {
   if (words.empty()) return {};
   std::string const& cur = words.back();
   if (words.size() == 1) {
     if (cur.starts_with('-')) return with_prefix({"--help", "--version"}, cur);
     std::vector<std::string> names(kExtraCommands.begin(), kExtraCommands.end());
-    for (auto const& entry : command_table()) names.emplace_back(entry.name);
+    for (auto const& entry : table) names.emplace_back(entry.name);
     return with_prefix(names, cur);
   }
   if (words.size() == 2 && words.front() == "completion") return with_prefix({"bash", "zsh"}, cur);
-  if (words.size() == 2 && words.front() == "help") return complete_words({cur}, job_names);
-  CommandEntry const* entry = find_command(words.front());
-  return entry != nullptr ? command_words(*entry, words, job_names) : std::vector<std::string>{};
+  if (words.size() == 2 && words.front() == "help") return complete_words({cur}, job_names, table);
+  if (words.front() == "help") return help_words(words, table);
+  auto const named = resolve_command(table, {words.begin(), words.end() - 1});
+  if (named.entry == nullptr) return {};
+  if (named.entry->make != nullptr) return command_words(*named.entry, words, job_names);
+  // A parent: its subcommands right after it, else only --help.
+  if (cur.starts_with('-')) return with_prefix({"--help"}, cur);
+  return named.words == words.size() - 1 ? with_prefix(child_names(*named.entry), cur) : std::vector<std::string>{};
 }
 
 std::vector<std::string> cluster_job_names(std::vector<std::string> const& words) {
@@ -158,8 +174,8 @@ std::vector<std::string> cluster_job_names(std::vector<std::string> const& words
       auto const meta = item.find("metadata");
       if (meta == item.end() || !meta->is_object()) continue;
       auto const name = meta->find("name");
-      // A DNS label, as the API server enforces; anything else never reaches the shell.
-      if (name != meta->end() && name->is_string() && is_dns_name(name->get<std::string>()))
+      // A DNS-1123 subdomain, as the API server enforces; anything else never reaches the shell.
+      if (name != meta->end() && name->is_string() && is_dns1123_subdomain(name->get<std::string>()))
         names.push_back(name->get<std::string>());
     }
     return names;

@@ -1,4 +1,4 @@
-// The command table, the help pages and dispatch.
+// The help pages and dispatch, both from the command table.
 //
 // Flags are parsed by CLI11 (Debian libcli11-dev). Its own help and error
 // texts are not used: a command's page is made here from the options CLI11
@@ -9,7 +9,6 @@
 
 #include "common/terminal_text.hpp"
 #include "host/cli/build_info.hpp"
-#include "host/cli/commands.hpp"
 #include "host/cli/completion.hpp"
 
 #include <unistd.h>
@@ -22,11 +21,6 @@
 namespace cosmicac::host::cli {
 
 namespace {
-
-template <typename T, auto... Args>
-std::unique_ptr<CommandOptions> make() {
-  return std::make_unique<T>(Args...);
-}
 
 constexpr const char* kUsageHead = "usage: cosmicac-vmi COMMAND [options]\n\ncommands:\n";
 
@@ -72,78 +66,30 @@ std::string option_names(CLI::Option const& option) {
   return names;
 }
 
+// A parent's page ends with its subcommands.
+std::string subcommands_line(CommandEntry const& parent) {
+  std::string names;
+  for (auto const& child : parent.children) names += (names.empty() ? "" : ", ") + std::string(child.name);
+  return "\ncommands: " + names + " (cosmicac-vmi " + std::string(parent.name) + " COMMAND --help: its page)\n";
+}
+
 }  // namespace
 
-std::vector<CommandEntry> const& command_table() {
-  static std::vector<CommandEntry> const table = {
-      {"render",
-       {{"render -f SPEC... [-R] [-o yaml|json]",
-         "print the manifests of every job spec (YAML stream, or a v1 List);\n"
-         "-f repeated or comma-separated, a directory's *.yaml|*.yml|*.json\n"
-         "sorted (-R: its subdirectories too), - for stdin (once)"},
-        {"render --mirror -n NS [-o yaml|json]", "print a cluster-local registry mirror's objects (operator)"}},
-       make<RenderCommand, false>},
-      {"render-userdata",
-       {{"render-userdata -f SPEC", "print only the cloud-init user-data (a cloud-config: no -o/--output)"}},
-       make<RenderCommand, true>},
-      {"apply",
-       {{"apply -f SPEC... [-R]",
-         "create or update the objects (server-side apply; the VMI's spec is\n"
-         "immutable: a difference is listed and exits 1) [--recreate: delete a\n"
-         "differing VMI and create it again] [--restart: a VirtualMachine whose\n"
-         "template changed restarts now] [--force-conflicts]\n"
-         "[--dry-run=client|server] [-o yaml|json] [--timeout 5m]; several\n"
-         "jobs: every spec read first, then each job in turn, a failure said\n"
-         "and the rest still applied, a summary line, the first failure's exit"}},
-       make<ApplyCommand>},
-      {"wait",
-       {{"wait NAME... [-n NS] | -f SPEC... [-R] | -l SELECTOR",
-         "follow the VMI, its DataVolume, launcher pod and the agent's events\n"
-         "(serial console log) until ready or failed [--timeout 20m]\n"
-         "[--schedule-timeout 5m] [--interval 5s] [--json: agent events as NDJSON];\n"
-         "several jobs: a line per job and a summary [--fail-fast]\n"
-         "[--max-log-streams 20]"},
-        {"wait --serial SOCKET [--json]",
-         "follow the agent's virtio-serial port (QEMU's host end) until ready\n[--timeout 20m]"}},
-       make<WaitCommand>},
-      {"delete",
-       {{"delete -f SPEC... [-R] [--delete-data]",
-         "delete the VMI, its root DataVolume and user-data Secret, and wait\n"
-         "until they are gone [--wait=false] [--timeout 5m] [--dry-run=client|server];\n"
-         "the data PVC only with --delete-data; several jobs: each in turn"}},
-       make<DeleteCommand>},
-      {"list",
-       {{"list [-n NS] [-o yaml|json]", "the VMIs cosmicac-vmi manages: NAME PHASE READY NODE AGE GPUS STATUS"}},
-       make<ListCommand, false>},
-      {"get", {{"get NAME [-n NS] [-o yaml|json]", "one of them"}}, make<ListCommand, true>},
-      {"doctor",
-       {{"doctor [-n NS] [-f SPEC | --gpu-type T --gpus N] [--json]",
-         "check the cluster is ready for these VMIs (exit 1 on any failed check)"}},
-       make<DoctorCommand>},
-  };
-  return table;
-}
-
-CommandEntry const* find_command(std::string_view name) {
-  for (auto const& entry : command_table())
-    if (entry.name == name) return &entry;
-  return nullptr;
-}
-
-std::string usage_text() {
+std::string usage_text(CommandTable const& table) {
   std::string out = kUsageHead;
-  for (auto const& entry : command_table())
-    for (auto const& [synopsis, summary] : entry.help) append_column(out, synopsis, summary);
+  for (auto const& entry : table)
+    for (auto const& [synopsis, summary] : forms_of(entry)) append_column(out, synopsis, summary);
   return out + kUsageTail + kExitStatus;
 }
 
 std::string command_help(CommandEntry const& entry) {
   std::string out;
-  for (auto const& [synopsis, summary] : entry.help) {
+  for (auto const& [synopsis, summary] : forms_of(entry)) {
     out += (out.empty() ? "usage: cosmicac-vmi " : "   or: cosmicac-vmi ") + std::string(synopsis) + "\n    ";
     for (char c : summary) out += c == '\n' ? std::string("\n    ") : std::string(1, c);
     out += '\n';
   }
+  if (entry.make == nullptr) return out + subcommands_line(entry) + kExitStatus;
   out += "\noptions:\n";
   CLI::App app;
   app.set_help_flag();
@@ -160,6 +106,13 @@ std::string command_help(CommandEntry const& entry) {
   out += '\n';
   if (durations) out += "DURATION: Go's syntax: 500ms, 20s, 5m, 1h30m\n";
   return out + kExitStatus;
+}
+
+std::string help_page(std::vector<std::string> const& args, CommandTable const& table) {
+  bool const named_after = !args.empty() && (args.front() == "help" || args.front().starts_with('-'));
+  std::vector<std::string> const words(args.begin() + (named_after ? 1 : 0), args.end());
+  CommandEntry const* entry = resolve_command(table, words).entry;
+  return entry != nullptr ? command_help(*entry) : usage_text(table);
 }
 
 Outcome parse_command(CommandOptions& options, std::vector<std::string> const& args) {
@@ -195,21 +148,22 @@ bool asks_for_help(std::vector<std::string> const& args) {
 
 // The one place a problem is printed: the line, and after a usage problem
 // the page of the command (the global one when there is none).
-int report(Problem const& problem, CommandEntry const* entry) {
+int report(Problem const& problem, CommandEntry const* entry, CommandTable const& table = command_table()) {
   print_problem(problem);
   if (problem.show_usage)
-    std::fprintf(stderr, "\n%s", (entry != nullptr ? command_help(*entry) : usage_text()).c_str());
+    std::fprintf(stderr, "\n%s", (entry != nullptr ? command_help(*entry) : usage_text(table)).c_str());
   return problem.exit_code();
 }
 
-// `help`, `--help`: the global page; `COMMAND --help`, `help COMMAND`: its page.
-int print_help(std::vector<std::string> const& args) {
-  std::string const& named = args.front() == "help" || args.front().starts_with('-')
-                                 ? (args.size() > 1 ? args[1] : args.front())
-                                 : args.front();
-  CommandEntry const* entry = find_command(named);
-  std::fputs((entry != nullptr ? command_help(*entry) : usage_text()).c_str(), stdout);
-  return kExitOk;
+// A parent named without one of its subcommands (`words` words named it).
+Problem no_subcommand(CommandEntry const& parent, std::vector<std::string> const& args, std::size_t words) {
+  std::string path;
+  for (std::size_t i = 0; i < words; ++i) path += (i == 0 ? "" : " ") + terminal_safe(args[i]);
+  if (args.size() > words && !args[words].starts_with('-'))
+    return usage_problem("unknown command '" + path + " " + terminal_safe(args[words]) + "'");
+  std::string names;
+  for (auto const& child : parent.children) names += (names.empty() ? "" : ", ") + std::string(child.name);
+  return usage_problem(path + " needs one of its commands: " + names);
 }
 
 // `completion bash|zsh`: the script; `__complete WORD...`: the candidates,
@@ -256,17 +210,21 @@ std::string version_text(BuildInfo const& info) {
          "\ntree: " + std::string(info.tree) + "\nbuild date: " + std::string(info.date) + " (the commit's time)\n";
 }
 
-int run_cli(std::vector<std::string> const& args) {
-  if (args.empty()) return report(usage_problem("a command is required"), nullptr);
+int run_cli(std::vector<std::string> const& args, CommandTable const& table) {
+  if (args.empty()) return report(usage_problem("a command is required"), nullptr, table);
   std::string const& name = args.front();
   if (name == "__complete" || name == "completion") return run_completion(args);
   if (name == "--version" || name == "version") return print_version(args);
-  if (asks_for_help(args)) return print_help(args);
-  CommandEntry const* entry = find_command(name);
-  if (entry == nullptr) return report(usage_problem("unknown command '" + terminal_safe(name) + "'"), nullptr);
+  if (asks_for_help(args)) {
+    std::fputs(help_page(args, table).c_str(), stdout);
+    return kExitOk;
+  }
+  auto const [entry, words] = resolve_command(table, args);
+  if (entry == nullptr) return report(usage_problem("unknown command '" + terminal_safe(name) + "'"), nullptr, table);
+  if (entry->make == nullptr) return report(no_subcommand(*entry, args, words), entry);
   try {
     auto options = entry->make();
-    Outcome problem = parse_command(*options, {args.begin() + 1, args.end()});
+    Outcome problem = parse_command(*options, {args.begin() + static_cast<std::ptrdiff_t>(words), args.end()});
     if (!problem) problem = options->complete();
     if (!problem) problem = options->run();
     return problem ? report(*problem, entry) : kExitOk;

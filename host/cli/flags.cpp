@@ -154,6 +154,13 @@ std::string kubectl_flag_refusal(std::string_view arg) {
   return {};
 }
 
+std::vector<Json> objects_of(std::vector<LoadedSpec> const& specs) {
+  std::vector<Json> objects;
+  for (auto const& job : specs)
+    for (auto& o : render_manifests(job.spec)) objects.push_back(std::move(o));
+  return objects;
+}
+
 void FileFlags::bind(CLI::App& app) {
   // Each -f takes one value (a comma splits it), so a positional NAME after it stays one.
   app.add_option("-f,--filename", filenames,

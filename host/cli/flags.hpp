@@ -55,6 +55,9 @@ struct LoadedSpec {
   JobSpec spec;
 };
 
+// Every job's objects in one list, job after job (render, apply's client dry run).
+std::vector<Json> objects_of(std::vector<LoadedSpec> const& specs);
+
 struct FileFlags {
   std::vector<std::string> filenames;
   bool recursive = false;

@@ -1,5 +1,5 @@
 // cosmicac-vmi: renders and applies the KubeVirt objects of one CosmicAC GPU
-// VM (README, "cosmicac-vmi"). The commands are in host/cli/dispatch.cpp.
+// VM (README, "cosmicac-vmi"). The commands are named in host/cli/command_table.cpp.
 #include "common/log.hpp"
 #include "host/cli/dispatch.hpp"
 

@@ -1,8 +1,9 @@
 // wait: follow one VMI (or, with --serial, the agent's virtio-serial port)
 // until ready or failed.
-#include "host/cli/commands.hpp"
+#include "host/cli/command.hpp"
 
 #include "common/terminal_text.hpp"
+#include "host/cluster/cluster_access.hpp"
 #include "host/cluster/kube_client.hpp"
 #include "host/verbs/wait/follow.hpp"
 #include "host/verbs/wait/printer.hpp"
@@ -20,6 +21,31 @@ namespace cosmicac::host::cli {
 
 namespace {
 
+// wait NAME... [-n NS] | -f SPEC... [-R] | -l SELECTOR [--timeout D] [--schedule-timeout D] [--interval D]
+//      [--json] [--fail-fast] [--max-log-streams N]
+// wait --serial SOCKET [--json] [--timeout D]
+struct WaitCommand : CommandOptions {
+  FileFlags file;
+  ClusterFlags cluster;
+  std::string serial, selector;
+  bool json = false, fail_fast = false;
+  int max_log_streams = FollowOptions{}.max_log_streams;
+  DurationFlag timeout{FollowOptions{}.timeout}, interval{FollowOptions{}.interval},
+      schedule_timeout{FollowOptions{}.schedule_timeout};
+  // complete: the VMIs to follow and where.
+  std::string ns;
+  std::vector<std::string> names;
+  std::optional<ClusterAccess> access;
+
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override;
+  Outcome run() override;
+
+ private:
+  Outcome run_serial() const;
+};
+
 // --json: NDJSON; a terminal: one updating line; else a line per change.
 WaitOutput output_mode(bool json) {
   if (json) return WaitOutput::NdJson;
@@ -31,8 +57,6 @@ std::string ready_summary(readiness::Event const& last) {
   return "ready: container " + terminal_safe(last.container->name) + " " +
          terminal_safe(last.container->id.substr(0, 12));
 }
-
-}  // namespace
 
 void WaitCommand::bind(CLI::App& app) {
   file.bind(app);
@@ -149,6 +173,22 @@ Outcome WaitCommand::run_serial() const {
   return failure(Errc::Timeout,
                  "no readiness within the timeout" +
                      (last_error.empty() ? std::string() : " (last: " + terminal_safe(last_error) + ")"));
+}
+
+}  // namespace
+
+CommandEntry wait_command() {
+  return {.name = "wait",
+          .help = {{"wait NAME... [-n NS] | -f SPEC... [-R] | -l SELECTOR",
+                    "follow the VMI, its DataVolume, launcher pod and the agent's events\n"
+                    "(serial console log) until ready or failed [--timeout 20m]\n"
+                    "[--schedule-timeout 5m] [--interval 5s] [--json: agent events as NDJSON];\n"
+                    "several jobs: a line per job and a summary [--fail-fast]\n"
+                    "[--max-log-streams 20]"},
+                   {"wait --serial SOCKET [--json]",
+                    "follow the agent's virtio-serial port (QEMU's host end) until ready\n[--timeout 20m]"}},
+          .make = make_options<WaitCommand>,
+          .names = NameCompletion::Jobs};
 }
 
 }  // namespace cosmicac::host::cli

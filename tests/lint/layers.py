@@ -11,6 +11,12 @@ includes must equal the dep_* targets it links. Every included module must be
 in ALLOWED for it (README, "Folders": agent/ orchestrates, only agent/ and
 host/ read config/, the others do not know each other except through engine/).
 
+Within a module of NO_CYCLES, no two files include each other, directly or
+round a longer loop (a file and its header count as one: host/cli/dispatch.cpp
+including completion.hpp while completion.cpp includes dispatch.hpp is a loop).
+host/cli/ is one: each command is a file of its own that includes only the
+shared headers, and the table, the help and the completion read them one way.
+
   tests/lint/layers.py [--root DIR]    exit 0 clean, 1 with one line per finding
 """
 
@@ -44,6 +50,9 @@ ALLOWED: dict[str, set[str]] = {
     "host/verbs": {"common", "readiness", "host/base", "host/spec", "host/render", "host/cluster"},
     "host/cli": {"common", "readiness", "host/base", "host/spec", "host/render", "host/cluster", "host/verbs"},
 }
+
+# Modules whose files include one another one way only (see above).
+NO_CYCLES: set[str] = {"host/cli"}
 
 # Known exceptions: (module, included module) allowed for now, without a link.
 # A stale entry (the include is gone) is itself a finding: delete the line.
@@ -131,6 +140,49 @@ def module_includes(folder: Path, module: str) -> tuple[dict[str, list[str]], di
     return ours, theirs, headers
 
 
+def include_loops(folder: Path, module: str) -> list[list[str]]:
+    """The loops of includes between the files of one module, each as the
+    files (a .cpp and its .hpp as one, without the suffix) in a loop, sorted."""
+    graph: dict[str, set[str]] = {}
+    for f in sorted(folder.rglob("*")):
+        if f.suffix not in (".cpp", ".hpp") or not f.is_file():
+            continue
+        unit = f"{module}/{f.relative_to(folder).with_suffix('').as_posix()}"
+        for kind, path in INCLUDE.findall(f.read_text(errors="replace")):
+            other = path.rsplit(".", 1)[0]
+            if kind == '"' and other.startswith(module + "/") and other != unit:
+                graph.setdefault(unit, set()).add(other)
+    # Tarjan's strongly connected components: every one of more than one file is a loop.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    loops: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                loops.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(loops)
+
+
 def check(root: Path) -> list[str]:
     findings: list[str] = []
     used_exceptions: set[tuple[str, str]] = set()
@@ -173,6 +225,11 @@ def check(root: Path) -> list[str]:
             findings.append(f"{module}/CMakeLists.txt does not link {target}, but {files[0]} includes its headers")
         for target in sorted(third_links - wanted):
             findings.append(f"{module}/CMakeLists.txt links {target}, but no file of {module}/ includes its headers")
+
+    for module in sorted(NO_CYCLES):
+        for loop in include_loops(root / module, module):
+            findings.append(f"{module}/: {', '.join(loop)} include each other (a file of {module}/ includes "
+                            f"another one way only)")
 
     for module, dep in sorted(set(KNOWN_EXCEPTIONS) - used_exceptions):
         findings.append(f"known exception {module}/ -> {dep}/ is no longer needed: delete its line "

@@ -69,6 +69,22 @@ class PlantedViolations(unittest.TestCase):
                       "host/verbs/ may use: common, host/base, host/cluster, host/render, host/spec, readiness)",
                       self.findings())
 
+    def test_two_files_of_host_cli_including_each_other(self):
+        # A command file including another's, which includes it back (through its header).
+        self.plant("host/cli/planted.hpp", '#include "host/cli/wait.cpp"\n')
+        self.edit("host/cli/wait.cpp", '#include "host/cli/command.hpp"\n',
+                  '#include "host/cli/command.hpp"\n#include "host/cli/planted.hpp"\n')
+        self.assertEqual(self.findings(), [
+            "host/cli/: host/cli/planted, host/cli/wait include each other (a file of host/cli/ includes "
+            "another one way only)"])
+
+    def test_a_longer_loop_in_host_cli(self):
+        self.edit("host/cli/flags.hpp", '#include "host/cli/problem.hpp"\n',
+                  '#include "host/cli/problem.hpp"\n#include "host/cli/dispatch.hpp"\n')
+        self.assertEqual(self.findings(), [
+            "host/cli/: host/cli/command, host/cli/command_table, host/cli/completion, host/cli/dispatch, "
+            "host/cli/flags include each other (a file of host/cli/ includes another one way only)"])
+
     def test_an_include_without_its_link(self):
         self.edit("agent/CMakeLists.txt", "cosmicac_disk ", "")
         self.assertEqual(self.findings(), [

@@ -1,10 +1,10 @@
-// delete (the objects of each job spec) and doctor (the cluster's readiness
-// checklist).
-#include "host/cli/commands.hpp"
+// doctor: the cluster's readiness checklist for these VMIs
+// (host/verbs/doctor.hpp).
+#include "host/cli/command.hpp"
 
+#include "host/cluster/cluster_access.hpp"
 #include "host/cluster/kube_client.hpp"
 #include "host/render/manifests.hpp"
-#include "host/verbs/delete.hpp"
 #include "host/verbs/doctor.hpp"
 
 #include <CLI/CLI.hpp>
@@ -14,54 +14,29 @@
 
 namespace cosmicac::host::cli {
 
-void DeleteCommand::bind(CLI::App& app) {
-  file.bind(app);
-  cluster.bind(app);
-  dry_run.bind(app);
-  app.add_flag("--wait{true}", wait, "wait until every deleted object is gone (the default);\n--wait=false: do not")
-      ->type_name("[=true|false]");  // kubectl's bool flags: --wait, --wait=false
-  timeout.bind(app, "--timeout", "how long to wait until they are gone");
-  app.add_flag("--delete-data", delete_data, "delete the data PVC too (its data is lost); else it is kept");
-}
+namespace {
 
-Outcome DeleteCommand::validate() const {
-  if (!file.has_files()) return usage_problem("-f SPEC is required");
-  if (auto p = no_positional()) return p;
-  if (!wait.empty() && wait != "true" && wait != "false") return usage_problem("--wait must be true or false");
-  return std::nullopt;
-}
+// doctor [-n NS] [-f SPEC | --gpu-type T [--gpus N]] [--json]
+struct DoctorCommand : CommandOptions {
+  FileFlags file;
+  ClusterFlags cluster;
+  std::string gpu_type, gpus;
+  bool json = false;
+  // complete: the profile, the spec or the probed devices, the namespace.
+  std::optional<OperatorProfile> profile;
+  std::optional<JobSpec> spec;
+  std::vector<DeviceRequest> devices;
+  std::string ns;
+  std::optional<ClusterAccess> access;
 
-Outcome DeleteCommand::complete() { return file.load_specs(cluster.ns, specs); }
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override;
+  Outcome run() override;
 
-// Each job in turn: one that fails is said and the next is still deleted
-// (as kubectl does); the exit status is the first failure's.
-Outcome DeleteCommand::run() {
-  bool const client_dry_run = dry_run.mode == DryRun::Client;
-  bool const many = specs.size() > 1;
-  std::optional<KubeClient> client;
-  if (!client_dry_run) {
-    auto access = cluster.access();
-    if (!access) return failure(access.error());
-    client.emplace(std::move(*access));
-  }
-  host::DeleteOptions options;
-  options.wait = wait != "false";
-  options.dry_run = dry_run.mode;
-  options.timeout = timeout.value;
-  JobTally tally;
-  for (auto const& job : specs) {
-    if (many) say("job " + job.spec.ns + "/" + job.spec.name + " (" + job.source + "):");
-    auto plan = plan_delete(job.spec, delete_data);
-    say(client_dry_run ? "plan (client dry run, nothing is deleted):" : "plan:");
-    for (auto const& s : plan)
-      say(std::string("  ") + (s.path.empty() ? "keep   " : "delete ") + s.object + " — " + s.why);
-    if (client_dry_run) continue;
-    auto st = execute_delete(*client, plan, options, say);
-    tally.add(job, st ? std::nullopt : std::optional<Problem>(failure(st.error())), many);
-  }
-  if (many && !client_dry_run) say(tally.summary("deleted"));
-  return tally.outcome();
-}
+ private:
+  Outcome probe_devices();
+};
 
 void DoctorCommand::bind(CLI::App& app) {
   file.bind(app);
@@ -126,6 +101,15 @@ Outcome DoctorCommand::run() {
   else std::fputs(doctor_text(*checks).c_str(), stdout);
   if (doctor_ok(*checks)) return std::nullopt;
   return already_said(Errc::Failed);  // the failed checks are in the list
+}
+
+}  // namespace
+
+CommandEntry doctor_command() {
+  return {.name = "doctor",
+          .help = {{"doctor [-n NS] [-f SPEC | --gpu-type T --gpus N] [--json]",
+                    "check the cluster is ready for these VMIs (exit 1 on any failed check)"}},
+          .make = make_options<DoctorCommand>};
 }
 
 }  // namespace cosmicac::host::cli

@@ -1,8 +1,9 @@
 // list and get NAME: the jobs this tool manages — VirtualMachines and bare
 // VMIs — as a table or -o yaml|json.
-#include "host/cli/commands.hpp"
+#include "host/cli/command.hpp"
 
 #include "host/base/json_read.hpp"
+#include "host/cluster/cluster_access.hpp"
 #include "host/cluster/kube_client.hpp"
 #include "host/verbs/list.hpp"
 
@@ -10,8 +11,30 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 namespace cosmicac::host::cli {
+
+namespace {
+
+// list [-n NS] [-o yaml|json]; get NAME [-n NS] [-o yaml|json]
+struct ListCommand : CommandOptions {
+  explicit ListCommand(bool get_one) : one(get_one) {}
+  bool one;  // get NAME
+  ClusterFlags cluster;
+  PrintFlags print;
+  std::string ns;
+  std::optional<ClusterAccess> access;
+
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override;
+  Outcome run() override;
+
+ private:
+  // vmis: the API's objects; failures: their agents' by VMI name (agent_failures).
+  void print_table(Json const& found, std::map<std::string, AgentFailure> const& failures) const;
+};
 
 void ListCommand::bind(CLI::App& app) {
   cluster.bind(app);
@@ -57,6 +80,22 @@ void ListCommand::print_table(Json const& found, std::map<std::string, AgentFail
     return;
   }
   std::fputs(format_vmi_table(rows).c_str(), stdout);
+}
+
+}  // namespace
+
+CommandEntry list_command() {
+  return {.name = "list",
+          .help = {{"list [-n NS] [-o yaml|json]",
+                    "the VMIs cosmicac-vmi manages: NAME PHASE READY NODE AGE GPUS STATUS"}},
+          .make = make_options<ListCommand, false>};
+}
+
+CommandEntry get_command() {
+  return {.name = "get",
+          .help = {{"get NAME [-n NS] [-o yaml|json]", "one of them"}},
+          .make = make_options<ListCommand, true>,
+          .names = NameCompletion::Jobs};
 }
 
 }  // namespace cosmicac::host::cli

@@ -1,12 +1,9 @@
-// render, render-userdata and apply: the objects of job specs, printed or
-// applied.
-#include "host/cli/commands.hpp"
+// apply: the objects of job specs, created or updated by server-side apply
+// (host/verbs/apply.hpp), job after job.
+#include "host/cli/command.hpp"
 
 #include "host/cluster/kube_client.hpp"
 #include "host/render/manifests.hpp"
-#include "host/render/mirror_manifests.hpp"
-#include "host/render/userdata.hpp"
-#include "host/spec/spec_fields.hpp"
 #include "host/verbs/apply.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,65 +14,23 @@ namespace cosmicac::host::cli {
 
 namespace {
 
-// Every job's objects in one list, job after job (render, apply's client dry run).
-std::vector<Json> objects_of(std::vector<LoadedSpec> const& specs) {
-  std::vector<Json> objects;
-  for (auto const& job : specs)
-    for (auto& o : render_manifests(job.spec)) objects.push_back(std::move(o));
-  return objects;
-}
+// apply -f SPEC... [-R] [--recreate] [--restart] [--force-conflicts] [--dry-run=...] [-o ...] [--timeout D]
+struct ApplyCommand : CommandOptions {
+  FileFlags file;
+  ClusterFlags cluster;
+  PrintFlags print;
+  DryRunFlag dry_run;
+  DurationFlag timeout{ApplyOptions{}.delete_timeout};  // --recreate's delete
+  bool recreate = false;
+  bool restart = false;  // a VirtualMachine's changed template: restart it
+  bool force_conflicts = false;
+  std::vector<LoadedSpec> specs;
 
-}  // namespace
-
-void RenderCommand::bind(CLI::App& app) {
-  file.bind(app);
-  cluster.bind(app, false);
-  print.bind(app);
-  if (!userdata_only)
-    app.add_flag("--mirror", mirror, "the registry mirror's objects for -n NS (operator), not a job's");
-}
-
-Outcome RenderCommand::validate() const {
-  if (mirror) {
-    if (file.has_files()) return usage_problem("render --mirror takes no -f (the mirror is the operator's)");
-    if (!is_dns1123_label(cluster.ns))
-      return usage_problem("render --mirror needs -n NAMESPACE (the VMs' namespace, a DNS label)");
-    if (auto p = no_positional()) return p;
-    return print.validate();
-  }
-  if (!file.has_files()) return usage_problem("-f SPEC is required");
-  if (auto p = no_positional()) return p;
-  // The user-data is a cloud-config, not a Kubernetes object: -o and --output alike are refused.
-  if (userdata_only && !print.output.empty()) return usage_problem("render-userdata takes no -o/--output");
-  return print.validate();
-}
-
-Outcome RenderCommand::complete() {
-  if (userdata_only) {  // one cloud-config: one job
-    std::optional<JobSpec> one;
-    if (auto p = file.load_spec(cluster.ns, one, "render-userdata")) return p;
-    specs.push_back(LoadedSpec{.source = "", .file = "", .spec = std::move(*one)});
-    return std::nullopt;
-  }
-  if (!mirror) return file.load_specs(cluster.ns, specs);
-  auto loaded = file.load_profile(cluster.ns);
-  if (!loaded) return failure(loaded.error());
-  profile = std::move(*loaded);
-  return std::nullopt;
-}
-
-Outcome RenderCommand::run() {
-  if (mirror) {
-    std::fputs(print.format_objects(render_mirror_manifests(mirror_objects(cluster.ns, *profile))).c_str(), stdout);
-    return std::nullopt;
-  }
-  if (userdata_only) {
-    std::fputs(render_userdata(specs.front().spec).c_str(), stdout);
-    return std::nullopt;
-  }
-  std::fputs(print.format_objects(objects_of(specs)).c_str(), stdout);
-  return std::nullopt;
-}
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override;
+  Outcome run() override;
+};
 
 void ApplyCommand::bind(CLI::App& app) {
   file.bind(app);
@@ -145,6 +100,21 @@ Outcome ApplyCommand::run() {
   if (options.dry_run == DryRun::None && !wait_files.empty())
     say("applied; run `cosmicac-vmi wait -n " + specs.front().spec.ns + wait_files + "` to wait for readiness");
   return tally.outcome();
+}
+
+}  // namespace
+
+CommandEntry apply_command() {
+  return {.name = "apply",
+          .help = {{"apply -f SPEC... [-R]",
+                    "create or update the objects (server-side apply; the VMI's spec is\n"
+                    "immutable: a difference is listed and exits 1) [--recreate: delete a\n"
+                    "differing VMI and create it again] [--restart: a VirtualMachine whose\n"
+                    "template changed restarts now] [--force-conflicts]\n"
+                    "[--dry-run=client|server] [-o yaml|json] [--timeout 5m]; several\n"
+                    "jobs: every spec read first, then each job in turn, a failure said\n"
+                    "and the rest still applied, a summary line, the first failure's exit"}},
+          .make = make_options<ApplyCommand>};
 }
 
 }  // namespace cosmicac::host::cli
