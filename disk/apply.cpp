@@ -1,10 +1,10 @@
 #include "disk/disk.hpp"
 
 #include "disk/ext4_superblock.hpp"
+#include "disk/ext4_tools.hpp"
 #include "disk/fstab.hpp"
 #include "disk/grow_partition.hpp"
 #include "disk/layout.hpp"
-#include "disk/mkfs.hpp"
 #include "disk/mount.hpp"
 #include "disk/partition.hpp"
 #include "disk/partition_node.hpp"

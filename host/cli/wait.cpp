@@ -5,8 +5,8 @@
 #include "common/terminal_text.hpp"
 #include "host/cluster/cluster_access.hpp"
 #include "host/cluster/kube_client.hpp"
-#include "host/verbs/wait/follow.hpp"
 #include "host/verbs/wait/printer.hpp"
+#include "host/verbs/wait/wait.hpp"
 #include "readiness/event.hpp"
 #include "readiness/socket_follower.hpp"
 
@@ -29,9 +29,9 @@ struct WaitCommand : CommandOptions {
   ClusterFlags cluster;
   std::string serial, selector;
   bool json = false, fail_fast = false;
-  int max_log_streams = FollowOptions{}.max_log_streams;
-  DurationFlag timeout{FollowOptions{}.timeout}, interval{FollowOptions{}.interval},
-      schedule_timeout{FollowOptions{}.schedule_timeout};
+  int max_log_streams = WaitOptions{}.max_log_streams;
+  DurationFlag timeout{WaitOptions{}.timeout}, interval{WaitOptions{}.interval},
+      schedule_timeout{WaitOptions{}.schedule_timeout};
   // complete: the VMIs to follow and where.
   std::string ns;
   std::vector<std::string> names;
@@ -117,7 +117,7 @@ Outcome WaitCommand::complete() {
 
 Outcome WaitCommand::run() {
   if (!serial.empty()) return run_serial();
-  FollowOptions w;
+  WaitOptions w;
   w.timeout = timeout.value;
   w.interval = interval.value;
   w.schedule_timeout = schedule_timeout.value;
@@ -126,16 +126,16 @@ Outcome WaitCommand::run() {
   KubeClient client(std::move(*access));
   if (names.size() == 1 && selector.empty()) {  // one job: its lines as they always were
     WaitPrinter printer(output_mode(json), stdout, stderr);
-    auto st = follow_vmi(client, ns, names.front(), w, printer);
+    auto st = wait_vmi(client, ns, names.front(), w, printer);
     if (!st) {
       printer.end_progress();
-      return failure(st.error());  // escaped by follow_vmi
+      return failure(st.error());  // escaped by wait_vmi
     }
     printer.final_line(st->summary, false);
     return std::nullopt;
   }
   JobsPrinter printer(output_mode(json), stdout, stderr);
-  auto outcomes = follow_jobs(client, ns, FollowTargets{.names = names, .selector = selector}, w, printer);
+  auto outcomes = wait_jobs(client, ns, WaitTargets{.names = names, .selector = selector}, w, printer);
   if (!outcomes) return failure(outcomes.error());
   std::vector<std::string> jobs = names;
   if (jobs.empty())

@@ -2,7 +2,7 @@
 // objects they write, a failed call as an error, naming an object in
 // messages, reading a reply, the query of every write, and whether an object
 // is this job's. Each verb has its own header (apply.hpp, delete.hpp,
-// list.hpp, wait/follow.hpp); this one is what they have in common.
+// list.hpp, wait/wait.hpp); this one is what they have in common.
 #pragma once
 
 #include "host/base/host_error.hpp"

@@ -20,7 +20,7 @@ constexpr std::size_t kMaxStampedLineBytes = readiness::kMaxLineBytes + kMaxStam
 
 }  // namespace
 
-ConsoleFollower::ConsoleFollower(KubeClient& client, std::string ns, std::string pod, FollowOptions const& opts,
+ConsoleFollower::ConsoleFollower(KubeClient& client, std::string ns, std::string pod, WaitOptions const& opts,
                                  std::function<void()> wake)
     : client_(client), ns_(std::move(ns)), pod_(std::move(pod)), opts_(opts), wake_(std::move(wake)) {
   thread_ = std::thread([this] { run(); });
@@ -52,7 +52,7 @@ void ConsoleFollower::run() {
     query.emplace_back("timestamps", "true");
     if (!since.empty()) query.emplace_back("sinceTime", since);
     auto path = api_path(api::kPods, ns_, pod_, "log", query);
-    if (!path) {  // follow_vmi checked the pod's name: not reached
+    if (!path) {  // wait_vmi checked the pod's name: not reached
       give_up(path.error().message);
       return;
     }

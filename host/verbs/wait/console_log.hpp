@@ -5,7 +5,7 @@
 #pragma once
 
 #include "host/cluster/kube_client.hpp"
-#include "host/verbs/wait/follow.hpp"
+#include "host/verbs/wait/wait.hpp"
 #include "readiness/console_line.hpp"
 #include "readiness/event.hpp"
 
@@ -35,7 +35,7 @@ class ConsoleFollower {
  public:
   // wake: called from the follower's thread when there are events, or once
   // the log is given up on.
-  ConsoleFollower(KubeClient& client, std::string ns, std::string pod, FollowOptions const& opts,
+  ConsoleFollower(KubeClient& client, std::string ns, std::string pod, WaitOptions const& opts,
                   std::function<void()> wake);
   ~ConsoleFollower();
   ConsoleFollower(ConsoleFollower const&) = delete;
@@ -63,7 +63,7 @@ class ConsoleFollower {
 
   KubeClient& client_;
   std::string ns_, pod_;
-  FollowOptions opts_;
+  WaitOptions opts_;
   std::function<void()> wake_;
   std::atomic<bool> stop_{false};
   mutable std::mutex mu_;

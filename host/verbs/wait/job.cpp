@@ -18,8 +18,8 @@ std::string seconds_text(std::chrono::milliseconds d) {
 
 }  // namespace
 
-FollowedJob::FollowedJob(WatchedObjects& from, std::string const& ns, std::string const& name,
-                         FollowOptions const& opts, FollowSink& sink, LogSlots& slots)
+WaitedJob::WaitedJob(WatchedObjects& from, std::string const& ns, std::string const& name, WaitOptions const& opts,
+                     WaitSink& sink, LogSlots& slots)
     : from_(from),
       client_(from.client()),
       ns_(ns),
@@ -30,7 +30,7 @@ FollowedJob::FollowedJob(WatchedObjects& from, std::string const& ns, std::strin
       slots_(slots) {}
 
 // One look at everything: a result once ready, an error once failed.
-Result<std::optional<FollowResult>> FollowedJob::round() {
+Result<std::optional<WaitResult>> WaitedJob::round() {
   auto vmi = poll_vmi();
   if (!vmi) return vmi.error();
   if (auto st = poll_datavolumes(vmi->datavolumes); !st) return st.error();
@@ -41,14 +41,14 @@ Result<std::optional<FollowResult>> FollowedJob::round() {
   return result_if_ready(vmi->ready);
 }
 
-HostError FollowedJob::timed_out() const {
+HostError WaitedJob::timed_out() const {
   return host_error(Errc::Timeout, who_ + " did not become ready within " + seconds_text(opts_.timeout) +
                                        "; last state: " + last_vmi_ +
                                        (last_agent_.empty() ? "" : "; agent: " + last_agent_));
 }
 
 // 1. The VMI: its phase and conditions; what to read next.
-Result<VmiPoll> FollowedJob::poll_vmi() {
+Result<VmiPoll> WaitedJob::poll_vmi() {
   VmiPoll poll;
   auto resp = from_.vmi(name_);
   if (!resp) {
@@ -89,7 +89,7 @@ Result<VmiPoll> FollowedJob::poll_vmi() {
 
 // The job's VirtualMachine, when it has one (its watch holds it). Not listed
 // yet: vm_pending_ (a VMI missing for a moment is not yet the end).
-std::optional<VmView> FollowedJob::vm_of_job() {
+std::optional<VmView> WaitedJob::vm_of_job() {
   auto resp = from_.vm(name_);
   vm_pending_ = !resp && resp.error().message == not_yet().message;
   if (!resp || resp->status != 200) return std::nullopt;
@@ -104,7 +104,7 @@ std::optional<VmView> FollowedJob::vm_of_job() {
 // a VM's that KubeVirt will not restart (runStrategy Halted, Manual, a
 // RerunOnFailure VMI that Succeeded, the VM being deleted). A VM that
 // restarts it (Always, a drain or a node failure) is followed to its next VMI.
-Result<VmiPoll> FollowedJob::vmi_away(std::string const& phase, std::string const& why, std::string const& line) {
+Result<VmiPoll> WaitedJob::vmi_away(std::string const& phase, std::string const& why, std::string const& line) {
   auto vm = vm_of_job();
   if (vm_pending_) return VmiPoll{};
   if (!vm) return host_error(Errc::Failed, who_ + why + " and will never become ready" + line);
@@ -120,7 +120,7 @@ Result<VmiPoll> FollowedJob::vmi_away(std::string const& phase, std::string cons
 
 // A new VMI of the job (its VirtualMachine restarted it): what the previous
 // one's boot said no longer counts, and its launcher pod is another.
-void FollowedJob::follow_new_vmi(std::string const& uid) {
+void WaitedJob::follow_new_vmi(std::string const& uid) {
   if (!vmi_uid_.empty())
     sink_.source(who_ + " is a new one (uid " + terminal_safe(uid) +
                  "): its VirtualMachine restarted it; "
@@ -134,7 +134,7 @@ void FollowedJob::follow_new_vmi(std::string const& uid) {
 }
 
 // 2. Its DataVolumes: import progress and failure.
-Status FollowedJob::poll_datavolumes(std::vector<std::string> const& dvs) {
+Status WaitedJob::poll_datavolumes(std::vector<std::string> const& dvs) {
   for (auto const& dv : dvs) {
     // A name from the API's answer: checked, naming where it came from.
     if (auto st = check_name(dv, "spec.volumes[].dataVolume.name of " + who_); !st) return st.error();
@@ -157,7 +157,7 @@ Status FollowedJob::poll_datavolumes(std::vector<std::string> const& dvs) {
 }
 
 // 3. The virt-launcher pod: scheduling, image problems, the console log.
-Status FollowedJob::poll_launcher_pod(VmiPoll const& vmi) {
+Status WaitedJob::poll_launcher_pod(VmiPoll const& vmi) {
   // The uid goes into a label selector: a value with ',' or '=' would add terms.
   if (auto st = check_label_value(vmi.uid, "metadata.uid of " + who_); !st) return st.error();
   VmiView owner;
@@ -185,7 +185,7 @@ Status FollowedJob::poll_launcher_pod(VmiPoll const& vmi) {
 }
 
 // An error once the pod has been unschedulable for schedule_timeout.
-Status FollowedJob::check_scheduling(PodView const& p) {
+Status WaitedJob::check_scheduling(PodView const& p) {
   if (!p.unschedulable) {
     unschedulable_since_ = {};
     return ok();
@@ -200,7 +200,7 @@ Status FollowedJob::check_scheduling(PodView const& p) {
 
 // The console log of this pod, once its container has started and a
 // stream is free; the fallback when the pod has none.
-void FollowedJob::choose_agent_source(PodView const& p) {
+void WaitedJob::choose_agent_source(PodView const& p) {
   if (!fallback_ && !p.has_console_log)
     use_fallback("the launcher pod " + p.name + " has no " + std::string(kConsoleLogContainer) +
                  " container (serial console log disabled cluster-wide, or KubeVirt older than v0.59)");
@@ -218,7 +218,7 @@ void FollowedJob::choose_agent_source(PodView const& p) {
 
 // The fallback's agent progress: the readiness probe's output in the
 // pod's events, read once per interval.
-Status FollowedJob::poll_probe_events(std::string const& pod) {
+Status WaitedJob::poll_probe_events(std::string const& pod) {
   auto const now = clock::now();
   if (now < next_events_read_) return ok();
   next_events_read_ = now + opts_.interval;
@@ -235,7 +235,7 @@ Status FollowedJob::poll_probe_events(std::string const& pod) {
 }
 
 // 4. The agent's events from the console log: an error on its failure.
-Status FollowedJob::take_agent_events() {
+Status WaitedJob::take_agent_events() {
   if (!console_) return ok();
   if (auto why = console_->unavailable()) {
     use_fallback(*why);
@@ -264,9 +264,9 @@ Status FollowedJob::take_agent_events() {
 
 // Followed, the console log must show the agent's ready too; without it
 // (fallback, or no launcher pod seen) Ready is the probe's word alone.
-std::optional<FollowResult> FollowedJob::result_if_ready(bool vmi_ready) const {
+std::optional<WaitResult> WaitedJob::result_if_ready(bool vmi_ready) const {
   if (!vmi_ready || pods_pending_ || (!agent_ready_ && console_)) return std::nullopt;
-  FollowResult res;
+  WaitResult res;
   res.agent_reported = agent_ready_;
   if (ready_event_ && ready_event_->container)
     res.summary = "ready: container " + terminal_safe(ready_event_->container->name) + " " +
@@ -281,13 +281,13 @@ std::optional<FollowResult> FollowedJob::result_if_ready(bool vmi_ready) const {
 }
 
 // Reports an object's state when it changed since the last report.
-void FollowedJob::report(Source s, std::string const& what, std::string const& text) {
+void WaitedJob::report(Source s, std::string const& what, std::string const& text) {
   if (said_[what] == text) return;
   said_[what] = text;
   sink_.object(s, what, text);
 }
 
-void FollowedJob::use_fallback(std::string const& why) {
+void WaitedJob::use_fallback(std::string const& why) {
   if (fallback_) return;
   fallback_ = why;
   release_console();
@@ -295,7 +295,7 @@ void FollowedJob::use_fallback(std::string const& why) {
                "; following the VMI's Ready condition and the readiness probe's output in the pod's events");
 }
 
-void FollowedJob::release_console() {
+void WaitedJob::release_console() {
   if (!console_) return;
   console_.reset();
   slots_.give_back();

@@ -6,8 +6,8 @@
 #include "host/base/host_error.hpp"
 #include "host/cluster/kube_client.hpp"
 #include "host/verbs/wait/console_log.hpp"
-#include "host/verbs/wait/follow.hpp"
 #include "host/verbs/wait/views.hpp"
+#include "host/verbs/wait/wait.hpp"
 #include "host/verbs/wait/watched_objects.hpp"
 #include "readiness/event.hpp"
 
@@ -41,16 +41,16 @@ struct VmiPoll {
   std::vector<std::string> active_pods;  // status.activePods: its launcher pods' uids
 };
 
-class FollowedJob {
+class WaitedJob {
  public:
-  FollowedJob(WatchedObjects& from, std::string const& ns, std::string const& name, FollowOptions const& opts,
-              FollowSink& sink, LogSlots& slots);
-  ~FollowedJob() { release_console(); }
-  FollowedJob(FollowedJob const&) = delete;
-  FollowedJob& operator=(FollowedJob const&) = delete;
+  WaitedJob(WatchedObjects& from, std::string const& ns, std::string const& name, WaitOptions const& opts,
+            WaitSink& sink, LogSlots& slots);
+  ~WaitedJob() { release_console(); }
+  WaitedJob(WaitedJob const&) = delete;
+  WaitedJob& operator=(WaitedJob const&) = delete;
 
   // One look at everything: a result once ready, an error once failed.
-  Result<std::optional<FollowResult>> round();
+  Result<std::optional<WaitResult>> round();
   HostError timed_out() const;
 
   std::function<void()> wake_;  // set by the runner: the console's thread has news
@@ -68,7 +68,7 @@ class FollowedJob {
   void choose_agent_source(PodView const& p);
   Status poll_probe_events(std::string const& pod);
   Status take_agent_events();
-  std::optional<FollowResult> result_if_ready(bool vmi_ready) const;
+  std::optional<WaitResult> result_if_ready(bool vmi_ready) const;
   void report(Source s, std::string const& what, std::string const& text);
   void use_fallback(std::string const& why);
   void release_console();
@@ -76,8 +76,8 @@ class FollowedJob {
   WatchedObjects& from_;
   KubeClient& client_;
   std::string const ns_, name_, who_;
-  FollowOptions const opts_;
-  FollowSink& sink_;
+  WaitOptions const opts_;
+  WaitSink& sink_;
   LogSlots& slots_;
   std::map<std::string, std::string> said_;  // what -> last text: report changes only
   std::string last_vmi_ = "no response yet", last_agent_;

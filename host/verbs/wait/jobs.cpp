@@ -1,13 +1,13 @@
 // The jobs of one `wait`: each followed on the watches they share, until
-// each is ready or failed or the timeout passes (follow.hpp's follow_jobs).
+// each is ready or failed or the timeout passes (wait.hpp's wait_jobs).
 #include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/cluster/api_paths.hpp"
 #include "host/cluster/api_status.hpp"
 #include "host/render/job_objects.hpp"
-#include "host/verbs/wait/follow.hpp"
 #include "host/verbs/wait/job.hpp"
 #include "host/verbs/wait/views.hpp"
+#include "host/verbs/wait/wait.hpp"
 #include "host/verbs/wait/watched_objects.hpp"
 
 #include <algorithm>
@@ -26,7 +26,7 @@ using clock = std::chrono::steady_clock;
 // change to pass (unschedulable for long enough, the overall timeout).
 class Runner {
  public:
-  Runner(KubeClient& client, std::string ns, FollowTargets const& targets, FollowOptions const& opts, JobsSink& sink)
+  Runner(KubeClient& client, std::string ns, WaitTargets const& targets, WaitOptions const& opts, JobsSink& sink)
       : ns_(std::move(ns)),
         targets_(targets),
         opts_(opts),
@@ -130,7 +130,7 @@ class Runner {
   }
 
   void start_job(std::string const& name) {
-    auto job = std::make_unique<FollowedJob>(from_, ns_, name, opts_, sink_.job(name), slots_);
+    auto job = std::make_unique<WaitedJob>(from_, ns_, name, opts_, sink_.job(name), slots_);
     job->wake_ = [this] { wake(); };
     active_.emplace_back(name, std::move(job));
   }
@@ -162,7 +162,7 @@ class Runner {
     }
   }
 
-  using Active = std::vector<std::pair<std::string, std::unique_ptr<FollowedJob>>>;
+  using Active = std::vector<std::pair<std::string, std::unique_ptr<WaitedJob>>>;
   Active::iterator step(Active::iterator it) {
     auto r = it->second->round();
     if (r && !*r) return it + 1;
@@ -172,7 +172,7 @@ class Runner {
     return active_.erase(it);
   }
 
-  void finish(std::string const& name, Result<FollowResult> r) {
+  void finish(std::string const& name, Result<WaitResult> r) {
     sink_.done(name, r);
     outcomes_.push_back({name, std::move(r)});
   }
@@ -229,8 +229,8 @@ class Runner {
   }
 
   std::string const ns_;
-  FollowTargets const& targets_;
-  FollowOptions const opts_;
+  WaitTargets const& targets_;
+  WaitOptions const opts_;
   JobsSink& sink_;
   LogSlots slots_;
   std::vector<std::string> names_;
@@ -248,30 +248,30 @@ class Runner {
   Active active_;        // last: the consoles' threads stop first
 };
 
-// One job's lines to the caller's FollowSink.
+// One job's lines to the caller's WaitSink.
 class OneJobSink : public JobsSink {
  public:
-  explicit OneJobSink(FollowSink& sink) : sink_(sink) {}
-  FollowSink& job(std::string const&) override { return sink_; }
+  explicit OneJobSink(WaitSink& sink) : sink_(sink) {}
+  WaitSink& job(std::string const&) override { return sink_; }
   void notice(std::string const& text) override { sink_.source(text); }
-  void done(std::string const&, Result<FollowResult> const&) override {}
+  void done(std::string const&, Result<WaitResult> const&) override {}
 
  private:
-  FollowSink& sink_;
+  WaitSink& sink_;
 };
 
 }  // namespace
 
-Result<std::vector<JobOutcome>> follow_jobs(KubeClient& client, std::string const& ns, FollowTargets const& targets,
-                                            FollowOptions const& opts, JobsSink& sink) {
+Result<std::vector<JobOutcome>> wait_jobs(KubeClient& client, std::string const& ns, WaitTargets const& targets,
+                                          WaitOptions const& opts, JobsSink& sink) {
   return Runner(client, ns, targets, opts, sink).run();
 }
 
-Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::string const& name,
-                                FollowOptions const& opts, FollowSink& sink) {
+Result<WaitResult> wait_vmi(KubeClient& client, std::string const& ns, std::string const& name, WaitOptions const& opts,
+                            WaitSink& sink) {
   OneJobSink one(sink);
-  FollowTargets targets{.names = {name}, .selector = {}};
-  auto outcomes = follow_jobs(client, ns, targets, opts, one);
+  WaitTargets targets{.names = {name}, .selector = {}};
+  auto outcomes = wait_jobs(client, ns, targets, opts, one);
   if (!outcomes) return outcomes.error();
   if (outcomes->empty()) return host_error(Errc::Internal, "no outcome for " + name);
   return std::move(outcomes->front().result);

@@ -122,7 +122,7 @@ void WaitPrinter::final_line(std::string const& text, bool to_stderr) {
   std::fflush(f);
 }
 
-FollowSink& JobsPrinter::job(std::string const& name) {
+WaitSink& JobsPrinter::job(std::string const& name) {
   auto& p = printers_[name];
   if (!p) p = std::make_unique<WaitPrinter>(mode_, out_, err_, name);
   return *p;
@@ -133,7 +133,7 @@ void JobsPrinter::notice(std::string const& text) {
   std::fflush(mode_ == WaitOutput::NdJson ? err_ : out_);
 }
 
-void JobsPrinter::done(std::string const& name, Result<FollowResult> const& result) {
+void JobsPrinter::done(std::string const& name, Result<WaitResult> const& result) {
   auto& p = static_cast<WaitPrinter&>(job(name));
   if (result) {
     p.line(result->summary);

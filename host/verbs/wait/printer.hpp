@@ -5,7 +5,7 @@
 // terminal_safe (API strings arrive escaped from the views).
 #pragma once
 
-#include "host/verbs/wait/follow.hpp"
+#include "host/verbs/wait/wait.hpp"
 
 #include <array>
 #include <cstdio>
@@ -24,7 +24,7 @@ enum class WaitOutput { Tty, Lines, NdJson };
 // heartbeats and state snapshots.
 std::string agent_event_text(readiness::Event const& e);
 
-class WaitPrinter : public FollowSink {
+class WaitPrinter : public WaitSink {
  public:
   // job: several jobs in one command: each line starts with "JOB: ", each
   // NDJSON event carries "job" (and a terminal gets lines, not one updating line).
@@ -59,9 +59,9 @@ class WaitPrinter : public FollowSink {
 class JobsPrinter : public JobsSink {
  public:
   JobsPrinter(WaitOutput mode, std::FILE* out, std::FILE* err) : mode_(mode), out_(out), err_(err) {}
-  FollowSink& job(std::string const& name) override;
+  WaitSink& job(std::string const& name) override;
   void notice(std::string const& text) override;
-  void done(std::string const& name, Result<FollowResult> const& result) override;
+  void done(std::string const& name, Result<WaitResult> const& result) override;
   // The summary of all `jobs`; the first failure's kind (a job not followed
   // to the end is Failed), none when every one is ready.
   std::optional<Errc> summary(std::vector<std::string> const& jobs, std::vector<JobOutcome> const& outcomes);

@@ -19,8 +19,8 @@ HttpResponse not_found(ApiResource const& r, std::string const& name) {
 
 HostError not_yet() { return host_error(Errc::Transport, "not listed yet", true); }
 
-WatchedObjects::WatchedObjects(KubeClient& client, std::string ns, FollowOptions const& opts,
-                               std::function<void()> wake, std::function<void(std::string const&)> notice)
+WatchedObjects::WatchedObjects(KubeClient& client, std::string ns, WaitOptions const& opts, std::function<void()> wake,
+                               std::function<void(std::string const&)> notice)
     : client_(client), ns_(std::move(ns)), wake_(std::move(wake)), notice_(std::move(notice)) {
   ropts_.poll_interval = opts.interval;
   ropts_.backoff = opts.reconnect_delay;

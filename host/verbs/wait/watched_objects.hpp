@@ -6,8 +6,8 @@
 #include "host/base/host_error.hpp"
 #include "host/cluster/kube_client.hpp"
 #include "host/cluster/watch.hpp"
-#include "host/verbs/wait/follow.hpp"
 #include "host/verbs/wait/views.hpp"
+#include "host/verbs/wait/wait.hpp"
 
 #include <functional>
 #include <memory>
@@ -24,7 +24,7 @@ class WatchedObjects {
  public:
   // wake: a watch's thread, after each change to what it holds; notice: a
   // word about all the jobs (the cap on held objects reached).
-  WatchedObjects(KubeClient& client, std::string ns, FollowOptions const& opts, std::function<void()> wake,
+  WatchedObjects(KubeClient& client, std::string ns, WaitOptions const& opts, std::function<void()> wake,
                  std::function<void(std::string const&)> notice);
 
   void watch_vmis(Query selector) { vmis_ = make(api::kVirtualMachineInstances, std::move(selector)); }

@@ -7,8 +7,8 @@
 #include "disk/discover.hpp"
 #include "disk/disk.hpp"
 #include "disk/ext4_superblock.hpp"
+#include "disk/ext4_tools.hpp"
 #include "disk/grow_partition.hpp"
-#include "disk/mkfs.hpp"
 #include "disk/partition.hpp"
 #include "disk/probe.hpp"
 

@@ -193,7 +193,7 @@ TEST_CASE("cli options: --dry-run and --wait as kubectl's: a bare flag, or =valu
     CHECK(problem_of(cmd, {"-f", "s", "--dry-run=all"}) == "--dry-run: must be none, client or server");
     CHECK(problem_of(cmd, {"-f", "s", "--dry-run", "server"}) == "unexpected argument server");  // kubectl needs '='
   }
-  // (what --wait=false and --delete-data do: cli_test.cpp and kube_ops_test.cpp, through the binary and the plan)
+  // (what --wait=false and --delete-data do: cli_test.cpp and verbs_test.cpp, through the binary and the plan)
   CHECK(problem_of("delete", {"-f", "s", "--wait=false", "--delete-data"}).empty());
   CHECK(problem_of("delete", {"-f", "s", "--wait=true"}).empty());
   CHECK(problem_of("delete", {"-f", "s", "--wait"}).empty());

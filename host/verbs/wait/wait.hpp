@@ -8,13 +8,13 @@
 // the pod's `guest-console-log` container log, in which the agent's
 // readiness events appear as console lines (readiness protocol v1). When
 // that log cannot be had, the fallback is the Ready condition and the probe's
-// output in the pod's events. It reports what it learns to a FollowSink and
+// output in the pod's events. It reports what it learns to a WaitSink and
 // knows nothing about terminals; every API string it puts in a report has
 // been through terminal_safe already.
 // The parts, in host/verbs/wait/: views.* (what each object says),
 // console_log.* (the agent's events from the console log), watched_objects.*
 // (the watches the jobs share), job.* (one job's rounds), jobs.cpp (the jobs
-// and their timeouts: follow_jobs, follow_vmi), printer.* (how it is shown).
+// and their timeouts: wait_jobs, wait_vmi), printer.* (how it is shown).
 #pragma once
 
 #include "host/base/host_error.hpp"
@@ -30,9 +30,9 @@ namespace cosmicac::host {
 
 enum class Source { Vmi, DataVolume, Pod, Probe, Events };
 
-class FollowSink {
+class WaitSink {
  public:
-  virtual ~FollowSink() = default;
+  virtual ~WaitSink() = default;
   // An object's state changed (text already escaped); `what` names it.
   virtual void object(Source source, std::string const& what, std::string const& text) = 0;
   // Where agent progress comes from (or why only the Ready condition is left).
@@ -41,7 +41,7 @@ class FollowSink {
   virtual void agent(readiness::Event const& e) = 0;
 };
 
-struct FollowOptions {
+struct WaitOptions {
   std::chrono::milliseconds timeout{std::chrono::minutes(20)};
   std::chrono::milliseconds schedule_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds interval{std::chrono::seconds(5)};  // object polls
@@ -53,7 +53,7 @@ struct FollowOptions {
   std::size_t max_held_objects = 10000;
 };
 
-struct FollowResult {
+struct WaitResult {
   bool agent_reported = false;  // the console log gave the agent's ready
   std::string summary;          // "ready: container … (agent and VMI)", escaped
 };
@@ -63,13 +63,13 @@ struct FollowResult {
 // and message, escaped), a DataVolume or the VMI fails, the VMI does not
 // exist, the credentials are refused; after schedule_timeout of an
 // unschedulable pod (naming what is missing); or after timeout.
-Result<FollowResult> follow_vmi(KubeClient& client, std::string const& ns, std::string const& name,
-                                FollowOptions const& opts, FollowSink& sink);
+Result<WaitResult> wait_vmi(KubeClient& client, std::string const& ns, std::string const& name, WaitOptions const& opts,
+                            WaitSink& sink);
 
 // --- Several jobs in one command ---------------------------------------------
 // The jobs: these VMI names, or (selector non-empty) every VMI carrying the
 // tool's labels and matching the label selector when the wait starts.
-struct FollowTargets {
+struct WaitTargets {
   std::vector<std::string> names;
   std::string selector;
 };
@@ -77,14 +77,14 @@ struct FollowTargets {
 class JobsSink {
  public:
   virtual ~JobsSink() = default;
-  virtual FollowSink& job(std::string const& name) = 0;  // that job's lines
-  virtual void notice(std::string const& text) = 0;      // about all of them (said once)
-  virtual void done(std::string const& name, Result<FollowResult> const& result) = 0;
+  virtual WaitSink& job(std::string const& name) = 0;  // that job's lines
+  virtual void notice(std::string const& text) = 0;    // about all of them (said once)
+  virtual void done(std::string const& name, Result<WaitResult> const& result) = 0;
 };
 
 struct JobOutcome {
   std::string name;
-  Result<FollowResult> result;
+  Result<WaitResult> result;
 };
 
 // Follows every job on one watch per kind in the namespace (VMIs,
@@ -93,7 +93,7 @@ struct JobOutcome {
 // timeout passes: an outcome per job that finished, in the order they did
 // (with fail_fast, the rest are missing). An Error when the jobs cannot be
 // listed (-l) or none matches.
-Result<std::vector<JobOutcome>> follow_jobs(KubeClient& client, std::string const& ns, FollowTargets const& targets,
-                                            FollowOptions const& opts, JobsSink& sink);
+Result<std::vector<JobOutcome>> wait_jobs(KubeClient& client, std::string const& ns, WaitTargets const& targets,
+                                          WaitOptions const& opts, JobsSink& sink);
 
 }  // namespace cosmicac::host

@@ -3,7 +3,7 @@
 // object shapes follow the Kubernetes (Pod conditions, containerStatuses,
 // core/v1 Event, metav1.Status), KubeVirt (VMI status, launcher pod labels,
 // guest-console-log) and CDI (DataVolume phase/progress/conditions) docs.
-#include "host/verbs/wait/follow.hpp"
+#include "host/verbs/wait/wait.hpp"
 #include "host/verbs/console_tail.hpp"
 #include "host/verbs/list.hpp"
 #include "host/verbs/wait/views.hpp"
@@ -151,7 +151,7 @@ Event unready_after_ready() {
                   Phase::Failed);
 }
 
-struct Collected : FollowSink {
+struct Collected : WaitSink {
   std::mutex mu;
   std::vector<std::string> objects, sources;
   std::vector<Event> events;
@@ -176,11 +176,11 @@ struct Collected : FollowSink {
   }
 };
 
-FollowOptions fast() { return {.timeout = 20s, .schedule_timeout = 5min, .interval = 50ms, .reconnect_delay = 50ms}; }
+WaitOptions fast() { return {.timeout = 20s, .schedule_timeout = 5min, .interval = 50ms, .reconnect_delay = 50ms}; }
 
 }  // namespace
 
-TEST_CASE("follow: a fresh boot — the agent's steps from the console log, ok once agent ready AND VMI Ready") {
+TEST_CASE("wait: a fresh boot — the agent's steps from the console log, ok once agent ready AND VMI Ready") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready()});
   s.append_log(kPodName, "guest-console-log", "[    0.000000] Linux version 6.1.0\n");
@@ -196,7 +196,7 @@ TEST_CASE("follow: a fresh boot — the agent's steps from the console log, ok o
     std::this_thread::sleep_for(300ms);
     s.script_status(kVmi, {ready()});
   });
-  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
   agent.join();
   if (!r) FAIL(r.error().message);
   CHECK(r->agent_reported);
@@ -222,19 +222,19 @@ TEST_CASE("follow: a fresh boot — the agent's steps from the console log, ok o
   CHECK(followed);
 }
 
-TEST_CASE("follow: the VMI Ready alone is not enough while the console log is followed") {
+TEST_CASE("wait: the VMI Ready alone is not enough while the console log is followed") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {ready()});
   KubeClient client(access_to(s));
   Collected sink;
   auto opts = fast();
   opts.timeout = 1500ms;
-  auto r = follow_vmi(client, "cosmic-ac", "job", opts, sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", opts, sink);
   REQUIRE_FALSE(r);
   CHECK(r.error().message.find("did not become ready within 1s") != std::string::npos);
 }
 
-TEST_CASE("follow: a pod with the launcher's labels that the VMI does not list in activePods is not adopted") {
+TEST_CASE("wait: a pod with the launcher's labels that the VMI does not list in activePods is not adopted") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready()});
   // Anyone who may create a pod in the namespace: the launcher's labels, an
@@ -258,7 +258,7 @@ TEST_CASE("follow: a pod with the launcher's labels that the VMI does not list i
   });
   KubeClient client(access_to(s));
   Collected sink;
-  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
   kubevirt.join();
   if (!r) FAIL(r.error().message);
   CHECK(r->agent_reported);
@@ -268,7 +268,7 @@ TEST_CASE("follow: a pod with the launcher's labels that the VMI does not list i
   for (auto const& q : s.requests()) CHECK(q.find("zzzzz/log") == std::string::npos);
 }
 
-TEST_CASE("follow: is_launcher_of needs the pod's uid in the VMI's activePods and the VMI as its controller") {
+TEST_CASE("wait: is_launcher_of needs the pod's uid in the VMI's activePods and the VMI as its controller") {
   VmiView vmi;
   vmi.uid = kUid;
   vmi.active_pods = {kPodUid};
@@ -286,7 +286,7 @@ TEST_CASE("follow: is_launcher_of needs the pod's uid in the VMI's activePods an
         std::vector<std::string>{kPodUid});
 }
 
-TEST_CASE("follow: the agent's failure ends the wait within seconds, with reason and escaped message") {
+TEST_CASE("wait: the agent's failure ends the wait within seconds, with reason and escaped message") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready()});
   KubeClient client(access_to(s));
@@ -302,7 +302,7 @@ TEST_CASE("follow: the agent's failure ends the wait within seconds, with reason
   });
   // The first poll finds the pod before the console starts: give it one more poll.
   s.put(kPod, launcher_pod(true));
-  auto r = follow_vmi(client, "cosmic-ac", "job", opts, sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", opts, sink);
   auto ended = std::chrono::steady_clock::now();
   agent.join();
   REQUIRE_FALSE(r);
@@ -311,7 +311,7 @@ TEST_CASE("follow: the agent's failure ends the wait within seconds, with reason
   CHECK(ended - reported < 10s);
 }
 
-TEST_CASE("follow: a job that failed after ready — ready, then the ready step's failure — is failed, not ready") {
+TEST_CASE("wait: a job that failed after ready — ready, then the ready step's failure — is failed, not ready") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready()});  // its probe failed: KubeVirt turned it not Ready
   s.append_log(kPodName, "guest-console-log", agent_line(agent_ready()));
@@ -319,7 +319,7 @@ TEST_CASE("follow: a job that failed after ready — ready, then the ready step'
   s.append_log(kPodName, "guest-console-log", agent_line(unready_after_ready()));
   KubeClient client(access_to(s));
   Collected sink;
-  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
   REQUIRE_FALSE(r);
   CHECK(r.error().kind == Errc::Failed);
   CHECK(r.error().message ==
@@ -331,7 +331,7 @@ TEST_CASE("follow: a job that failed after ready — ready, then the ready step'
   cluster(still, {ready()});
   still.append_log(kPodName, "guest-console-log", agent_line(agent_ready()) + agent_line(unready_after_ready()));
   KubeClient client2(access_to(still));
-  auto r2 = follow_vmi(client2, "cosmic-ac", "job", fast(), sink);
+  auto r2 = wait_vmi(client2, "cosmic-ac", "job", fast(), sink);
   REQUIRE_FALSE(r2);
   CHECK(r2.error().message.rfind("failed after ready: reason=container-unready step=ready", 0) == 0);
   // A failure before ready says the bootstrap failed, as it always did.
@@ -413,7 +413,7 @@ std::string forged_file_name(std::string const& boot) {
 
 }  // namespace
 
-TEST_CASE("follow: an earlier boot's failure in the same launcher pod's console ends no wait whose new boot is ready") {
+TEST_CASE("wait: an earlier boot's failure in the same launcher pod's console ends no wait whose new boot is ready") {
   std::string const a = "aaaaaaaa-4b5a-6978-8796-a5b4c3d2e1f0", b = "bbbbbbbb-4b5a-6978-8796-a5b4c3d2e1f0";
   auto const config = in_phase(readiness::started(Step::Config), Phase::Running);
   std::string const boot_a = run_line(config, 1, a, 1000) + run_line(agent_failed(Reason::Auth, "401"), 2, a, 2000);
@@ -425,7 +425,7 @@ TEST_CASE("follow: an earlier boot's failure in the same launcher pod's console 
                      run_line(agent_ready(), 2, b, 6000));
     KubeClient client(access_to(s));
     Collected sink;
-    auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+    auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
     if (!r) FAIL(r.error().message);
     CHECK(r->agent_reported);
     for (auto const& e : sink.events) CHECK(e.boot_id == b);  // boot A's lines are not shown either
@@ -439,7 +439,7 @@ TEST_CASE("follow: an earlier boot's failure in the same launcher pod's console 
                      run_line(config, 1, b, 26000) + run_line(agent_ready(), 2, b, 27000));
     KubeClient client(access_to(s));
     Collected sink;
-    auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+    auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
     if (!r) FAIL(r.error().message);
     CHECK(r->agent_reported);
   }
@@ -451,13 +451,13 @@ TEST_CASE("follow: an earlier boot's failure in the same launcher pod's console 
                      run_line(agent_failed(Reason::Auth, "401 from ghcr.io"), 2, b, 6000));
     KubeClient client(access_to(s));
     Collected sink;
-    auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+    auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
     REQUIRE_FALSE(r);
     CHECK(r.error().message == "bootstrap failed: reason=auth step=login message=\"401 from ghcr.io\"");
   }
 }
 
-TEST_CASE("follow: a process that faults in a file named like an agent event — wait, list and get take nothing") {
+TEST_CASE("wait: a process that faults in a file named like an agent event — wait, list and get take nothing") {
   std::string const boot = "4d9e0c1b-2f3a-4b5c-8d7e-0123456789ab";
   auto const config = in_phase(readiness::started(Step::Config), Phase::Running);
   std::string const agent = run_line(config, 1, boot, 1767225600000) + run_line(agent_ready(), 2, boot, 1767225601000);
@@ -477,7 +477,7 @@ TEST_CASE("follow: a process that faults in a file named like an agent event —
     s.append_log(kPodName, "guest-console-log", attack);
     s.script_status(kVmi, {ready()});
   });
-  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
   guest.join();
   if (!r) FAIL(r.error().message);
   CHECK(r->summary == "ready: container inference 0123456789ab (agent ready, VMI Ready)");
@@ -571,11 +571,11 @@ TEST_CASE("wait printer: a grown data disk's progress (from → to) and its refu
       "partition; nothing written\"");
 }
 
-TEST_CASE("follow: a VMI that does not exist ends the wait at once (NotFound)") {
+TEST_CASE("wait: a VMI that does not exist ends the wait at once (NotFound)") {
   test::ApiServerStandIn s("Bearer good-token");
   KubeClient client(access_to(s));
   Collected sink;
-  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
   REQUIRE_FALSE(r);
   CHECK(r.error().message ==
         "VirtualMachineInstance cosmic-ac/job does not exist (HTTP 404 NotFound: virtualmachineinstances.kubevirt.io "
@@ -583,19 +583,19 @@ TEST_CASE("follow: a VMI that does not exist ends the wait at once (NotFound)") 
   CHECK(s.requests().size() <= 4);  // the VMI and VM lists, and perhaps the watches begun after them
 }
 
-TEST_CASE("follow: a Failed VMI ends the wait at once, with its conditions' messages") {
+TEST_CASE("wait: a Failed VMI ends the wait at once, with its conditions' messages") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s,
           {vmi_status("Failed", json::array({condition("Ready", "False", "PodTerminating", "virt-launcher exited")}))});
   KubeClient client(access_to(s));
   Collected sink;
-  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
   REQUIRE_FALSE(r);
   CHECK(r.error().message.find("reached phase Failed and will never become ready (phase=Failed Ready=False "
                                "(PodTerminating: virt-launcher exited))") != std::string::npos);
 }
 
-TEST_CASE("follow: DataVolume import progress is shown, and its failure ends the wait at once") {
+TEST_CASE("wait: DataVolume import progress is shown, and its failure ends the wait at once") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready()});
   json importing{{"phase", "ImportInProgress"},
@@ -617,7 +617,7 @@ TEST_CASE("follow: DataVolume import progress is shown, and its failure ends the
     std::this_thread::sleep_for(300ms);
     s.put(kDv, {{"kind", "DataVolume"}, {"metadata", {{"name", "job-root"}}}, {"status", failed}});
   });
-  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
   cdi.join();
   REQUIRE_FALSE(r);
   CHECK(sink.saw("DataVolume cosmic-ac/job-root: phase=ImportInProgress 45.20% Ready=False (TransferRunning)"));
@@ -627,7 +627,7 @@ TEST_CASE("follow: DataVolume import progress is shown, and its failure ends the
       "source: expected status code 200, got 404. Status: 404 Not Found)");
 }
 
-TEST_CASE("follow: unschedulable beyond --schedule-timeout exits naming what is missing") {
+TEST_CASE("wait: unschedulable beyond --schedule-timeout exits naming what is missing") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {vmi_status("Scheduling", json::array({condition("Ready", "False", "PodNotReady")}))});
   std::string const why =
@@ -640,13 +640,13 @@ TEST_CASE("follow: unschedulable beyond --schedule-timeout exits naming what is 
   Collected sink;
   auto opts = fast();
   opts.schedule_timeout = 500ms;
-  auto r = follow_vmi(client, "cosmic-ac", "job", opts, sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", opts, sink);
   REQUIRE_FALSE(r);
   CHECK(r.error().message == "VirtualMachineInstance cosmic-ac/job could not be scheduled for 0s: " + why);
   CHECK(sink.saw("pod cosmic-ac/virt-launcher-job-x7k2q: phase=Pending PodScheduled=False (Unschedulable: 0/4 nodes"));
 }
 
-TEST_CASE("follow: launcher image problems are shown") {
+TEST_CASE("wait: launcher image problems are shown") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {vmi_status("Scheduled", json::array({condition("Ready", "False", "PodNotReady")}))});
   s.put(kPod,
@@ -665,14 +665,14 @@ TEST_CASE("follow: launcher image problems are shown") {
   Collected sink;
   auto opts = fast();
   opts.timeout = 500ms;
-  auto r = follow_vmi(client, "cosmic-ac", "job", opts, sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", opts, sink);
   REQUIRE_FALSE(r);
   CHECK(
       sink.saw("container compute waiting (ImagePullBackOff: Back-off pulling image "
                "\\\"quay.io/kubevirt/virt-launcher:v1.7.0\\\")"));
 }
 
-TEST_CASE("follow: no guest-console-log container → falls back to Ready and the probe's output in the pod's events") {
+TEST_CASE("wait: no guest-console-log container → falls back to Ready and the probe's output in the pod's events") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready(), not_ready(), not_ready(), ready()}, /*with_console=*/false);
   auto event = [](std::string name, std::string message, std::string at) {
@@ -697,7 +697,7 @@ TEST_CASE("follow: no guest-console-log container → falls back to Ready and th
                                                                 {"lastTimestamp", "2026-01-01T00:03:00Z"}});
   KubeClient client(access_to(s));
   Collected sink;
-  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
   if (!r) FAIL(r.error().message);
   CHECK_FALSE(r->agent_reported);
   CHECK(r->summary == "ready: VirtualMachineInstance cosmic-ac/job is Ready (Ready condition only)");
@@ -707,14 +707,14 @@ TEST_CASE("follow: no guest-console-log container → falls back to Ready and th
   CHECK_FALSE(sink.saw("Readiness probe failed: starting"));
 }
 
-TEST_CASE("follow: pods/log refused (RBAC) or pods not listable → the fallback, saying why") {
+TEST_CASE("wait: pods/log refused (RBAC) or pods not listable → the fallback, saying why") {
   {
     test::ApiServerStandIn s("Bearer good-token");
     cluster(s, {not_ready(), not_ready(), not_ready(), not_ready(), ready()});
     s.refuse_log(kPodName, 403);
     KubeClient client(access_to(s));
     Collected sink;
-    auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+    auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
     if (!r) FAIL(r.error().message);
     CHECK(sink.saw("reading pods/log of virt-launcher-job-x7k2q was refused (HTTP 403 Forbidden"));
     CHECK(sink.saw("following the VMI's Ready condition"));
@@ -725,14 +725,14 @@ TEST_CASE("follow: pods/log refused (RBAC) or pods not listable → the fallback
     s.deny("GET", "/api/v1/namespaces/cosmic-ac/pods");
     KubeClient client(access_to(s));
     Collected sink;
-    auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+    auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
     if (!r) FAIL(r.error().message);
     CHECK(sink.saw("listing pods was refused (HTTP 403 Forbidden"));
   }
 }
 
 TEST_CASE(
-    "follow: a console log that stays unreadable (the API server cannot reach the kubelet) → said once, then the "
+    "wait: a console log that stays unreadable (the API server cannot reach the kubelet) → said once, then the "
     "fallback") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready(), not_ready(), not_ready(), ready()});
@@ -745,7 +745,7 @@ TEST_CASE(
   Collected sink;
   auto opts = fast();
   opts.timeout = 10s;  // the old follower asked once a second until this ran out
-  auto r = follow_vmi(client, "cosmic-ac", "job", opts, sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", opts, sink);
   if (!r) FAIL(r.error().message);
   CHECK_FALSE(r->agent_reported);
   CHECK(r->summary == "ready: VirtualMachineInstance cosmic-ac/job is Ready (Ready condition only)");
@@ -763,7 +763,7 @@ TEST_CASE(
   CHECK(said == 1);
 }
 
-TEST_CASE("follow: a dropped log stream is resumed with sinceTime and repeats nothing") {
+TEST_CASE("wait: a dropped log stream is resumed with sinceTime and repeats nothing") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready()});
   s.append_log(kPodName, "guest-console-log", agent_line(in_phase(readiness::started(Step::Config), Phase::Running)));
@@ -777,7 +777,7 @@ TEST_CASE("follow: a dropped log stream is resumed with sinceTime and repeats no
     s.append_log(kPodName, "guest-console-log", agent_line(agent_ready()));
     s.script_status(kVmi, {ready()});
   });
-  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
   agent.join();
   if (!r) FAIL(r.error().message);
   REQUIRE(sink.events.size() == 3);  // config, disk, ready: once each
@@ -791,7 +791,7 @@ TEST_CASE("follow: a dropped log stream is resumed with sinceTime and repeats no
   CHECK(resumed);
 }
 
-TEST_CASE("follow: a guest line over 64 KiB keeps the line framing: a timestamp inside it never becomes sinceTime") {
+TEST_CASE("wait: a guest line over 64 KiB keeps the line framing: a timestamp inside it never becomes sinceTime") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready()});
   s.append_log(kPodName, "guest-console-log", agent_line(in_phase(readiness::started(Step::Config), Phase::Running)));
@@ -811,7 +811,7 @@ TEST_CASE("follow: a guest line over 64 KiB keeps the line framing: a timestamp 
     s.append_log(kPodName, "guest-console-log", agent_line(agent_ready()));
     s.script_status(kVmi, {ready()});
   });
-  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
   guest.join();
   if (!r) FAIL(r.error().message);  // a resume after 2099 would never see the agent's ready
   CHECK(r->agent_reported);
@@ -822,7 +822,7 @@ TEST_CASE("follow: a guest line over 64 KiB keeps the line framing: a timestamp 
   for (auto const& t : since) CHECK(t.rfind("2099", 0) != 0);
 }
 
-TEST_CASE("follow: a name from an API answer with ../ or ? is refused, naming its field; no request goes elsewhere") {
+TEST_CASE("wait: a name from an API answer with ../ or ? is refused, naming its field; no request goes elsewhere") {
   std::string const pods = "/api/v1/namespaces/cosmic-ac/pods";
   for (std::string bad : {"../../secrets/ghcr-pull-cred", "x?container=compute&ignored="}) {
     DYNAMIC_SECTION("the launcher pod's name in the pod list: " << bad) {
@@ -833,9 +833,9 @@ TEST_CASE("follow: a name from an API answer with ../ or ? is refused, naming it
       s.put(kPod, pod);  // listed under its path; its name is what the list says
       KubeClient client(access_to(s));
       Collected sink;
-      FollowOptions o = fast();
+      WaitOptions o = fast();
       o.timeout = 3s;
-      auto r = follow_vmi(client, "cosmic-ac", "job", o, sink);
+      auto r = wait_vmi(client, "cosmic-ac", "job", o, sink);
       REQUIRE_FALSE(r);
       CHECK(r.error().message.find(
                 "metadata.name of the launcher pod (pods list) of VirtualMachineInstance cosmic-ac/job") == 0);
@@ -856,9 +856,9 @@ TEST_CASE("follow: a name from an API answer with ../ or ? is refused, naming it
       s.put(kVmi, vmi);
       KubeClient client(access_to(s));
       Collected sink;
-      FollowOptions o = fast();
+      WaitOptions o = fast();
       o.timeout = 3s;
-      auto r = follow_vmi(client, "cosmic-ac", "job", o, sink);
+      auto r = wait_vmi(client, "cosmic-ac", "job", o, sink);
       REQUIRE_FALSE(r);
       CHECK(r.error().message.find("spec.volumes[].dataVolume.name of VirtualMachineInstance cosmic-ac/job") == 0);
       std::string const vmis(kVmi, std::string_view(kVmi).rfind('/'));
@@ -874,30 +874,30 @@ TEST_CASE("follow: a name from an API answer with ../ or ? is refused, naming it
   }
 }
 
-TEST_CASE("follow: 503s from the API server are ridden out") {
+TEST_CASE("wait: 503s from the API server are ridden out") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {ready()}, /*with_console=*/false);
   s.fail_next(503, 2);
   KubeClient client(access_to(s));
   Collected sink;
-  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
   if (!r) FAIL(r.error().message);
   CHECK(
       sink.saw("VirtualMachineInstance cosmic-ac/job: HTTP 503 ServiceUnavailable: stand-in: scripted failure from the "
                "API server"));
 }
 
-TEST_CASE("follow: refused credentials on the VMI are an auth error") {
+TEST_CASE("wait: refused credentials on the VMI are an auth error") {
   test::ApiServerStandIn s("Bearer other");
   KubeClient client(access_to(s));
   Collected sink;
-  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
   REQUIRE_FALSE(r);
   CHECK(r.error().kind == Errc::Unauthorized);
   CHECK(r.error().message.find("HTTP 401 Unauthorized") != std::string::npos);
 }
 
-TEST_CASE("follow: view functions read KubeVirt/CDI shapes; API text is escaped") {
+TEST_CASE("wait: view functions read KubeVirt/CDI shapes; API text is escaped") {
   auto v = view_vmi(json{{"status",
                           {{"phase", "Running"},
                            {"conditions", json::array({condition("Ready", "False", "Guest\x1b[2J",
@@ -914,7 +914,7 @@ TEST_CASE("follow: view functions read KubeVirt/CDI shapes; API text is escaped"
       std::optional<std::string>("Readiness probe failed: failed reason=auth\\r\\x07"));
 }
 
-TEST_CASE("follow: the events fallback reads a probe failure that client-go combined from similar events, unprefixed") {
+TEST_CASE("wait: the events fallback reads a probe failure that client-go combined from similar events, unprefixed") {
   // The kubelet's event correlator (client-go tools/record, events_cache.go):
   // past 10 similar events in 10 minutes it posts the newest one's message
   // behind "(combined from similar events): ", as one event counted on.
@@ -1007,7 +1007,7 @@ TEST_CASE("wait printer: a terminal gets one updating line; a pipe one line per 
 
 // Every request `wait` makes is granted by host/rbac/role.yaml (and nothing
 // it makes needs more): the Role is the least that the follower needs.
-TEST_CASE("follow: host/rbac/role.yaml grants exactly the requests wait makes") {
+TEST_CASE("wait: host/rbac/role.yaml grants exactly the requests wait makes") {
   std::set<std::string> granted;  // "group|resource|verb"
   std::string text = test::read_text(COSMICAC_SOURCE_DIR "/host/rbac/role.yaml");
   for (std::size_t pos = 0; pos < text.size();) {
@@ -1049,7 +1049,7 @@ TEST_CASE("follow: host/rbac/role.yaml grants exactly the requests wait makes") 
     s.append_log(kPodName, "guest-console-log", agent_line(agent_ready()));
     KubeClient client(access_to(s));
     Collected sink;
-    REQUIRE(follow_vmi(client, "cosmic-ac", "job", fast(), sink));
+    REQUIRE(wait_vmi(client, "cosmic-ac", "job", fast(), sink));
     for (auto const& q : s.requests()) {
       used.insert(needed(q));
       CHECK(granted.count(needed(q)) == 1);
@@ -1232,13 +1232,13 @@ std::string vmi_path(std::string const& name) {
 struct JobsCollected : JobsSink {
   std::map<std::string, std::unique_ptr<Collected>> jobs;
   std::vector<std::string> notices;
-  FollowSink& job(std::string const& name) override {
+  WaitSink& job(std::string const& name) override {
     auto& c = jobs[name];
     if (!c) c = std::make_unique<Collected>();
     return *c;
   }
   void notice(std::string const& text) override { notices.push_back(text); }
-  void done(std::string const&, host::Result<FollowResult> const&) override {}
+  void done(std::string const&, host::Result<WaitResult> const&) override {}
 };
 
 // Requests of a wait for n jobs that become Ready after a few looks.
@@ -1252,8 +1252,8 @@ std::size_t requests_for(int n) {
   }
   KubeClient client(access_to(s));
   JobsCollected sink;
-  FollowTargets targets{.names = names, .selector = {}};
-  auto outcomes = follow_jobs(client, "cosmic-ac", targets, fast(), sink);
+  WaitTargets targets{.names = names, .selector = {}};
+  auto outcomes = wait_jobs(client, "cosmic-ac", targets, fast(), sink);
   REQUIRE(outcomes);
   CHECK(outcomes->size() == static_cast<std::size_t>(n));
   for (auto const& o : *outcomes) CHECK(o.result);
@@ -1262,7 +1262,7 @@ std::size_t requests_for(int n) {
 
 }  // namespace
 
-TEST_CASE("follow: several jobs share one watch per kind: requests for 20 jobs are no more than twice those for 1") {
+TEST_CASE("wait: several jobs share one watch per kind: requests for 20 jobs are no more than twice those for 1") {
   auto const one = requests_for(1);
   auto const twenty = requests_for(20);
   INFO("1 job: " << one << " requests, 20 jobs: " << twenty);
@@ -1270,7 +1270,7 @@ TEST_CASE("follow: several jobs share one watch per kind: requests for 20 jobs a
   CHECK(twenty <= 2 * one);
 }
 
-TEST_CASE("follow: a dropped watch is resumed and repeats no change") {
+TEST_CASE("wait: a dropped watch is resumed and repeats no change") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready()});
   KubeClient client(access_to(s));
@@ -1283,7 +1283,7 @@ TEST_CASE("follow: a dropped watch is resumed and repeats no change") {
     s.append_log(kPodName, "guest-console-log", agent_line(agent_ready()));
     s.script_status(kVmi, {ready()});
   });
-  auto r = follow_vmi(client, "cosmic-ac", "job", fast(), sink);
+  auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
   dropper.join();
   REQUIRE(r);
   std::set<std::string> unique(sink.objects.begin(), sink.objects.end());
@@ -1394,7 +1394,7 @@ TEST_CASE("watch: a flooded namespace is held within max_objects and only the fi
         "them?)");
 }
 
-TEST_CASE("follow: held_fields keeps what wait reads: the VMI's DataVolumes, the pod's controller and containers") {
+TEST_CASE("wait: held_fields keeps what wait reads: the VMI's DataVolumes, the pod's controller and containers") {
   json vmi = labelled_vmi("job");
   vmi["metadata"]["annotations"] = {{"a", "b"}};
   vmi["spec"]["volumes"] = json::array(
@@ -1414,7 +1414,7 @@ TEST_CASE("follow: held_fields keeps what wait reads: the VMI's DataVolumes, the
         R"([{"controller":true,"kind":"VirtualMachineInstance","uid":"u"}])");
 }
 
-TEST_CASE("follow: jobs that become ready in a flooded namespace are reported ready, the cap said") {
+TEST_CASE("wait: jobs that become ready in a flooded namespace are reported ready, the cap said") {
   test::ApiServerStandIn s("Bearer good-token");
   for (int i = 0; i < 200; ++i) s.put("/api/v1/namespaces/cosmic-ac/pods/flood-" + std::to_string(i), flood_pod(i));
   std::vector<std::string> names;
@@ -1425,9 +1425,9 @@ TEST_CASE("follow: jobs that become ready in a flooded namespace are reported re
   }
   KubeClient client(access_to(s));
   JobsCollected sink;
-  FollowOptions opts = fast();
+  WaitOptions opts = fast();
   opts.max_held_objects = 50;
-  auto outcomes = follow_jobs(client, "cosmic-ac", FollowTargets{.names = names, .selector = {}}, opts, sink);
+  auto outcomes = wait_jobs(client, "cosmic-ac", WaitTargets{.names = names, .selector = {}}, opts, sink);
   REQUIRE(outcomes);
   REQUIRE(outcomes->size() == 3);
   for (auto const& o : *outcomes) CHECK(o.result);
@@ -1436,7 +1436,7 @@ TEST_CASE("follow: jobs that become ready in a flooded namespace are reported re
   CHECK(said);
 }
 
-TEST_CASE("follow: whether a VirtualMachine starts a new VMI, by KubeVirt's run-strategy rules") {
+TEST_CASE("wait: whether a VirtualMachine starts a new VMI, by KubeVirt's run-strategy rules") {
   auto vm = [](std::string const& strategy, std::string const& printable = "", bool deleting = false) {
     json o = {{"metadata", {{"name", "job"}}}, {"spec", {{"runStrategy", strategy}}}};
     if (!printable.empty()) o["status"]["printableStatus"] = printable;

@@ -1,4 +1,4 @@
-#include "disk/mkfs.hpp"
+#include "disk/ext4_tools.hpp"
 
 #include "common/process.hpp"
 #include "disk/facts.hpp"

@@ -1,4 +1,4 @@
-#include "disk/mkfs.hpp"
+#include "disk/ext4_tools.hpp"
 #include "disk/facts.hpp"
 #include "disk/probe.hpp"
 #include "test_images.hpp"

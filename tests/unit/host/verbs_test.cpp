@@ -90,7 +90,7 @@ struct Said {
 }  // namespace
 
 TEST_CASE(
-    "kube_ops: apply — PVC server-side applied, VMI created, then what it owns; fieldManager and Strict on every "
+    "verbs: apply — PVC server-side applied, VMI created, then what it owns; fieldManager and Strict on every "
     "write") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
@@ -125,8 +125,7 @@ TEST_CASE(
   CHECK(res->back().applied["metadata"]["name"] == "llama-70b-0-userdata");
 }
 
-TEST_CASE(
-    "kube_ops: the root DataVolume and the user-data Secret are owned by the VMI (its uid); the data PVC is not") {
+TEST_CASE("verbs: the root DataVolume and the user-data Secret are owned by the VMI (its uid); the data PVC is not") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   REQUIRE(apply_objects(client, render_manifests(example()), fast_apply(), quiet));
@@ -143,7 +142,7 @@ TEST_CASE(
   CHECK(secret["stringData"]["userdata"].get<std::string>().rfind("#cloud-config\n", 0) == 0);
 }
 
-TEST_CASE("kube_ops: apply again — unchanged VMI, PVC and DataVolume server-side applied, Secret kept unread") {
+TEST_CASE("verbs: apply again — unchanged VMI, PVC and DataVolume server-side applied, Secret kept unread") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   auto objs = render_manifests(example());
@@ -171,7 +170,7 @@ TEST_CASE("kube_ops: apply again — unchanged VMI, PVC and DataVolume server-si
   CHECK(server.requests().size() - before == 6);  // GET VMI, PVC, DV; PATCH PVC, DV; POST Secret (409)
 }
 
-TEST_CASE("kube_ops: a VMI whose spec differs is not touched: the fields are listed, the error says --recreate") {
+TEST_CASE("verbs: a VMI whose spec differs is not touched: the fields are listed, the error says --recreate") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   auto spec = example();
@@ -189,7 +188,7 @@ TEST_CASE("kube_ops: a VMI whose spec differs is not touched: the fields are lis
   CHECK(server.get(std::string(kVmiPath) + "/llama-70b-0")["spec"]["domain"]["cpu"]["cores"] == 64);
 }
 
-TEST_CASE("kube_ops: server defaults and canonical quantities are not differences; a changed root image is") {
+TEST_CASE("verbs: server defaults and canonical quantities are not differences; a changed root image is") {
   auto objs = render_manifests(example());
   json vmi = objs[2];
   REQUIRE(vmi["kind"] == "VirtualMachineInstance");
@@ -208,7 +207,7 @@ TEST_CASE("kube_ops: server defaults and canonical quantities are not difference
         std::vector<std::string>{"spec.source.registry.url"});
 }
 
-TEST_CASE("kube_ops: --recreate deletes the differing VMI and what it owns, waits until gone, creates it again") {
+TEST_CASE("verbs: --recreate deletes the differing VMI and what it owns, waits until gone, creates it again") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   auto spec = example();
@@ -239,7 +238,7 @@ TEST_CASE("kube_ops: --recreate deletes the differing VMI and what it owns, wait
   CHECK(std::count(del, post, "GET " + vmi_path) >= 1);  // until 404
 }
 
-TEST_CASE("kube_ops: 422 on the VMI rolls back what this run created (not what existed) and names the cause") {
+TEST_CASE("verbs: 422 on the VMI rolls back what this run created (not what existed) and names the cause") {
   test::ApiServerStandIn server("Bearer good-token");
   // A data PVC from before this run stays; the DataVolume does not exist yet.
   server.refuse_invalid("POST", kVmiPath,
@@ -272,7 +271,7 @@ TEST_CASE("kube_ops: 422 on the VMI rolls back what this run created (not what e
   CHECK(res2.error().message.find("deleted what this run had created") == std::string::npos);
 }
 
-TEST_CASE("kube_ops: when the Secret cannot be created, what this run created is deleted again and said") {
+TEST_CASE("verbs: when the Secret cannot be created, what this run created is deleted again and said") {
   test::ApiServerStandIn server("Bearer good-token");
   server.deny("POST", kSecretPath);
   KubeClient client(access_to(server));
@@ -291,7 +290,7 @@ TEST_CASE("kube_ops: when the Secret cannot be created, what this run created is
   CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data deleted (created by this run, which failed)"));
 }
 
-TEST_CASE("kube_ops: --dry-run=server sends dryRun=All on every write and changes nothing") {
+TEST_CASE("verbs: --dry-run=server sends dryRun=All on every write and changes nothing") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   ApplyOptions opts = fast_apply();
@@ -314,7 +313,7 @@ TEST_CASE("kube_ops: --dry-run=server sends dryRun=All on every write and change
 }
 
 TEST_CASE(
-    "kube_ops: the data PVC grows once bound (server-side apply); a shrink, an unbound claim and a class without "
+    "verbs: the data PVC grows once bound (server-side apply); a shrink, an unbound claim and a class without "
     "expansion are refused before any write") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
@@ -350,7 +349,7 @@ TEST_CASE(
   CHECK(storage() == "4Ti");
 }
 
-TEST_CASE("kube_ops: apply waits for a VMI being deleted, then creates it anew; past --timeout it refuses, naming it") {
+TEST_CASE("verbs: apply waits for a VMI being deleted, then creates it anew; past --timeout it refuses, naming it") {
   auto spec = example();
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
@@ -379,7 +378,7 @@ TEST_CASE("kube_ops: apply waits for a VMI being deleted, then creates it anew; 
   CHECK_FALSE(server.get(vmi)["metadata"].contains("deletionTimestamp"));
 }
 
-TEST_CASE("kube_ops: a field another manager owns is a conflict naming it; --force-conflicts takes it") {
+TEST_CASE("verbs: a field another manager owns is a conflict naming it; --force-conflicts takes it") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   auto objs = render_manifests(example());
@@ -409,7 +408,7 @@ TEST_CASE("kube_ops: a field another manager owns is a conflict naming it; --for
                        "/llama-70b-0-data?fieldManager=cosmicac-vmi&fieldValidation=Strict&force=true") == 1);
 }
 
-TEST_CASE("kube_ops: delete is foreground and waits until every object is 404; --wait=false returns at once") {
+TEST_CASE("verbs: delete is foreground and waits until every object is 404; --wait=false returns at once") {
   auto spec = example();
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
@@ -454,7 +453,7 @@ TEST_CASE("kube_ops: delete is foreground and waits until every object is 404; -
   CHECK_FALSE(stuck.has(vmi));
 }
 
-TEST_CASE("kube_ops: a client dry run reaching the verbs is refused before any request (it would write for real)") {
+TEST_CASE("verbs: a client dry run reaching the verbs is refused before any request (it would write for real)") {
   auto spec = example();
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
@@ -473,8 +472,7 @@ TEST_CASE("kube_ops: a client dry run reaching the verbs is refused before any r
   CHECK_FALSE(server.get(std::string(kVmiPath) + "/llama-70b-0")["metadata"].contains("deletionTimestamp"));
 }
 
-TEST_CASE(
-    "kube_ops: delete --dry-run=server deletes nothing, --delete-data included (dryRun in the DeleteOptions body)") {
+TEST_CASE("verbs: delete --dry-run=server deletes nothing, --delete-data included (dryRun in the DeleteOptions body)") {
   // kube-apiserver reads DeleteOptions from the body when there is one and then
   // ignores the query: a `?dryRun=All` beside a body deleted for real.
   auto spec = example();
@@ -541,7 +539,7 @@ TEST_CASE("stand-in: like kube-apiserver — AlreadyExists while terminating, St
           ->status == 201);
 }
 
-TEST_CASE("kube_ops: the rendered objects pass the stand-in's Strict validation against the KubeVirt/CDI schemas") {
+TEST_CASE("verbs: the rendered objects pass the stand-in's Strict validation against the KubeVirt/CDI schemas") {
   test::ApiServerStandIn server("Bearer good-token");
   static auto const kv = test::SwaggerValidator::load(test::schemas_dir() + "/kubevirt-v1.7.0-swagger.json");
   static auto const cdi = test::SwaggerValidator::load(test::schemas_dir() + "/cdi-v1.62.0-swagger.json");
@@ -552,7 +550,7 @@ TEST_CASE("kube_ops: the rendered objects pass the stand-in's Strict validation 
   if (!res) FAIL(res.error().message);
 }
 
-TEST_CASE("kube_ops: list and get — rows from the VMIs (terminal-safe), the managed-by selector, a table") {
+TEST_CASE("verbs: list and get — rows from the VMIs (terminal-safe), the managed-by selector, a table") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   REQUIRE(apply_objects(client, render_manifests(example()), fast_apply(), quiet));
@@ -593,7 +591,7 @@ TEST_CASE("kube_ops: list and get — rows from the VMIs (terminal-safe), the ma
 // Every request apply, delete, list and get make is granted by
 // host/rbac/role.yaml, and the Role grants no get/patch on secrets.
 TEST_CASE(
-    "kube_ops: host/rbac/role.yaml grants every request of apply, delete, list, get — and nothing on Secrets' data") {
+    "verbs: host/rbac/role.yaml grants every request of apply, delete, list, get — and nothing on Secrets' data") {
   std::set<std::string> granted;  // "group|resource|verb"
   std::string text = test::read_text(COSMICAC_SOURCE_DIR "/host/rbac/role.yaml");
   for (std::size_t pos = 0; pos < text.size();) {
@@ -677,7 +675,7 @@ TEST_CASE(
   CHECK(used.count("|pods/log|get") == 1);
 }
 
-TEST_CASE("kube_ops: a wrong token is 401 → an auth error naming the call") {
+TEST_CASE("verbs: a wrong token is 401 → an auth error naming the call") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server, "stale-token"));
   Said said;
@@ -689,7 +687,7 @@ TEST_CASE("kube_ops: a wrong token is 401 → an auth error naming the call") {
   CHECK(server.authorizations().at(0) == "Bearer stale-token");
 }
 
-TEST_CASE("kube_ops: no credentials at all → 401 from a server that wants them") {
+TEST_CASE("verbs: no credentials at all → 401 from a server that wants them") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server, ""));
   auto res = apply_objects(client, render_manifests(example()), fast_apply(), quiet);
@@ -698,7 +696,7 @@ TEST_CASE("kube_ops: no credentials at all → 401 from a server that wants them
   CHECK(server.authorizations().at(0).empty());
 }
 
-TEST_CASE("kube_ops: basic authentication is sent when the kubeconfig has a username") {
+TEST_CASE("verbs: basic authentication is sent when the kubeconfig has a username") {
   test::ApiServerStandIn server("Basic YWRtaW46czNjcmV0");  // admin:s3cret
   ClusterAccess a = access_to(server, "");
   a.username = "admin";
@@ -707,7 +705,7 @@ TEST_CASE("kube_ops: basic authentication is sent when the kubeconfig has a user
   CHECK(apply_objects(client, render_manifests(example()), fast_apply(), quiet));
 }
 
-TEST_CASE("kube_ops: a 403 from admission is not blamed on RBAC; the authorizer's denial is") {
+TEST_CASE("verbs: a 403 from admission is not blamed on RBAC; the authorizer's denial is") {
   // kube-apiserver 1.32's texts: the RBAC authorizer, a ValidatingAdmissionPolicy, the
   // NamespaceLifecycle plugin.
   CHECK(forbidden_hint(R"(virtualmachineinstances.kubevirt.io is forbidden: User "alice" cannot create resource )"
@@ -722,7 +720,7 @@ TEST_CASE("kube_ops: a 403 from admission is not blamed on RBAC; the authorizer'
   CHECK(forbidden_hint("").find("lacks this permission") == std::string::npos);
 }
 
-TEST_CASE("kube_ops: 403 names the missing permission; a missing API group says so") {
+TEST_CASE("verbs: 403 names the missing permission; a missing API group says so") {
   {
     test::ApiServerStandIn server("Bearer good-token");
     server.deny("POST", kVmiPath);
@@ -747,7 +745,7 @@ TEST_CASE("kube_ops: 403 names the missing permission; a missing API group says 
   }
 }
 
-TEST_CASE("kube_ops: an unreachable server (refused on first contact) fails at once, naming the URL") {
+TEST_CASE("verbs: an unreachable server (refused on first contact) fails at once, naming the URL") {
   ClusterAccess a;
   a.server = "http://127.0.0.1:1";  // nothing listens on port 1
   KubeClient client(std::move(a));
@@ -757,7 +755,7 @@ TEST_CASE("kube_ops: an unreachable server (refused on first contact) fails at o
   CHECK(r.error().message.find("GET http://127.0.0.1:1/api") == 0);
 }
 
-TEST_CASE("kube_ops: delete keeps the data PVC unless asked, and tolerates absent objects") {
+TEST_CASE("verbs: delete keeps the data PVC unless asked, and tolerates absent objects") {
   auto spec = example();
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
@@ -778,7 +776,7 @@ TEST_CASE("kube_ops: delete keeps the data PVC unless asked, and tolerates absen
   CHECK(again.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data deleted"));
 }
 
-TEST_CASE("kube_ops: the delete plan (pure)") {
+TEST_CASE("verbs: the delete plan (pure)") {
   auto plan = plan_delete(example(), false);
   REQUIRE(plan.size() == 4);
   CHECK(plan[0].object == "VirtualMachineInstance cosmic-ac/llama-70b-0");
@@ -825,7 +823,7 @@ json foreign_pvc(std::string uid = "uid-foreign-pvc") {
 }  // namespace
 
 TEST_CASE(
-    "kube_ops: apply refuses a PVC of the data disk's name without this job's labels: never adopted, nothing written") {
+    "verbs: apply refuses a PVC of the data disk's name without this job's labels: never adopted, nothing written") {
   test::ApiServerStandIn server("Bearer good-token");
   std::string const pvc = std::string(kPvcPath) + "/llama-70b-0-data";
   server.put(pvc, foreign_pvc());
@@ -849,7 +847,7 @@ TEST_CASE(
   CHECK(server.get(pvc) == other);
 }
 
-TEST_CASE("kube_ops: delete --delete-data refuses an object without this job's labels and deletes nothing") {
+TEST_CASE("verbs: delete --delete-data refuses an object without this job's labels and deletes nothing") {
   auto spec = example();
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
@@ -867,7 +865,7 @@ TEST_CASE("kube_ops: delete --delete-data refuses an object without this job's l
   CHECK(server.has(std::string(kVmiPath) + "/llama-70b-0"));  // looked at everything before deleting anything
 }
 
-TEST_CASE("kube_ops: delete sends the uid it read as a precondition: an object replaced meanwhile is not deleted") {
+TEST_CASE("verbs: delete sends the uid it read as a precondition: an object replaced meanwhile is not deleted") {
   auto spec = example();
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
@@ -892,7 +890,7 @@ TEST_CASE("kube_ops: delete sends the uid it read as a precondition: an object r
   CHECK(server.get(pvc)["metadata"]["uid"] == "uid-created-again");
 }
 
-TEST_CASE("kube_ops: the roll-back deletes with the uid its create returned: an object replaced meanwhile stays") {
+TEST_CASE("verbs: the roll-back deletes with the uid its create returned: an object replaced meanwhile stays") {
   test::ApiServerStandIn server("Bearer good-token");
   std::string const pvc = std::string(kPvcPath) + "/llama-70b-0-data";
   json replacement = foreign_pvc("uid-not-this-runs");
@@ -910,8 +908,7 @@ TEST_CASE("kube_ops: the roll-back deletes with the uid its create returned: an 
   CHECK(server.get(pvc) == replacement);
 }
 
-TEST_CASE(
-    "kube_ops: a Secret of the user-data's name that is not this job's is never deleted, and no VMI boots with it") {
+TEST_CASE("verbs: a Secret of the user-data's name that is not this job's is never deleted, and no VMI boots with it") {
   test::ApiServerStandIn server("Bearer good-token");
   std::string const secret = std::string(kSecretPath) + "/llama-70b-0-userdata";
   json const operators = {{"apiVersion", "v1"},
@@ -970,7 +967,7 @@ TEST_CASE("api paths: one builder, Kubernetes name rules, every segment and quer
         "would name another path)");
 }
 
-TEST_CASE("kube_ops: get NAME with ../ or ? is refused before any request") {
+TEST_CASE("verbs: get NAME with ../ or ? is refused before any request") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   for (std::string bad : {"../../../api/v1/namespaces/cosmic-ac/secrets/ghcr-pull-cred", "a?b"}) {
@@ -981,7 +978,7 @@ TEST_CASE("kube_ops: get NAME with ../ or ? is refused before any request") {
   CHECK(server.requests().empty());
 }
 
-TEST_CASE("kube_ops: an object's paths carry their query through api_path, each value escaped") {
+TEST_CASE("verbs: an object's paths carry their query through api_path, each value escaped") {
   Json const pvc{{"apiVersion", "v1"},
                  {"kind", "PersistentVolumeClaim"},
                  {"metadata", {{"namespace", "cosmic-ac"}, {"name", "job-data"}}}};
@@ -1096,7 +1093,7 @@ ApplyOptions restarting() {
 
 }  // namespace
 
-TEST_CASE("kube_ops: apply --restart deletes the VM's own VMI, its uid as the precondition; one replaced stays") {
+TEST_CASE("verbs: apply --restart deletes the VM's own VMI, its uid as the precondition; one replaced stays") {
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
   auto spec = vm_example();
@@ -1127,7 +1124,7 @@ TEST_CASE("kube_ops: apply --restart deletes the VM's own VMI, its uid as the pr
 }
 
 TEST_CASE(
-    "kube_ops: apply --restart refuses a VMI of the job's name that is not this VM's (another controller, no job "
+    "verbs: apply --restart refuses a VMI of the job's name that is not this VM's (another controller, no job "
     "labels) and deletes nothing") {
   struct Case {
     const char* name;
