@@ -203,7 +203,7 @@ Result<registry::PullResult> prepare_image(ModuleOptions const& opts, engine::Cl
                                            readiness::Reporter& reporter) {
   auto up = step(reporter, Step::Docker, [&]() -> Status {
     if (auto r = engine::ensure_docker(docker, opts.docker); !r) return r;
-    return docker.negotiate();
+    return engine::negotiate(docker);
   });
   if (!up) return up.error();
 
@@ -389,7 +389,7 @@ bool follow_look(ModuleOptions const& o, Environment const& env, bool passed, st
   if (!o.gpu_health.enabled || (passed && !held_container(env.gpu_hold_path))) return true;
   engine::Client docker(o.engine);
   auto say = [](std::string const& m) { std::printf("%s\n", terminal_safe(m).c_str()); };
-  auto st = docker.negotiate();
+  auto st = engine::negotiate(docker);
   if (st)
     st = passed ? release_hold(docker, o.container.name, env.gpu_hold_path, say)
                 : hold_container(docker, o.container.name, env.gpu_hold_path, why, say);

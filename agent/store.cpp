@@ -6,6 +6,7 @@
 #include "disk/layout.hpp"
 #include "disk/mount.hpp"
 #include "engine/containers.hpp"
+#include "engine/system.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -27,7 +28,7 @@ bool is_running_state(std::string const& s) {
 
 // dockerd's running containers (GET /containers/json lists only those); -1 when it cannot tell.
 int running_containers(engine::Client& docker) {
-  if (!docker.negotiate()) return -1;
+  if (!engine::negotiate(docker)) return -1;
   auto n = engine::count_running_containers(docker);
   return n ? static_cast<int>(*n) : -1;
 }

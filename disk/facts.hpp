@@ -5,6 +5,7 @@
 
 #include "disk/ext4_superblock.hpp"
 #include "disk/grow_partition.hpp"
+#include "disk/our_names.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -12,11 +13,6 @@
 #include <vector>
 
 namespace cosmicac::disk {
-
-// GPT partition name we give the data partition, and the ext4 label.
-inline constexpr const char* kPartitionName = "cosmicac-data";
-inline constexpr const char* kFilesystemLabel = "cosmicac-data";  // ext4 labels: ≤ 16 bytes
-inline constexpr const char* kLinuxFsTypeGuid = "0FC63DAF-8483-4772-8E79-3D69D8477DE4";
 
 // One libblkid superblock probe (of a whole disk or of one partition's area).
 struct Signature {

@@ -1,8 +1,8 @@
 #include "disk/grow_partition.hpp"
 
 #include "common/file_io.hpp"
-#include "disk/facts.hpp"
 #include "disk/fdisk_ptr.hpp"
+#include "disk/our_names.hpp"
 
 #include <fcntl.h>
 #include <libfdisk/libfdisk.h>

@@ -3,7 +3,6 @@
 #include "engine/curl_memory.hpp"
 #include "engine/http_error.hpp"
 #include "engine/response_sink.hpp"
-#include "engine/system.hpp"
 
 #include <curl/curl.h>
 #include <spdlog/spdlog.h>
@@ -75,15 +74,6 @@ bool transient_failure(CURLcode rc) {
 }  // namespace
 
 Client::Client(ClientOptions options) : options_(std::move(options)) { init_curl_once(); }
-
-Status Client::negotiate() {
-  auto v = daemon_version(*this);
-  if (!v) return v.error();
-  api_version_ = negotiate_api_version(v->api_version, v->min_api_version, options_.newest_api_version);
-  spdlog::info("docker engine {} (API {}, min {}): speaking API {}", v->version, v->api_version, v->min_api_version,
-               api_version_);
-  return ok();
-}
 
 Status Client::ping() {
   auto r = request(Request{.method = "GET", .path = "/_ping", .versioned = false});

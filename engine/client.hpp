@@ -1,7 +1,7 @@
 // The transport to dockerd: HTTP over its unix socket (libcurl).
 //
-// It negotiates the API version once (GET /version), prefixes every path with
-// /v<version>, and reports transport failures as Errors whose `transient` flag
+// It prefixes every path with /v<version>, the API version negotiated once
+// (system.hpp's negotiate: GET /version), and reports transport failures as Errors whose `transient` flag
 // says whether retrying can help. HTTP statuses are returned, not judged: the
 // typed endpoints (containers.hpp, images.hpp, system.hpp) know what a 404
 // means for their request. Header values are never logged (X-Registry-Auth
@@ -10,6 +10,7 @@
 
 #include "common/error.hpp"
 #include "engine/api_version.hpp"
+#include "engine/response.hpp"
 
 #include <chrono>
 #include <functional>
@@ -39,18 +40,12 @@ struct Request {
   bool versioned = true;                                   // false: no /v<ver> prefix (/_ping, /version)
 };
 
-struct Response {
-  long status = 0;
-  std::string body;  // for streams: only kept when the status is not 2xx
-};
-
 class Client {
  public:
   explicit Client(ClientOptions options);
 
-  // GET /version and choose the version. Transport errors: DockerUnavailable.
-  Status negotiate();
-  // For tests and callers that already know: skip the negotiation.
+  // The API version chosen by engine::negotiate (system.hpp), or by tests and
+  // callers that already know.
   void set_api_version(std::string version) { api_version_ = std::move(version); }
   std::string const& api_version() const noexcept { return api_version_; }
   ClientOptions const& options() const noexcept { return options_; }

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "common/error.hpp"
-#include "engine/client.hpp"
+#include "engine/response.hpp"
 
 #include <string>
 #include <string_view>

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "common/error.hpp"
-#include "engine/client.hpp"
+#include "engine/response.hpp"
 
 #include <optional>
 #include <string_view>

@@ -4,6 +4,7 @@
 #include "engine/http_error.hpp"
 #include "engine/registry_error.hpp"
 
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 namespace cosmicac::engine {
@@ -24,6 +25,16 @@ Result<DaemonVersion> daemon_version(Client& client) {
   return DaemonVersion{.version = str(j, "Version"),
                        .api_version = str(j, "ApiVersion"),
                        .min_api_version = str(j, "MinAPIVersion")};
+}
+
+Status negotiate(Client& client) {
+  auto v = daemon_version(client);
+  if (!v) return v.error();
+  client.set_api_version(
+      negotiate_api_version(v->api_version, v->min_api_version, client.options().newest_api_version));
+  spdlog::info("docker engine {} (API {}, min {}): speaking API {}", v->version, v->api_version, v->min_api_version,
+               client.api_version());
+  return ok();
 }
 
 SystemInfo parse_system_info(std::string_view body) {

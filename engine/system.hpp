@@ -20,6 +20,10 @@ struct DaemonVersion {
 // GET /version (unversioned). DockerUnavailable when it fails or is not a JSON object.
 Result<DaemonVersion> daemon_version(Client& client);
 
+// GET /version and choose the client's API version (the newest both speak).
+// Transport errors: DockerUnavailable.
+Status negotiate(Client& client);
+
 // What dockerd says about itself that decides whether it can serve GPUs.
 struct SystemInfo {
   std::vector<std::string> runtimes;        // names of Runtimes ("runc", "nvidia")

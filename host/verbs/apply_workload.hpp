@@ -8,7 +8,7 @@
 #pragma once
 
 #include "host/render/job_objects.hpp"
-#include "host/verbs/apply.hpp"
+#include "host/verbs/apply_options.hpp"
 #include "host/verbs/deletion.hpp"
 
 #include <map>

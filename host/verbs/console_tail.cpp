@@ -3,7 +3,7 @@
 #include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/cluster/api_paths.hpp"
-#include "host/verbs/wait/views.hpp"
+#include "host/verbs/views.hpp"
 #include "readiness/console_line.hpp"
 
 #include <vector>

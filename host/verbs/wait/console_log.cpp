@@ -4,7 +4,7 @@
 #include "host/base/rfc3339.hpp"
 #include "host/cluster/api_paths.hpp"
 #include "host/cluster/api_status.hpp"
-#include "host/verbs/wait/views.hpp"
+#include "host/verbs/views.hpp"
 
 #include <algorithm>
 #include <ctime>

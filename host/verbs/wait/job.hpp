@@ -5,8 +5,8 @@
 
 #include "host/base/host_error.hpp"
 #include "host/cluster/kube_client.hpp"
+#include "host/verbs/views.hpp"
 #include "host/verbs/wait/console_log.hpp"
-#include "host/verbs/wait/views.hpp"
 #include "host/verbs/wait/wait.hpp"
 #include "host/verbs/wait/watched_objects.hpp"
 #include "readiness/event.hpp"

@@ -11,9 +11,9 @@
 // output in the pod's events. It reports what it learns to a WaitSink and
 // knows nothing about terminals; every API string it puts in a report has
 // been through terminal_safe already.
-// The parts, in host/verbs/wait/: views.* (what each object says),
-// console_log.* (the agent's events from the console log), watched_objects.*
-// (the watches the jobs share), job.* (one job's rounds), jobs.cpp (the jobs
+// The parts, in host/verbs/wait/ (what each object says is host/verbs/views.*,
+// shared with list's console tail): console_log.* (the agent's events from the console log), watched_objects.*
+// (the watches the jobs share), job.* (one job's rounds), wait.cpp (the jobs
 // and their timeouts: wait_jobs, wait_vmi), printer.* (how it is shown).
 #pragma once
 

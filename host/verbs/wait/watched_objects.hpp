@@ -6,7 +6,7 @@
 #include "host/base/host_error.hpp"
 #include "host/cluster/kube_client.hpp"
 #include "host/cluster/watch.hpp"
-#include "host/verbs/wait/views.hpp"
+#include "host/verbs/views.hpp"
 #include "host/verbs/wait/wait.hpp"
 
 #include <functional>

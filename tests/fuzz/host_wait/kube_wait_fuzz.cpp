@@ -8,7 +8,7 @@
 #include "host/verbs/list.hpp"
 #include "host/verbs/rendered_diff.hpp"
 #include "host/verbs/request.hpp"
-#include "host/verbs/wait/views.hpp"
+#include "host/verbs/views.hpp"
 
 #include <chrono>
 #include <cstdint>

@@ -1,5 +1,6 @@
 #include "engine/client.hpp"
 #include "engine/http_error.hpp"
+#include "engine/system.hpp"
 #include "tests/unit/engine/fake_dockerd.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
@@ -57,7 +58,7 @@ TEST_CASE("negotiate against a docker 20.10 (API 1.41) prefixes /v1.41") {
   d.script_version("1.41", "1.12");
   d.script("GET", "/info", {FakeResponse{.body = R"({"ID":"x"})"}});
   Client c(options_for(d));
-  REQUIRE(c.negotiate());
+  REQUIRE(negotiate(c));
   CHECK(c.api_version() == "1.41");
   auto r = c.request(Request{.path = "/info"});
   REQUIRE(r);
@@ -73,7 +74,7 @@ TEST_CASE("negotiate against a docker 29 (API 1.52, min 1.44) speaks our newest,
   FakeDockerd d;
   d.script_version("1.52", "1.44");
   Client c(options_for(d));
-  REQUIRE(c.negotiate());
+  REQUIRE(negotiate(c));
   CHECK(c.api_version() == "1.47");
   (void)c.request(Request{.path = "/containers/json"});
   CHECK(d.requests("GET", "/containers/json").at(0).version == "1.47");
@@ -147,7 +148,7 @@ TEST_CASE("a missing socket and a refused connection are transient") {
   CHECK(r.error().transient);
   CHECK(r.error().reason == Reason::DockerUnavailable);
   CHECK(r.error().message.find(o.socket_path) != std::string::npos);
-  CHECK_FALSE(c.negotiate());
+  CHECK_FALSE(negotiate(c));
 }
 
 TEST_CASE("a socket file nobody listens on (connection refused) is transient") {

@@ -6,7 +6,7 @@
 #include "host/verbs/wait/wait.hpp"
 #include "host/verbs/console_tail.hpp"
 #include "host/verbs/list.hpp"
-#include "host/verbs/wait/views.hpp"
+#include "host/verbs/views.hpp"
 
 #include "apiserver_standin.hpp"
 #include "common/process.hpp"

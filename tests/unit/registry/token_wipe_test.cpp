@@ -2,6 +2,7 @@
 // token, raw or inside the base64 X-Registry-Auth value, is left anywhere in
 // this process's writable memory (heap, malloc arenas, stacks, .data/.bss).
 // The fake dockerd runs in a forked child, so what it received is not ours.
+#include "engine/system.hpp"
 #include "registry/auth_header.hpp"
 #include "registry/credentials.hpp"
 #include "registry/pull.hpp"
@@ -150,7 +151,7 @@ std::string login_and_pull(std::string const& dir, std::string const& socket) {
   engine::Client client(engine::ClientOptions{.socket_path = socket,
                                               .low_speed_time = std::chrono::seconds(5),
                                               .request_timeout = std::chrono::seconds(10)});
-  if (auto st = client.negotiate(); !st) return "negotiate: " + st.error().message;
+  if (auto st = engine::negotiate(client); !st) return "negotiate: " + st.error().message;
   RetryPolicy const retry{.budget = std::chrono::seconds(1)};
   if (auto st = check_credentials(client, *creds, retry); !st) return "login: " + st.error().message;
   PullOptions o;

@@ -1,5 +1,5 @@
-// What `cosmicac-vmi wait` reads in each object it follows, as pure
-// functions of its JSON: the VMI, its DataVolumes, the launcher pod, the
+// What `cosmicac-vmi wait` (and `list`'s console tail) reads in each object
+// it follows, as pure functions of its JSON: the VMI, its DataVolumes, the launcher pod, the
 // pod's events, a failed call's Status. Every API string in a view has been
 // through terminal_safe already.
 #pragma once

@@ -1,4 +1,4 @@
-#include "host/verbs/wait/views.hpp"
+#include "host/verbs/views.hpp"
 
 #include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"

@@ -1,13 +1,13 @@
 // The jobs of one `wait`: each followed on the watches they share, until
 // each is ready or failed or the timeout passes (wait.hpp's wait_jobs).
+#include "host/verbs/wait/wait.hpp"
 #include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/cluster/api_paths.hpp"
 #include "host/cluster/api_status.hpp"
 #include "host/render/job_objects.hpp"
+#include "host/verbs/views.hpp"
 #include "host/verbs/wait/job.hpp"
-#include "host/verbs/wait/views.hpp"
-#include "host/verbs/wait/wait.hpp"
 #include "host/verbs/wait/watched_objects.hpp"
 
 #include <algorithm>
