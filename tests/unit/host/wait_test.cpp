@@ -329,7 +329,11 @@ TEST_CASE("wait: a job that failed after ready — ready, then the ready step's 
   // the failure after it arrive together, and the failure is what counts.
   test::ApiServerStandIn still("Bearer good-token");
   cluster(still, {ready()});
-  still.append_log(kPodName, "guest-console-log", agent_line(agent_ready()) + agent_line(unready_after_ready()));
+  // Each line made in its own statement: the operands of + are evaluated in no
+  // set order, and the console rule takes the lines' seq in order only.
+  std::string const ready_line = agent_line(agent_ready());
+  std::string const failure_line = agent_line(unready_after_ready());
+  still.append_log(kPodName, "guest-console-log", ready_line + failure_line);
   KubeClient client2(access_to(still));
   auto r2 = wait_vmi(client2, "cosmic-ac", "job", fast(), sink);
   REQUIRE_FALSE(r2);
