@@ -194,7 +194,7 @@ def forged_event_fault(t, vm, boot: int) -> None:
 def forged_xid_fault(t, vm, boot: int) -> None:
     """Issue 52 item 1 (the agent's Xid reader, another branch): the driver's
     words in a file name are not the driver's record; `status` stays ready."""
-    name = "x\n" + gpu_standin.XID_79.replace("pid='<unknown>', name=<unknown>", "pid=1, name=crash")
+    name = "x\nNVRM: Xid (PCI:0000:0f:00): 79, pid=1, name=crash, GPU has fallen off the bus.\n"
     fault_in_file_named(t, vm, name)
     r = vm.qga.exec(["/usr/local/bin/cosmicac-bootstrap", "status"])
     t.expect(r.exitcode == 0 and r.out.startswith("ready "),
