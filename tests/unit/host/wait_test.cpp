@@ -20,10 +20,12 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <thread>
+#include <utility>
 
 using namespace cosmicac;
 using namespace cosmicac::host;
@@ -1424,20 +1426,35 @@ TEST_CASE("wait: jobs that become ready in a flooded namespace are reported read
   std::vector<std::string> names;
   for (int i = 0; i < 3; ++i) {
     names.push_back("job-" + std::to_string(i));
-    s.put(vmi_path(names.back()), labelled_vmi(names.back()));
-    s.script_status(vmi_path(names.back()), {not_ready(), not_ready(), ready()});
+    json vmi = labelled_vmi(names.back());
+    vmi["status"] = not_ready();
+    s.put(vmi_path(names.back()), vmi);
   }
+  // The jobs become ready once the cap has been said, not before: a wait
+  // that ended before the launcher pods were listed would prove nothing (and
+  // under TSan on a loaded machine it did end first).
+  struct ReadyOnCap : JobsCollected {
+    std::function<void()> on_cap;
+    void notice(std::string const& text) override {
+      JobsCollected::notice(text);
+      if (text.find("holding 50 pods of cosmic-ac") != std::string::npos && on_cap) std::exchange(on_cap, {})();
+    }
+  } sink;
+  sink.on_cap = [&] {
+    for (auto const& name : names) {
+      json vmi = labelled_vmi(name);
+      vmi["status"] = ready();
+      s.put(vmi_path(name), vmi);
+    }
+  };
   KubeClient client(access_to(s));
-  JobsCollected sink;
   WaitOptions opts = fast();
   opts.max_held_objects = 50;
   auto outcomes = wait_jobs(client, "cosmic-ac", WaitTargets{.names = names, .selector = {}}, opts, sink);
   REQUIRE(outcomes);
   REQUIRE(outcomes->size() == 3);
   for (auto const& o : *outcomes) CHECK(o.result);
-  bool said = false;
-  for (auto const& n : sink.notices) said = said || n.find("holding 50 pods of cosmic-ac") != std::string::npos;
-  CHECK(said);
+  CHECK_FALSE(sink.on_cap);  // the cap was said, and only then were the jobs ready
 }
 
 TEST_CASE("wait: whether a VirtualMachine starts a new VMI, by KubeVirt's run-strategy rules") {
