@@ -32,6 +32,8 @@ inline constexpr ApiResource kVirtualMachineInstances{"kubevirt.io", "v1", "virt
 inline constexpr ApiResource kVirtualMachines{"kubevirt.io", "v1", "virtualmachines", "VirtualMachine", true};
 inline constexpr ApiResource kKubeVirts{"kubevirt.io", "v1", "kubevirts", "KubeVirt", false};
 inline constexpr ApiResource kStorageClasses{"storage.k8s.io", "v1", "storageclasses", "StorageClass", false};
+// The rollout's lock (host/cluster/lease.hpp): one holder per namespace.
+inline constexpr ApiResource kLeases{"coordination.k8s.io", "v1", "leases", "Lease", true};
 inline constexpr ApiResource kSelfSubjectAccessReviews{"authorization.k8s.io", "v1", "selfsubjectaccessreviews",
                                                        "SelfSubjectAccessReview", false};
 }  // namespace api

@@ -1,5 +1,7 @@
 #include "host/base/rfc3339.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <ctime>
 
 namespace cosmicac::host {
@@ -61,6 +63,18 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_v
   if (year > 2261) return std::chrono::system_clock::time_point::max();
   std::time_t t = ::timegm(&tm);
   return std::chrono::system_clock::from_time_t(t - offset);
+}
+
+std::string format_rfc3339_micro(std::chrono::system_clock::time_point t) {
+  using namespace std::chrono;
+  auto const us = std::max(duration_cast<microseconds>(t.time_since_epoch()), microseconds(0));
+  std::time_t const secs = static_cast<std::time_t>(duration_cast<seconds>(us).count());
+  std::tm tm{};
+  ::gmtime_r(&secs, &tm);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>((us % seconds(1)).count()));
+  return buf;
 }
 
 }  // namespace cosmicac::host

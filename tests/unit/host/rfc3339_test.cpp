@@ -34,3 +34,13 @@ TEST_CASE("rfc3339: years the clock cannot hold saturate instead of overflowing"
   CHECK(parse_rfc3339("1960-01-01T00:00:00Z").value() == std::chrono::system_clock::time_point{});
   CHECK(parse_rfc3339("2300-01-01T00:00:00Z").value() == std::chrono::system_clock::time_point::max());
 }
+
+TEST_CASE("rfc3339: a Lease's MicroTime has exactly six fraction digits, in UTC, and reads back") {
+  using std::chrono::system_clock;
+  auto const t = system_clock::from_time_t(1893553445) + std::chrono::microseconds(42);
+  CHECK(format_rfc3339_micro(t) == "2030-01-02T03:04:05.000042Z");
+  CHECK(format_rfc3339_micro(t + std::chrono::nanoseconds(999)) ==
+        "2030-01-02T03:04:05.000042Z");  // truncated, never rounded up
+  CHECK(seconds(format_rfc3339_micro(t)) == 1893553445);
+  CHECK(format_rfc3339_micro(system_clock::time_point{}) == "1970-01-01T00:00:00.000000Z");
+}
