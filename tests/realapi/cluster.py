@@ -60,6 +60,7 @@ KINDS = {
     "KubeVirt": ("/apis/kubevirt.io/v1", "kubevirts", True),
     "DataVolume": ("/apis/cdi.kubevirt.io/v1beta1", "datavolumes", True),
     "CDI": ("/apis/cdi.kubevirt.io/v1beta1", "cdis", False),
+    "Lease": ("/apis/coordination.k8s.io/v1", "leases", True),
 }
 
 

@@ -372,6 +372,38 @@ def case_delete_precondition(c, r):
     return out
 
 
+def case_lease_update_and_release(c, r):
+    """The rollout's Lease (host/cluster/lease.hpp): an update naming the resourceVersion read
+    wins, one naming a stale version is 409 Conflict (of two takers, one wins); a DELETE whose
+    resourceVersion precondition is stale is 409 and deletes nothing; with the current one it goes."""
+    path = obj_path("Lease", "cosmicac-rollout")
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+             "metadata": {"name": "cosmicac-rollout", "namespace": NS},
+             "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15, "leaseTransitions": 0,
+                      "acquireTime": "2026-11-28T09:00:00.000000Z", "renewTime": "2026-11-28T09:00:00.000000Z"}}
+    status, created = c.send("POST", coll("Lease"), lease, query=WRITE)
+    out = [("create", view(status, created))]
+    first = created["metadata"]["resourceVersion"]
+    taken = json.loads(json.dumps(created))
+    taken["spec"]["holderIdentity"] = "b"
+    status, renewed = c.send("PUT", path, taken, query=WRITE)
+    out.append(("update with the version read", view(status, renewed)))
+    stale = json.loads(json.dumps(created))
+    stale["spec"]["holderIdentity"] = "c"
+    out.append(c.step("update with a stale version", "PUT", path, stale, query=WRITE))
+    out.append(("holder after", (c.send("GET", path)[1].get("spec") or {}).get("holderIdentity")))
+    stale_delete = {"kind": "DeleteOptions", "apiVersion": "v1",
+                    "preconditions": {"uid": created["metadata"]["uid"], "resourceVersion": first}}
+    out.append(c.step("DELETE with a stale version", "DELETE", path, stale_delete))
+    out.append(c.step("GET after", "GET", path))
+    current = {"kind": "DeleteOptions", "apiVersion": "v1",
+               "preconditions": {"uid": created["metadata"]["uid"],
+                                 "resourceVersion": renewed["metadata"]["resourceVersion"]}}
+    out.append(c.step("DELETE with the current version", "DELETE", path, current))
+    out.append(c.settle("GET after release", path))
+    return out
+
+
 def case_delete_foreground_with_dependent(c, r):
     """Foreground: the owner is terminating (foregroundDeletion) until its dependents are gone;
     then it goes. Background: the owner goes, then its dependents."""

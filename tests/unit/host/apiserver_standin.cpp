@@ -760,6 +760,8 @@ std::string ApiServerStandIn::create(std::string const& target, nlohmann::json o
   // As the API server does: a uid per created object (ownerReferences name it).
   obj["metadata"]["uid"] = "uid-" + std::to_string(++uid_counter_) + "-" + name;
   obj["metadata"]["creationTimestamp"] = now_rfc3339();
+  // and a resourceVersion, which an update (PUT) must name to be accepted.
+  obj["metadata"]["resourceVersion"] = std::to_string(++resource_version_);
   protect_claim(obj);
   if (query_param(target, "dryRun") == "All") return http_response(201, obj.dump());
   objects_[key] = obj;
@@ -768,9 +770,46 @@ std::string ApiServerStandIn::create(std::string const& target, nlohmann::json o
   leaves(obj, "", owned);
   owned.erase("/metadata/uid");
   owned.erase("/metadata/creationTimestamp");
+  owned.erase("/metadata/resourceVersion");
   owned.erase("/metadata/finalizers");
   managed_[key][(manager.empty() ? "unknown" : manager) + "|Update"] = owned;
   return http_response(201, with_managed_fields(key, obj).dump());
+}
+
+// PUT (update): the whole object replaced, its uid and creationTimestamp
+// kept, a new resourceVersion. As kube-apiserver's optimistic concurrency: a
+// body naming a resourceVersion other than the stored one is 409 Conflict
+// ("the object has been modified") and changes nothing, so of two writers
+// that read the same version only the first wins; a body naming none is
+// accepted as is (an unconditional update, which kube allows for the
+// built-in kinds the tool updates).
+std::string ApiServerStandIn::update(std::string const& target, nlohmann::json obj) {
+  std::string path = target.substr(0, target.find('?'));
+  auto it = objects_.find(path);
+  if (it == objects_.end()) return http_response(404, not_found_body(path).dump());
+  Target const t = parse_target(path);
+  if (obj.value("metadata", json::object()).value("name", "") != t.name)
+    return http_response(400,
+                         failure(400, "BadRequest",
+                                 "the name of the object (" + obj.value("metadata", json::object()).value("name", "") +
+                                     ") does not match the name on the URL (" + t.name + ")")
+                             .dump());
+  std::string const want = obj["metadata"].value("resourceVersion", "");
+  std::string const have = it->second["metadata"].value("resourceVersion", "");
+  if (!want.empty() && want != have)
+    return http_response(409, failure(409, "Conflict",
+                                      "Operation cannot be fulfilled on " + resource_ref(path) +
+                                          ": the object has been modified; please apply your changes to the latest "
+                                          "version and try again",
+                                      details_for(path))
+                                  .dump());
+  if (auto refusal = strict_check(target, obj); !refusal.empty()) return refusal;
+  obj["metadata"]["uid"] = it->second["metadata"].value("uid", "");
+  obj["metadata"]["creationTimestamp"] = it->second["metadata"].value("creationTimestamp", "");
+  if (query_param(target, "dryRun") == "All") return http_response(200, obj.dump());
+  obj["metadata"]["resourceVersion"] = std::to_string(++resource_version_);
+  it->second = obj;
+  return http_response(200, with_managed_fields(path, obj).dump());
 }
 
 // Server-side apply: PATCH with Content-Type application/apply-patch+yaml.
@@ -895,6 +934,22 @@ std::string ApiServerStandIn::remove(std::string const& target, std::string cons
   // 409 Conflict, the GroupResource named by the object's kind.
   std::string const want_uid = preconditions.value("uid", "");
   std::string const have_uid = obj["metadata"].value("uid", "");
+  // The same check of preconditions.resourceVersion: the object was written
+  // since the deleter read it.
+  std::string const want_version = preconditions.value("resourceVersion", "");
+  std::string const have_version = obj["metadata"].value("resourceVersion", "");
+  if (preconditions.contains("resourceVersion") && want_version != have_version) {
+    Target const t = parse_target(path);
+    std::string const kind = obj.value("kind", "");
+    return http_response(409,
+                         failure(409, "Conflict",
+                                 "Operation cannot be fulfilled on " + kind + (t.group.empty() ? "" : "." + t.group) +
+                                     " \"" + t.name + "\": the ResourceVersion in the precondition (" + want_version +
+                                     ") does not match the ResourceVersion in record (" + have_version +
+                                     "). The object might have been modified",
+                                 json{{"name", t.name}, {"group", t.group}, {"kind", kind}})
+                             .dump());
+  }
   if (preconditions.contains("uid") && want_uid != have_uid) {
     Target const t = parse_target(path);
     std::string const kind = obj.value("kind", "");
@@ -1055,7 +1110,7 @@ std::string ApiServerStandIn::answer(std::string const& method, std::string cons
                                    details_for(path + (parse_target(path).name.empty() ? "/" + name : ""), r.causes))
                                .dump());
     }
-  if (method == "POST" || method == "PATCH") {
+  if (method == "POST" || method == "PATCH" || method == "PUT") {
     json obj;
     try {
       obj = json::parse(body);
@@ -1068,6 +1123,7 @@ std::string ApiServerStandIn::answer(std::string const& method, std::string cons
         return http_response(201, answer->second(obj).dump());
     // ---- end doctor
     if (method == "POST") return create(target, std::move(obj));
+    if (method == "PUT") return update(target, std::move(obj));
     if (content_type != "application/apply-patch+yaml")
       return http_response(415, failure(415, "UnsupportedMediaType",
                                         "the stand-in serves server-side apply only, not " + content_type)

@@ -1,7 +1,9 @@
 // A STAND-IN for kube-apiserver (no real API server runs here): a real HTTP/1.1
 // server on 127.0.0.1 in the test process (one thread, plain HTTP), with the
-// semantics cosmicac-vmi relies on — create (201, with a metadata.uid) / AlreadyExists (409), get,
-// delete (200/404), bearer-token and basic authentication (401), per-verb
+// semantics cosmicac-vmi relies on — create (201, with a metadata.uid and a resourceVersion) /
+// AlreadyExists (409), get, update (PUT: 409 Conflict when the body's resourceVersion is not the
+// stored one; a Lease's renewal and takeover rely on it), delete (200/404; preconditions uid and
+// resourceVersion), bearer-token and basic authentication (401), per-verb
 // denial (403), an API group that is not served (404), and a scripted VMI
 // status that advances on each GET; lists of pods (labelSelector) and events
 // (fieldSelector involvedObject.name); a container's log, whole or followed
@@ -118,6 +120,7 @@ class ApiServerStandIn {
   std::string answer(std::string const& method, std::string const& path, std::string const& auth,
                      std::string const& content_type, std::string const& body);
   std::string create(std::string const& target, nlohmann::json obj);
+  std::string update(std::string const& target, nlohmann::json obj);
   std::string apply_patch(std::string const& target, std::string const& body);
   std::string remove(std::string const& target, std::string const& body);
   std::string list(std::string const& target);
