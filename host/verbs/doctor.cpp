@@ -523,6 +523,7 @@ void check_rbac(KubeClient& client, DoctorRequest const& req, std::vector<Check>
     auto slash = g.resource.find('/');
     Json attrs{{"namespace", req.ns}, {"verb", g.verb}, {"group", g.group}, {"resource", g.resource.substr(0, slash)}};
     if (slash != std::string::npos) attrs["subresource"] = g.resource.substr(slash + 1);
+    if (!g.name.empty()) attrs["name"] = g.name;  // a grant limited by name is allowed for that name only
     Json review{{"apiVersion", "authorization.k8s.io/v1"},
                 {"kind", "SelfSubjectAccessReview"},
                 {"spec", Json{{"resourceAttributes", attrs}}}};
@@ -651,8 +652,15 @@ std::vector<Grant> shipped_role_grants() {
       for (auto const& rule : (*parsed)["rules"])
         for (auto const& group : rule["apiGroups"])
           for (auto const& resource : rule["resources"])
-            for (auto const& verb : rule["verbs"])
-              grants.push_back({group.get<std::string>(), resource.get<std::string>(), verb.get<std::string>()});
+            for (auto const& verb : rule["verbs"]) {
+              if (!rule.contains("resourceNames")) {
+                grants.push_back({group.get<std::string>(), resource.get<std::string>(), verb.get<std::string>(), {}});
+                continue;
+              }
+              for (auto const& name : rule["resourceNames"])
+                grants.push_back({group.get<std::string>(), resource.get<std::string>(), verb.get<std::string>(),
+                                  name.get<std::string>()});
+            }
     if (sep == std::string_view::npos) break;
     start = sep + 5;
   }

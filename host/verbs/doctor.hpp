@@ -58,12 +58,14 @@ DoctorRequest doctor_request(std::string ns, std::optional<JobSpec> spec, std::v
 // response from the API server at all).
 Result<std::vector<Check>> run_doctor(KubeClient& client, DoctorRequest const& request);
 
-// The (group, resource[/subresource], verb) triples the shipped Role grants
-// (host/rbac/role.yaml, compiled in).
+// The (group, resource[/subresource], verb[, name]) grants of the shipped Role
+// (host/rbac/role.yaml, compiled in): a rule limited by resourceNames is one
+// grant per name, reviewed for that name (the rollout's Lease and record).
 struct Grant {
   std::string group;
   std::string resource;  // "pods" or "pods/log"
   std::string verb;
+  std::string name;  // empty: any object of the resource
 };
 std::vector<Grant> shipped_role_grants();
 

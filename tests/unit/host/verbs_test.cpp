@@ -10,6 +10,7 @@
 
 #include "apiserver_standin.hpp"
 #include "host/cluster/api_paths.hpp"
+#include "host/cluster/lease.hpp"
 #include "host/render/manifests.hpp"
 #include "swagger_validator.hpp"
 #include "test_files.hpp"
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <thread>
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -86,6 +88,73 @@ struct Said {
     return false;
   }
 };
+
+// host/rbac/role.yaml's Role as "group|resource|verb" for each rule, and
+// "group|resource|verb|name" for a rule limited by resourceNames.
+std::set<std::string> role_grants() {
+  std::set<std::string> granted;
+  std::string text = test::read_text(COSMICAC_SOURCE_DIR "/host/rbac/role.yaml");
+  for (std::size_t pos = 0; pos < text.size();) {
+    auto next = text.find("\n---\n", pos);
+    auto doc =
+        parse_yaml_or_json(text.substr(pos, next == std::string::npos ? std::string::npos : next - pos), "role.yaml");
+    REQUIRE(doc);
+    if (doc->value("kind", "") == "Role")
+      for (auto const& rule : (*doc)["rules"])
+        for (auto const& g : rule["apiGroups"])
+          for (auto const& r : rule["resources"])
+            for (auto const& v : rule["verbs"]) {
+              std::string const base = g.get<std::string>() + "|" + r.get<std::string>() + "|" + v.get<std::string>();
+              if (!rule.contains("resourceNames")) granted.insert(base);
+              else
+                for (auto const& n : rule["resourceNames"]) granted.insert(base + "|" + n.get<std::string>());
+            }
+    if (next == std::string::npos) break;
+    pos = next + 5;
+  }
+  return granted;
+}
+
+// The path's segments: "/apis/G/V/namespaces/N/R/NAME/SUB" → {apis, G, V, …}.
+std::vector<std::string> path_segments(std::string const& request) {
+  std::string path = request.substr(request.find(' ') + 1);
+  path = path.substr(0, path.find('?'));
+  std::vector<std::string> seg;
+  for (std::size_t p = 1, q; p <= path.size(); p = q + 1) {
+    q = path.find('/', p);
+    if (q == std::string::npos) q = path.size();
+    seg.push_back(path.substr(p, q - p));
+  }
+  return seg;
+}
+
+// The RBAC verbs a request "METHOD /path" needs, as "group|resource|verb".
+std::vector<std::string> request_verbs(std::string const& request) {
+  std::string method = request.substr(0, request.find(' '));
+  auto const seg = path_segments(request);
+  std::string group = seg[0] == "api" ? "" : seg[1];
+  std::size_t ns = seg[0] == "api" ? 2 : 3;
+  std::string resource = seg.at(ns + 2);
+  bool named = seg.size() > ns + 3;
+  if (seg.size() > ns + 4) resource += "/" + seg[ns + 4];  // a subresource (pods/log) has its own grant
+  std::string base = group + "|" + resource + "|";
+  // Server-side apply that creates needs create as well as patch.
+  if (method == "PATCH") return std::vector<std::string>{base + "patch", base + "create"};
+  if (method == "POST") return std::vector<std::string>{base + "create"};
+  if (method == "PUT") return std::vector<std::string>{base + "update"};
+  if (method == "DELETE") return std::vector<std::string>{base + "delete"};
+  return std::vector<std::string>{base + (named ? "get" : "list")};
+}
+
+// Whether the Role grants `verb` for this request: for any object, or by a
+// rule naming the request's object (a create names none: RBAC cannot limit it).
+bool granted_to(std::set<std::string> const& granted, std::string const& request, std::string const& verb) {
+  if (granted.count(verb)) return true;
+  auto const seg = path_segments(request);
+  std::size_t ns = seg[0] == "api" ? 2 : 3;
+  bool const named = seg.size() > ns + 3 && request.rfind("POST ", 0) != 0;
+  return named && granted.count(verb + "|" + seg[ns + 3]);
+}
 
 }  // namespace
 
@@ -592,48 +661,11 @@ TEST_CASE("verbs: list and get — rows from the VMIs (terminal-safe), the manag
 // host/rbac/role.yaml, and the Role grants no get/patch on secrets.
 TEST_CASE(
     "verbs: host/rbac/role.yaml grants every request of apply, delete, list, get — and nothing on Secrets' data") {
-  std::set<std::string> granted;  // "group|resource|verb"
-  std::string text = test::read_text(COSMICAC_SOURCE_DIR "/host/rbac/role.yaml");
-  for (std::size_t pos = 0; pos < text.size();) {
-    auto next = text.find("\n---\n", pos);
-    auto doc =
-        parse_yaml_or_json(text.substr(pos, next == std::string::npos ? std::string::npos : next - pos), "role.yaml");
-    REQUIRE(doc);
-    if (doc->value("kind", "") == "Role")
-      for (auto const& rule : (*doc)["rules"])
-        for (auto const& g : rule["apiGroups"])
-          for (auto const& r : rule["resources"])
-            for (auto const& v : rule["verbs"])
-              granted.insert(g.get<std::string>() + "|" + r.get<std::string>() + "|" + v.get<std::string>());
-    if (next == std::string::npos) break;
-    pos = next + 5;
-  }
+  std::set<std::string> const granted = role_grants();
   CHECK(granted.count("|secrets|get") == 0);
   CHECK(granted.count("|secrets|list") == 0);
   CHECK(granted.count("|secrets|patch") == 0);
   CHECK(granted.count("|secrets|update") == 0);
-  auto verbs = [](std::string const& request) {
-    std::string method = request.substr(0, request.find(' '));
-    std::string path = request.substr(method.size() + 1);
-    path = path.substr(0, path.find('?'));
-    std::vector<std::string> seg;
-    for (std::size_t p = 1, q; p <= path.size(); p = q + 1) {
-      q = path.find('/', p);
-      if (q == std::string::npos) q = path.size();
-      seg.push_back(path.substr(p, q - p));
-    }
-    std::string group = seg[0] == "api" ? "" : seg[1];
-    std::size_t ns = seg[0] == "api" ? 2 : 3;
-    std::string resource = seg.at(ns + 2);
-    bool named = seg.size() > ns + 3;
-    if (seg.size() > ns + 4) resource += "/" + seg[ns + 4];  // a subresource (pods/log) has its own grant
-    std::string base = group + "|" + resource + "|";
-    // Server-side apply that creates needs create as well as patch.
-    if (method == "PATCH") return std::vector<std::string>{base + "patch", base + "create"};
-    if (method == "POST") return std::vector<std::string>{base + "create"};
-    if (method == "DELETE") return std::vector<std::string>{base + "delete"};
-    return std::vector<std::string>{base + (named ? "get" : "list")};
-  };
   auto spec = example();
   test::ApiServerStandIn server("Bearer good-token");
   KubeClient client(access_to(server));
@@ -665,14 +697,58 @@ TEST_CASE(
   REQUIRE(execute_delete(client, plan_delete(spec, true), fast_delete(), quiet));
   std::set<std::string> used;
   for (auto const& q : server.requests())
-    for (auto const& v : verbs(q)) {
+    for (auto const& v : request_verbs(q)) {
       used.insert(v);
       INFO(q);
-      CHECK(granted.count(v) == 1);
+      CHECK(granted_to(granted, q, v));
     }
   CHECK(used.count("|persistentvolumeclaims|patch") == 1);
   CHECK(used.count("kubevirt.io|virtualmachineinstances|list") == 1);
   CHECK(used.count("|pods/log|get") == 1);
+}
+
+// The rollout's lock: every request of taking, renewing, taking over and
+// releasing the Lease is granted — by its name only, and nothing lists Leases
+// or ConfigMaps (the rollout's record is one ConfigMap, by name too).
+TEST_CASE("verbs: host/rbac/role.yaml grants the rollout's Lease requests, by its name only") {
+  std::set<std::string> const granted = role_grants();
+  CHECK(granted.count("coordination.k8s.io|leases|get") == 0);
+  CHECK(granted.count("coordination.k8s.io|leases|list") == 0);
+  CHECK(granted.count("coordination.k8s.io|leases|get|cosmicac-rollout") == 1);
+  CHECK(granted.count("|configmaps|get") == 0);
+  CHECK(granted.count("|configmaps|list") == 0);
+  for (auto const* v : {"get", "update"})
+    CHECK(granted.count(std::string("|configmaps|") + v + "|cosmicac-rollout") == 1);
+  CHECK(granted.count("|configmaps|create") == 1);
+  test::ApiServerStandIn server("Bearer good-token");
+  KubeClient client(access_to(server));
+  std::string const lease = "/apis/coordination.k8s.io/v1/namespaces/cosmic-ac/leases/cosmicac-rollout";
+  {
+    auto first = LeaseKeeper::acquire(client, "cosmic-ac", "cosmicac-rollout", "alice", std::chrono::seconds(3));
+    if (!first) FAIL(first.error().message);
+    // One renewal (a third of 3 s), then released.
+    for (int i = 0; i < 100 && server.get(lease)["spec"]["renewTime"] == server.get(lease)["spec"]["acquireTime"]; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE((*first)->release());
+  }
+  json expired = {{"apiVersion", "coordination.k8s.io/v1"},
+                  {"kind", "Lease"},
+                  {"metadata", {{"name", "cosmicac-rollout"}, {"namespace", "cosmic-ac"}, {"resourceVersion", "77"}}},
+                  {"spec",
+                   {{"holderIdentity", "gone"},
+                    {"leaseDurationSeconds", 3},
+                    {"renewTime", "2026-01-01T00:00:00.000000Z"}}}};
+  server.put(lease, expired);
+  REQUIRE(LeaseKeeper::acquire(client, "cosmic-ac", "cosmicac-rollout", "bob", std::chrono::seconds(3)));
+  std::set<std::string> used;
+  for (auto const& q : server.requests())
+    for (auto const& v : request_verbs(q)) {
+      used.insert(v);
+      INFO(q);
+      CHECK(granted_to(granted, q, v));
+    }
+  for (auto const* v : {"get", "create", "update", "delete"})
+    CHECK(used.count(std::string("coordination.k8s.io|leases|") + v) == 1);
 }
 
 TEST_CASE("verbs: a wrong token is 401 → an auth error naming the call") {
