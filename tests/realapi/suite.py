@@ -10,8 +10,10 @@ binaries; only outside CI: with CI=true their absence is a failure)."""
 
 import argparse
 import copy
+import datetime
 import json
 import os
+import queue
 import random
 import re
 import shutil
@@ -64,6 +66,7 @@ class Suite:
         self.role_docs = self._docs("host/rbac/role.yaml")
         self.doctor_docs = self._docs("host/rbac/clusterrole-doctor.yaml")
         self.transcript = []
+        self.lease_probe = None  # tests/realapi/lease_probe.cpp's binary (--lease-probe)
 
     @staticmethod
     def _docs(rel):
@@ -1110,6 +1113,93 @@ class Suite:
         check(r.rc == 0, f"wait did not succeed:\n{r.show()}")
         check("zzzzz" not in r.text() and "delete-data" not in r.text(), f"the foreign pod was adopted:\n{r.show()}")
 
+    # --- the rollout's lock (host/cluster/lease.hpp, through tests/realapi/lease_probe.cpp) ----
+    def _lease_probe(self, ns, identity, duration):
+        """A LeaseKeeper holding the Lease cosmicac-rollout as the restricted user until its stdin
+        closes; its stdout lines arrive on p.lines."""
+        check(self.lease_probe and os.access(self.lease_probe, os.X_OK), "this case needs --lease-probe")
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LANG", "LC_ALL")}
+        env["HOME"] = self.work
+        argv = [self.lease_probe, "--kubeconfig", self.tester_kubeconfig(ns), "--namespace", ns,
+                "--name", "cosmicac-rollout", "--identity", identity, "--duration", str(duration)]
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             errors="replace", env=env)
+        p.lines = queue.Queue()
+
+        def pump():
+            for line in p.stdout:
+                p.lines.put(line.rstrip("\n"))
+            p.lines.put(None)
+        threading.Thread(target=pump, daemon=True).start()
+        return p
+
+    def _probe_says(self, p, timeout=20):
+        try:
+            line = p.lines.get(timeout=timeout)
+        except queue.Empty:
+            p.kill()
+            raise Failure(f"lease-probe said nothing within {timeout} s")
+        check(line is not None, f"lease-probe ended without a line: {p.stderr.read()}")
+        self.transcript.append("lease-probe: " + line)
+        return line
+
+    def _lease(self, ns):
+        return self.cp.admin.exists(f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/cosmicac-rollout")
+
+    def case_lease_one_holder(self, ns):
+        """The rollout's lock on the real API server, as the restricted identity of role.yaml: a
+        second taker is refused at once naming the first and since when; the first renews it; once
+        the first dies (SIGKILL: no release) and its Lease expires, the second takes it over (never
+        before); released, it is gone and the next taker gets it at once."""
+        a = self._lease_probe(ns, "rollout-a", 6)
+        said = self._probe_says(a)
+        check(said.startswith("acquired "), f"first taker: {said}")
+        since = said.split(" ", 1)[1]
+        lease = self._lease(ns)
+        check(lease and lease["spec"]["holderIdentity"] == "rollout-a" and lease["spec"]["acquireTime"] == since
+              and lease["spec"]["leaseDurationSeconds"] == 6, f"the Lease after the first take: {lease}")
+
+        t0 = time.monotonic()
+        b = self._lease_probe(ns, "rollout-b", 6)
+        said = self._probe_says(b)
+        check(said.startswith(f"refused holder=rollout-a since={since}: Lease {ns}/cosmicac-rollout is held by "
+                              f"\"rollout-a\" since {since}"), f"second taker: {said}")
+        check(b.wait(10) == 3 and time.monotonic() - t0 < 10, "the refusal is at once, exit 3")
+
+        self.until("the holder's renewal", lambda: self._lease(ns)["spec"]["renewTime"] != since, 10)
+        a.kill()  # dies holding it: no release
+        a.wait()
+        renewed = self._lease(ns)["spec"]["renewTime"]
+        killed = time.monotonic()
+        taken = None
+        while taken is None:
+            check(time.monotonic() - killed < 30, "the dead holder's Lease was never taken over")
+            p = self._lease_probe(ns, "rollout-b", 6)
+            said = self._probe_says(p)
+            if said.startswith("acquired "):
+                taken = p
+            else:
+                check(said.startswith("refused holder=rollout-a"), f"taker after the holder died: {said}")
+                p.wait(10)
+                time.sleep(0.5)
+        # Not before it expired: 6 s after its last renewal (this host's clock is the server's).
+        expiry = datetime.datetime.fromisoformat(renewed.replace("Z", "+00:00")) + datetime.timedelta(seconds=6)
+        taken_at = datetime.datetime.fromisoformat(said.split(" ", 1)[1].replace("Z", "+00:00"))
+        check(taken_at >= expiry, f"taken over at {taken_at}, before its expiry {expiry}")
+        lease = self._lease(ns)
+        check(lease["spec"]["holderIdentity"] == "rollout-b" and lease["spec"]["leaseTransitions"] == 1,
+              f"the Lease after the takeover: {lease}")
+
+        taken.stdin.close()
+        said = self._probe_says(taken)
+        check(said == "released" and taken.wait(10) == 0, f"release: {said}")
+        check(self._lease(ns) is None, "the released Lease is gone")
+        c = self._lease_probe(ns, "rollout-c", 6)
+        said = self._probe_says(c)
+        check(said.startswith("acquired "), f"after the release: {said}")
+        c.stdin.close()
+        check(self._probe_says(c) == "released" and c.wait(10) == 0, "the third taker releases")
+
     def case_completion_job_names(self, ns):
         """`__complete` (what the completion scripts call) offers the managed VMIs' names for
         wait and get, and offers nothing, quickly and quietly, when the server does not answer."""
@@ -1234,6 +1324,7 @@ def main():
     ap.add_argument("--vmi", help="the cosmicac-vmi to test")
     ap.add_argument("--kube-bin", default=os.environ.get(kube_bin.ENV_VAR) or os.path.join(REPO, "..", "shared", "kube-bin"))
     ap.add_argument("--crds", default=os.environ.get("COSMICAC_KUBE_CRDS"))
+    ap.add_argument("--lease-probe", help="the lease-probe of this build (tests/realapi/lease_probe.cpp)")
     ap.add_argument("--case", action="append", default=[], help="run only this case (repeatable)")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--verbose", action="store_true", help="print every cosmicac-vmi run of every case")
@@ -1288,6 +1379,7 @@ def main():
         work = os.path.join(cp.dir, "work")
         os.makedirs(work)
         suite = Suite(cp, os.path.abspath(args.vmi), work)
+        suite.lease_probe = os.path.abspath(args.lease_probe) if args.lease_probe else None
         for case in selected:
             start = time.monotonic()
             suite.transcript = []
