@@ -328,6 +328,20 @@ TEST_CASE("cli profile: the examples — the reference job with the example prof
   for (auto const& o : list["items"]) CHECK(o["kind"] != "VirtualMachineInstance");
 }
 
+TEST_CASE("cli profile: the example fleet — -f DIR renders every job of host/examples/fleet as a VirtualMachine") {
+  auto r = vmi({"render", "-f", COSMICAC_SOURCE_DIR "/host/examples/fleet", "-o", "json", "--profile",
+                COSMICAC_SOURCE_DIR "/host/examples/operator/profile.yaml"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  json const list = json::parse(r.out);
+  std::vector<std::string> vms;
+  for (auto const& o : list["items"]) {
+    CHECK(o["kind"] != "VirtualMachineInstance");
+    if (o["kind"] == "VirtualMachine") vms.push_back(o["metadata"]["name"]);
+  }
+  CHECK(vms == std::vector<std::string>{"llama-70b-0", "llama-70b-1", "llama-70b-2", "qwen-7b-0"});  // name order
+}
+
 TEST_CASE("cli profile: workloadKind and runStrategy are the operator's, checked") {
   auto parsed = [](std::string const& text) { return parse_operator_profile(text, "p.yaml"); };
   CHECK(parsed("namespace: a\n")->workload_kind == WorkloadKind::VirtualMachineInstance);  // as before

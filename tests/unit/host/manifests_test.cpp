@@ -211,6 +211,38 @@ TEST_CASE("manifests: every example's objects validate against the schemas and w
   }
 }
 
+// The example fleet (host/examples/fleet/, the operator's guide's): under the
+// example profile each spec is a VirtualMachine job whose objects validate as
+// every example's do; one job per spec; the replicas differ in their name only.
+TEST_CASE("manifests: the example fleet — one VirtualMachine job per spec, each valid, replicas alike but named") {
+  auto const profile = load_operator_profile(COSMICAC_SOURCE_DIR "/host/examples/operator/profile.yaml").value();
+  REQUIRE(profile.workload_kind == WorkloadKind::VirtualMachine);
+  std::set<std::string> names;
+  std::map<std::string, std::string> replica_specs;  // the llama replicas' VM specs, name masked
+  for (auto const& path : test::fleet_specs()) {
+    INFO(path);
+    auto spec = load_job_spec(path, profile);
+    if (!spec) FAIL(spec.error().message);
+    CHECK(std::filesystem::path(path).stem().string() == spec->name);  // a file per job, named for it
+    CHECK(names.insert(spec->name).second);
+    auto const objs = render_manifests(*spec);
+    validate_all(objs);
+    json const vm = find_kind(objs, "VirtualMachine");
+    REQUIRE(vm.is_object());
+    CHECK(find_kind(objs, "VirtualMachineInstance").is_null());
+    CHECK(vm["spec"]["runStrategy"] == "Always");
+    if (spec->name.rfind("llama-70b-", 0) == 0) {
+      std::string text = vm["spec"].dump();
+      for (std::size_t at; (at = text.find(spec->name)) != std::string::npos;) text.replace(at, spec->name.size(), "N");
+      replica_specs[spec->name] = text;
+    }
+  }
+  CHECK(names.size() >= 3);
+  REQUIRE(replica_specs.size() == 3);
+  CHECK(replica_specs["llama-70b-0"] == replica_specs["llama-70b-1"]);
+  CHECK(replica_specs["llama-70b-0"] == replica_specs["llama-70b-2"]);
+}
+
 TEST_CASE(
     "manifests: workloadKind VirtualMachine — the VMI's spec as its template, the root disk as its "
     "dataVolumeTemplates entry, the user-data Secret and the data PVC as before") {

@@ -36,6 +36,17 @@ std::vector<std::string> example_specs() {
   return out;
 }
 
+std::vector<std::string> fleet_specs() {
+  std::vector<std::string> out;
+  for (auto const& e : std::filesystem::directory_iterator(COSMICAC_SOURCE_DIR "/host/examples/fleet")) {
+    auto ext = e.path().extension().string();
+    if (ext == ".yaml" || ext == ".yml" || ext == ".json") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  if (out.empty()) throw std::runtime_error("no example specs in host/examples/fleet");
+  return out;
+}
+
 std::string schemas_dir() { return COSMICAC_SOURCE_DIR "/tests/data/kubevirt-schemas"; }
 std::string golden_dir() { return COSMICAC_SOURCE_DIR "/tests/unit/host/golden"; }
 
