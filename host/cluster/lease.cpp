@@ -38,8 +38,10 @@ HostError lease_api_error(std::string const& what, HttpResponse const& resp) {
   std::string const text = what + ": " + status_text(resp);
   switch (resp.status) {
     case 401: return host_error(Errc::Unauthorized, text);
-    case 403:
-      return host_error(Errc::Forbidden, text + " (the identity lacks this permission; see host/rbac/role.yaml)");
+    // No hint of ours: RBAC's denial names the user and the verb itself, and
+    // an admission refusal is no missing grant (host/verbs/request.cpp's
+    // forbidden_hint tells them apart for the verbs).
+    case 403: return host_error(Errc::Forbidden, text);
     case 404: return host_error(Errc::NotFound, text);
     case 409: return host_error(Errc::Conflict, text);
     default: return host_error(Errc::Server, text, resp.status >= 500 || resp.status == 429);

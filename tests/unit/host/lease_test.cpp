@@ -54,8 +54,8 @@ json held(std::string const& holder, std::chrono::system_clock::time_point renew
             {"leaseTransitions", transitions}}}};
 }
 
-Result<std::unique_ptr<LeaseKeeper>> take(KubeClient& client, std::string identity, std::chrono::seconds duration = 15s,
-                                          LeaseRefusal* refused = nullptr) {
+host::Result<std::unique_ptr<LeaseKeeper>> take(KubeClient& client, std::string identity,
+                                                std::chrono::seconds duration = 15s, LeaseRefusal* refused = nullptr) {
   return LeaseKeeper::acquire(client, "cosmic-ac", "cosmicac-rollout", std::move(identity), duration, refused);
 }
 
@@ -206,8 +206,8 @@ TEST_CASE("lease: two takers at once, from two threads — exactly one holds it,
   bool const expired_first = GENERATE(false, true);
   if (expired_first) server.put(kLease, held("bob (dead)", std::chrono::system_clock::now() - 60s));
   std::latch start(2);
-  Result<std::unique_ptr<LeaseKeeper>> a = host_error(Errc::Internal, "not run");
-  Result<std::unique_ptr<LeaseKeeper>> b = host_error(Errc::Internal, "not run");
+  host::Result<std::unique_ptr<LeaseKeeper>> a = host_error(Errc::Internal, "not run");
+  host::Result<std::unique_ptr<LeaseKeeper>> b = host_error(Errc::Internal, "not run");
   LeaseRefusal ra, rb;
   std::thread ta([&] {
     start.arrive_and_wait();
