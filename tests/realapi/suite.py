@@ -1139,7 +1139,8 @@ class Suite:
         except queue.Empty:
             p.kill()
             raise Failure(f"lease-probe said nothing within {timeout} s")
-        check(line is not None, f"lease-probe ended without a line: {p.stderr.read()}")
+        if line is None:  # its stderr only once it ended: reading it before would wait for the end
+            raise Failure(f"lease-probe ended (exit {p.wait()}) without a line: {p.stderr.read()}")
         self.transcript.append("lease-probe: " + line)
         return line
 
