@@ -59,8 +59,11 @@ struct Settings {
   std::chrono::seconds gpu_wait{60};         // GPU_WAIT: wait for NVIDIA device nodes
   std::chrono::seconds settle{5};            // SETTLE_SECONDS: must stay running this long
   std::chrono::seconds health_timeout{300};  // HEALTH_TIMEOUT: wait for a HEALTHCHECK or READY_PROBE to pass
-  // READY_PROBE, READY_INITIAL_DELAY, READY_TIMEOUT: what "ready" means for the container, probed at its
-  // address on docker's network (as Kubernetes probes a pod's IP); kind None without READY_PROBE.
+  // What "ready" means for the container, probed at its address on docker's network (as Kubernetes
+  // probes a pod's IP); kind None without READY_PROBE. One key a line: the packaging test reads them.
+  // READY_PROBE: http:PORT/PATH or tcp:PORT
+  // READY_INITIAL_DELAY: seconds after the container starts before the first probe
+  // READY_TIMEOUT: seconds one probe may take
   ReadyProbe readiness;
   unsigned failure_threshold = 3;  // READY_FAILURE_THRESHOLD: failed `status` looks in a row, after ready
   unsigned failure_log_lines = 0;  // FAILURE_LOG_LINES: the container's last lines copied into a failure
