@@ -734,6 +734,37 @@ std::string ApiServerStandIn::strict_check(std::string const& target, nlohmann::
   return {};
 }
 
+// An update (PUT) as kube-apiserver's optimistic concurrency has it: the
+// body's metadata.resourceVersion must be the stored one (else 409 Conflict,
+// kube-apiserver's words), and the object gets a new one; uid and
+// creationTimestamp stay.
+std::string ApiServerStandIn::update(std::string const& target, std::string const& body) {
+  std::string path = target.substr(0, target.find('?'));
+  json obj;
+  try {
+    obj = json::parse(body);
+  } catch (...) {
+    return http_response(400, failure(400, "BadRequest", "body is not JSON").dump());
+  }
+  auto it = objects_.find(path);
+  if (it == objects_.end()) return http_response(404, not_found_body(path).dump());
+  json const& stored = it->second["metadata"];
+  std::string const want = obj.value("metadata", json::object()).value("resourceVersion", "");
+  if (want != stored.value("resourceVersion", ""))
+    return http_response(409, failure(409, "Conflict",
+                                      "Operation cannot be fulfilled on " + resource_ref(path) +
+                                          ": the object has been modified; please apply your changes to the latest "
+                                          "version and try again",
+                                      details_for(path))
+                                  .dump());
+  obj["metadata"]["uid"] = stored.value("uid", "");
+  obj["metadata"]["creationTimestamp"] = stored.value("creationTimestamp", "");
+  obj["metadata"]["resourceVersion"] = std::to_string(++resource_version_);
+  if (query_param(target, "dryRun") == "All") return http_response(200, obj.dump());
+  it->second = obj;
+  return http_response(200, with_managed_fields(path, obj).dump());
+}
+
 std::string ApiServerStandIn::create(std::string const& target, nlohmann::json obj) {
   std::string path = target.substr(0, target.find('?'));
   std::string name = obj.value("metadata", json::object()).value("name", "");
@@ -760,6 +791,7 @@ std::string ApiServerStandIn::create(std::string const& target, nlohmann::json o
   // As the API server does: a uid per created object (ownerReferences name it).
   obj["metadata"]["uid"] = "uid-" + std::to_string(++uid_counter_) + "-" + name;
   obj["metadata"]["creationTimestamp"] = now_rfc3339();
+  obj["metadata"]["resourceVersion"] = std::to_string(++resource_version_);
   protect_claim(obj);
   if (query_param(target, "dryRun") == "All") return http_response(201, obj.dump());
   objects_[key] = obj;
@@ -1090,6 +1122,7 @@ std::string ApiServerStandIn::answer(std::string const& method, std::string cons
     return http_response(200, obj.dump());
   }
   if (method == "DELETE") return remove(target, body);
+  if (method == "PUT") return update(target, body);
   return http_response(405, failure(405, "MethodNotAllowed", method).dump());
 }
 

@@ -120,6 +120,7 @@ class ApiServerStandIn {
   std::string create(std::string const& target, nlohmann::json obj);
   std::string apply_patch(std::string const& target, std::string const& body);
   std::string remove(std::string const& target, std::string const& body);
+  std::string update(std::string const& target, std::string const& body);
   std::string list(std::string const& target);
   nlohmann::json list_items(std::string const& target);
   void stream_watch(int fd, std::string target);
