@@ -255,14 +255,24 @@ Status Rollout::prepare() {
   auto previous = cluster_.read_record();
   if (!previous) return previous.error();
   // A rollout that did not complete left its canary's pins: a rerun keeps
-  // them, so that a tag moved since cannot split the fleet either.
-  if (*previous && (*previous)->state != RolloutState::Complete) record_.pins = (*previous)->pins;
-  if (*previous) record_.resource_version = (*previous)->resource_version;
+  // them, so that a tag moved since cannot split the fleet either. After a
+  // complete one, a new rollout pins afresh from its own canary; either way
+  // a job at the previous pins' revision is at the target already (the same
+  // spec, pinned as the last rollout ran it): not restarted.
+  std::map<std::string, std::string> previous_pins;
+  if (*previous) {
+    previous_pins = (*previous)->pins;
+    record_.resource_version = (*previous)->resource_version;
+    if ((*previous)->state != RolloutState::Complete) record_.pins = previous_pins;
+  }
   std::vector<FleetJob> fleet;
   for (auto const& in : inputs_) {
     auto r = render_for_rollout(in.spec, record_.pins);
+    std::string alternative = r.unpinned;
+    if (record_.pins.empty() && !previous_pins.empty())
+      alternative = render_for_rollout(in.spec, previous_pins).revision;
     auto const& l = live_[in.spec.name];
-    fleet.push_back({in.spec.name, r.revision, r.unpinned, l.revision, l.ready});
+    fleet.push_back({in.spec.name, r.revision, alternative, l.revision, l.ready});
     rendered_[in.spec.name] = std::move(r);
   }
   plan_ = plan_rollout(fleet, opts_.canary, resolve_max_unavailable(opts_.max_unavailable, inputs_.size()));

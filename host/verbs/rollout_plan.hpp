@@ -27,10 +27,13 @@ int resolve_max_unavailable(MaxUnavailable m, std::size_t jobs);
 // One job as the plan sees it.
 struct FleetJob {
   std::string name;
-  std::string target;    // the revision the rollout applies
-  std::string unpinned;  // the revision before the canary's digest pinned it (empty: the same)
-  std::string live;      // the live VirtualMachine's revision annotation (empty: none, or no VM)
-  bool ready = false;    // its VMI Ready before the rollout
+  std::string target;  // the revision the rollout applies
+  // Another revision that is the target too (empty: none): unpinned, when
+  // the target is pinned by a resumed rollout's canary; pinned as the last
+  // complete rollout ran it, when the target is not (yet) pinned.
+  std::string unpinned;
+  std::string live;    // the live VirtualMachine's revision annotation (empty: none, or no VM)
+  bool ready = false;  // its VMI Ready before the rollout
 };
 
 struct RolloutPlan {

@@ -463,3 +463,19 @@ TEST_CASE("rollout: a job at the target but not ready keeps the rollout from com
   CHECK(report->why == "at the target revision but not ready (not restarted by this rollout): roll-2");
   CHECK_FALSE(cluster.applied_any());
 }
+
+TEST_CASE("rollout: after a complete rollout, the same specs again restart nothing (jobs at its pinned revision)") {
+  auto jobs = fleet(3);
+  FakeCluster cluster(jobs);
+  auto first = run_rollout(cluster, jobs, options(1, 1), Events().fn());
+  REQUIRE(first);
+  REQUIRE(first->complete);
+  for (auto const& j : first->record.jobs) cluster.live[j.name].revision = j.to;
+  cluster.calls.clear();
+  Events said;
+  auto again = run_rollout(cluster, jobs, options(1, 1), said.fn());
+  REQUIRE(again);
+  CHECK(again->complete);
+  CHECK_FALSE(cluster.applied_any());
+  CHECK(said.said("nothing to roll"));
+}
