@@ -13,12 +13,13 @@ CommandEntry wait_command();             // wait.cpp
 CommandEntry delete_command();           // delete.cpp
 CommandEntry list_command();             // list.cpp
 CommandEntry get_command();              // list.cpp
+CommandEntry rollout_command();          // rollout.cpp
 CommandEntry doctor_command();           // doctor.cpp
 
 CommandTable const& command_table() {
   static CommandTable const table = {
-      render_command(), render_userdata_command(), apply_command(), wait_command(), delete_command(), list_command(),
-      get_command(),    doctor_command(),
+      render_command(), render_userdata_command(), apply_command(),  wait_command(), delete_command(), list_command(),
+      get_command(),    rollout_command(),         doctor_command(),
   };
   return table;
 }

@@ -8,6 +8,8 @@ guest-console-log container's lines (served by the stand-in kubelet behind `pods
 
 import json
 import os
+import random
+import threading
 import time
 
 from cluster import NODE_NAME, ApiError, path_of, rfc3339_nano
@@ -104,14 +106,14 @@ class Agent:
     def noise(self, text):
         self.cp.kubelet.write(self.ns, self.pod, CONSOLE, text)
 
-    def boot_to_ready(self):
+    def boot_to_ready(self, image="ghcr.io/tetherto/cosmicac-wrk-agent-inference:latest",
+                      digest="sha256:" + "9f" * 32):
         for step in ("config", "disk", "docker", "credentials", "login", "pull", "container"):
             self.event("running", step, "started")
             self.event("running", step, "done", duration_ms=5)
         self.event("ready", "ready", "done", duration_ms=40,
                    container={"name": "cosmicac-container", "id": "0123456789abcdef0123",
-                              "image": "ghcr.io/tetherto/cosmicac-wrk-agent-inference:latest",
-                              "image_digest": "sha256:" + "9f" * 32})
+                              "image": image, "image_digest": digest})
 
     def fail_after_ready(self):
         """Ready, then the container stops answering its probe: `status` records the failure as
@@ -177,3 +179,80 @@ def vm_sync(cp, ns, name):
     elif vmi is None:
         vm_status(cp, ns, name, "Stopped")
     return vmi
+
+
+class Fleet:
+    """KubeVirt's VM controller and the guests of a whole namespace, in a background thread, for
+    `rollout`: every pass lists the VirtualMachines and runs vm_sync over each (so a VMI deleted by a
+    restart comes back from the VM's current template under runStrategy Always), in a random order;
+    each VMI not seen before boots in a thread of its own after a random delay — launcher pod,
+    console, the agent's lines — so VMIs become ready in random order. The agent's ready event
+    names the image of the VMI's template (its revision annotation tells which) with `digest`; a
+    job in `fail` gets a failing agent (login, reason auth) instead. `booted` counts the VMIs
+    started per job; `images` holds, per VMI uid, the revision it was started from."""
+
+    def __init__(self, cp, ns, digest="sha256:" + "9f" * 32, fail=(), seed=53, delay=(0.2, 1.5)):
+        self.cp, self.ns, self.digest, self.delay = cp, ns, digest, delay
+        self.fail = set(fail)
+        self.rand = random.Random(seed)
+        self.seen = set()
+        self.booted = {}
+        self.revisions = {}
+        self.errors = []
+        self.lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(10)
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                items = self.cp.admin.get(path_of("VirtualMachine", None, self.ns))["items"]
+                names = [vm["metadata"]["name"] for vm in items]
+                self.rand.shuffle(names)
+                for name in names:
+                    vmi = vm_sync(self.cp, self.ns, name)
+                    if vmi is None or vmi["metadata"].get("deletionTimestamp"):
+                        continue
+                    uid = vmi["metadata"]["uid"]
+                    with self.lock:
+                        if uid in self.seen:
+                            continue
+                        self.seen.add(uid)
+                        self.booted[name] = self.booted.get(name, 0) + 1
+                    threading.Thread(target=self._boot, args=(vmi, self.rand.uniform(*self.delay)),
+                                     daemon=True).start()
+            except Exception as e:   # reported by the case
+                with self.lock:
+                    self.errors.append(e)
+            self._stop.wait(0.3)
+
+    def _boot(self, vmi, delay):
+        try:
+            ns, name = self.ns, vmi["metadata"]["name"]
+            time.sleep(delay)
+            vmi_status(self.cp, ns, name, "Scheduling", False, "GuestNotRunning", "Guest VM is not reported as running")
+            pod = Launcher(self.cp, ns, vmi)
+            vmi_status(self.cp, ns, name, "Running", False, "ContainersNotReady", "containers not ready")
+            time.sleep(0.5)
+            agent = Agent(self.cp, ns, pod.name)
+            if name in self.fail:
+                agent.fail_login()
+                return
+            agent.boot_to_ready(digest=self.digest)
+            time.sleep(0.3)
+            vmi_status(self.cp, ns, name, "Running", True)
+        except ApiError as e:
+            if e.status != 404:   # a VMI deleted meanwhile (a restart) is not a failure
+                with self.lock:
+                    self.errors.append(e)
+        except Exception as e:   # reported by the case
+            with self.lock:
+                self.errors.append(e)

@@ -1026,6 +1026,136 @@ class Suite:
         check(self.obj("PersistentVolumeClaim", "vm-data", ns)["metadata"]["uid"] == pvc["metadata"]["uid"],
               "delete did not keep the data disk")
 
+    # --- rollout ------------------------------------------------------------------------------
+    def _fleet_dir(self, ns, names, **fields):
+        """A fleet directory: one spec per job (rollout -f DIR reads them sorted by name)."""
+        d = os.path.join(self.work, f"{ns}-fleet-{len(os.listdir(self.work))}")
+        os.mkdir(d)
+        for n in names:
+            doc = {"name": n, "namespace": ns, "cpu": 4, "memory": "16Gi",
+                   "gpu": {"type": GPU_TYPE, "count": 1},
+                   "dataDisk": {"size": "100Gi", "mountPoint": "/data"},
+                   "container": {"image": "ghcr.io/tetherto/cosmicac-wrk-agent-inference:latest",
+                                 "env": {"MODEL_ID": "tiny", "API_KEY": "s3cr3t-realapi-value"}}}
+            doc.update(fields)
+            with open(os.path.join(d, f"{n}.json"), "w") as fh:
+                json.dump(doc, fh)
+        return d
+
+    def _record(self, ns):
+        cm = self.obj("ConfigMap", "cosmicac-rollout", ns)
+        check(cm is not None, "no rollout record (ConfigMap cosmicac-rollout)")
+        return cm, json.loads(cm["data"]["record.json"])
+
+    @staticmethod
+    def _events(r):
+        return [json.loads(line) for line in r.out.splitlines() if line.strip()]
+
+    def case_rollout_fleet(self, ns):
+        """`rollout` of five VirtualMachine jobs on the real API server, as the restricted identity,
+        with simulate.Fleet as KubeVirt's VM controller and the guests (VMIs ready in random order):
+        the first rollout creates them (a canary, then --max-unavailable 2 at a time), each VM
+        carrying its revision; a change rolls them again: each VM restarted once (a new VMI), the
+        canary's digest pinned for the later batches and said, the record Complete; `rollout
+        status` reads it; --dry-run then lists the next change and writes nothing; a rerun with
+        nothing to change restarts nothing."""
+        kc = self.tester_kubeconfig(ns)
+        prof = self._vm_profile(ns)
+        names = [f"roll-{i}" for i in range(1, 6)]
+        digest = "sha256:" + "5e" * 32
+        with simulate.Fleet(self.cp, ns, digest=digest) as fleet:
+            r = self.run("rollout", "--profile", prof, "-f", self._fleet_dir(ns, names), "--max-unavailable", "2",
+                         "--timeout", "90s", "--interval", "1s", "-o", "json", kubeconfig=kc, timeout=300)
+            check(r.rc == 0, f"the first rollout failed:\n{r.show()}")
+            # Jobs with no VM yet are down already: after the canary they go in one batch.
+            batches = [e for e in self._events(r) if e["event"] == "batch" and e.get("state") == "started"]
+            check([len(b["jobs"]) for b in batches] == [1, 4], f"batches {batches}:\n{r.show()}")
+            _, rec = self._record(ns)
+            check(rec["state"] == "Complete", f"record {rec}")
+            for n in names:
+                vm = self.obj("VirtualMachine", n, ns)
+                rev = vm["metadata"]["annotations"]["cosmicac.io/revision"]
+                check(rev == vm["spec"]["template"]["metadata"]["annotations"]["cosmicac.io/revision"],
+                      f"{n}: the template does not carry the VM's revision")
+            before = {n: self._vmi_uid(ns, n) for n in names}
+            booted = dict(fleet.booted)
+            # A change to every job: rolled again, each restarted once, 2 at a time after the canary.
+            fleet_dir = self._fleet_dir(ns, names, cpu=8)
+            r = self.run("rollout", "--profile", prof, "-f", fleet_dir, "--max-unavailable", "2",
+                         "--timeout", "90s", "--interval", "1s", "-o", "json", kubeconfig=kc, timeout=300)
+            check(r.rc == 0, f"the second rollout failed:\n{r.show()}")
+            events = self._events(r)
+            batches = [e for e in events if e["event"] == "batch" and e.get("state") == "started"]
+            check([len(b["jobs"]) for b in batches] == [1, 2, 2], f"batches {batches}:\n{r.show()}")
+            check([e["pinned"] for e in events if e["event"] == "pin"] ==
+                  [f"ghcr.io/tetherto/cosmicac-wrk-agent-inference@{digest}"], f"the pin is not said:\n{r.show()}")
+            check("s3cr3t-realapi-value" not in r.text(), "an env value in the output")
+            for n in names:
+                check(self._vmi_uid(ns, n) not in (None, before[n]), f"{n} runs no new VMI")
+                check(fleet.booted[n] == booted[n] + 1, f"{n} was started {fleet.booted[n] - booted[n]} times")
+                vmi = self.obj("VirtualMachineInstance", n, ns)
+                check(vmi["spec"]["domain"]["cpu"]["cores"] == 8, f"{n}'s VMI does not run the new template")
+            cm, rec = self._record(ns)
+            check(rec["state"] == "Complete" and all(j["state"] == "ready" for j in rec["jobs"]), f"record {rec}")
+            check(list(rec["pins"].values()) == [f"ghcr.io/tetherto/cosmicac-wrk-agent-inference@{digest}"],
+                  f"pins {rec['pins']}")
+            check("s3cr3t-realapi-value" not in json.dumps(cm), "an env value in the record")
+            r = self.run("rollout", "status", "-n", ns, kubeconfig=kc, expect=0)
+            check("rollout Complete" in r.out and "roll-5" in r.out, f"status:\n{r.show()}")
+            # The dry run of a next change: listed, nothing written.
+            rv = cm["metadata"]["resourceVersion"]
+            uids = {n: self._vmi_uid(ns, n) for n in names}
+            r = self.run("rollout", "--profile", prof, "-f", self._fleet_dir(ns, names, cpu=6), "--dry-run",
+                         kubeconfig=kc, expect=0)
+            check("spec.template.spec.domain.cpu.cores" in r.out and "dry run: nothing was changed" in r.out,
+                  f"the plan:\n{r.show()}")
+            check(self._record(ns)[0]["metadata"]["resourceVersion"] == rv, "the dry run wrote the record")
+            check({n: self._vmi_uid(ns, n) for n in names} == uids, "the dry run restarted a VM")
+            check(all(self.obj("VirtualMachine", n, ns)["spec"]["template"]["spec"]["domain"]["cpu"]["cores"] == 8
+                      for n in names), "the dry run changed a VM")
+            # Nothing to change: nothing restarted.
+            r = self.run("rollout", "--profile", prof, "-f", fleet_dir, kubeconfig=kc, expect=0)
+            check("nothing to roll" in r.out, f"not said:\n{r.show()}")
+            check({n: self._vmi_uid(ns, n) for n in names} == uids, "an unchanged job was restarted")
+            check(not fleet.errors, f"the simulator failed: {fleet.errors}")
+
+    def case_rollout_stops(self, ns):
+        """A failing canary stops the rollout (exit 1, the job and the agent's reason named), and
+        nothing after it is restarted; a failure in a later batch stops it past --max-failed 0, and
+        with --max-failed 1 the rest still roll (exit 1: not every job is ready). --no-rollback: the
+        restore reads kept revisions, which w-revision provides."""
+        kc = self.tester_kubeconfig(ns)
+        prof = self._vm_profile(ns)
+        names = ["stop-1", "stop-2", "stop-3", "stop-4"]
+        with simulate.Fleet(self.cp, ns) as fleet:
+            self.run("rollout", "--profile", prof, "-f", self._fleet_dir(ns, names), "--max-unavailable", "3",
+                     "--timeout", "90s", "--interval", "1s", kubeconfig=kc, timeout=300, expect=0)
+            uids = {n: self._vmi_uid(ns, n) for n in names}
+            fleet.fail = {"stop-1"}
+            r = self.run("rollout", "--profile", prof, "-f", self._fleet_dir(ns, names, cpu=8), "--no-rollback",
+                         "--timeout", "60s", "--interval", "1s", kubeconfig=kc, timeout=300, expect=1)
+            check("stop-1 failed" in r.out and "reason=auth" in r.out and "the canary failed" in r.out,
+                  f"the failed canary is not said:\n{r.show()}")
+            check(all(self._vmi_uid(ns, n) == uids[n] for n in names[1:]), "a job after the canary was restarted")
+            _, rec = self._record(ns)
+            check(rec["state"] == "Stopped", f"record {rec}")
+            # A failure in a later batch: stop-3 fails (stop-1, failed and at the target, is left alone
+            # and counts as down: --max-unavailable 2 leaves one more).
+            fleet.fail = {"stop-3"}
+            r = self.run("rollout", "--profile", prof, "-f", self._fleet_dir(ns, names, cpu=8), "--no-rollback",
+                         "--max-unavailable", "2", "--timeout", "60s", "--interval", "1s", kubeconfig=kc,
+                         timeout=300, expect=1)
+            check("more than --max-failed 0" in r.out, f"not stopped past --max-failed:\n{r.show()}")
+            check(self._vmi_uid(ns, "stop-4") == uids["stop-4"], "stop-4 was restarted after the failure")
+            # --max-failed 1: the failure is borne and the later batches still roll; exit 1 all the same.
+            r = self.run("rollout", "--profile", prof, "-f", self._fleet_dir(ns, names, cpu=6), "--no-rollback",
+                         "--max-failed", "1", "--timeout", "60s", "--interval", "1s", kubeconfig=kc, timeout=300,
+                         expect=1)
+            check(self._vmi_uid(ns, "stop-4") != uids["stop-4"], f"--max-failed 1 did not go on:\n{r.show()}")
+            _, rec = self._record(ns)
+            states = {j["name"]: j["state"] for j in rec["jobs"]}
+            check(states.get("stop-3") == "failed" and states.get("stop-4") == "ready", f"record {rec}")
+
     def case_vm_move_keeps_data(self, ns):
         """Moving a job from a bare VMI to a VirtualMachine (docs/host-tool.md, "Moving a job to a
         VirtualMachine"): apply with the new profile refuses while the VMI exists, writing nothing;

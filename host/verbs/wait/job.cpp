@@ -62,6 +62,16 @@ Result<VmiPoll> WaitedJob::poll_vmi() {
     auto j = parse_json(resp->body);
     if (!j) return host_error(Errc::Server, "GET " + who_ + ": the response is not JSON");
     VmiView v = view_vmi(*j);
+    if (opts_.replaced_vmis.contains(v.uid)) {
+      // The VMI a restart replaced, still stopping: its Ready condition and
+      // its agent's ready are the previous revision's, so they do not count.
+      last_vmi_ =
+          "the previous VMI (uid " + terminal_safe(v.uid) + ") is stopping; its VirtualMachine starts a new one";
+      report(Source::Vmi, who_, last_vmi_);
+      agent_ready_ = false;
+      ready_event_.reset();
+      return poll;
+    }
     last_vmi_ = v.line;
     report(Source::Vmi, who_, v.line);
     if (v.terminal) return vmi_away(v.phase, " reached phase " + terminal_safe(v.phase), " (" + v.line + ")");
@@ -268,6 +278,8 @@ std::optional<WaitResult> WaitedJob::result_if_ready(bool vmi_ready) const {
   if (!vmi_ready || pods_pending_ || (!agent_ready_ && console_)) return std::nullopt;
   WaitResult res;
   res.agent_reported = agent_ready_;
+  res.vmi_uid = vmi_uid_;
+  res.ready_event = ready_event_;
   if (ready_event_ && ready_event_->container)
     res.summary = "ready: container " + terminal_safe(ready_event_->container->name) + " " +
                   terminal_safe(ready_event_->container->id.substr(0, 12)) + " (agent ready, VMI Ready)";

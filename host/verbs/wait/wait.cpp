@@ -61,6 +61,13 @@ class Runner {
       watch_dependents();
       for (auto it = active_.begin(); it != active_.end() && !stopped_;) it = step(it);
       if (active_.empty() || stopped_) break;
+      if (opts_.stop && opts_.stop()) {
+        for (auto& [name, job] : active_)
+          finish(name, host_error(Errc::Failed, "VirtualMachineInstance " + ns_ + "/" + terminal_safe(name) +
+                                                    ": the wait was interrupted before it was ready or failed"));
+        active_.clear();
+        break;
+      }
       if (clock::now() >= deadline_) {
         for (auto& [name, job] : active_) finish(name, job->timed_out());
         active_.clear();

@@ -23,6 +23,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,11 +54,20 @@ struct WaitOptions {
   // Objects held per watched kind (VMIs, DataVolumes, launcher pods), each
   // only with the fields `wait` reads (held_fields); more are not followed.
   std::size_t max_held_objects = 10000;
+  // VMIs (by uid) that no longer count: a restart replaced them (rollout), so
+  // the job is ready only once a VMI with another uid is; until then the old
+  // one, still stopping, is said as such and its Ready condition ignored.
+  std::set<std::string> replaced_vmis;
+  // Asked each round: true ends the wait at once, every job not yet finished
+  // reported as interrupted (Errc::Failed) — a rollout's SIGINT.
+  std::function<bool()> stop;
 };
 
 struct WaitResult {
-  bool agent_reported = false;  // the console log gave the agent's ready
-  std::string summary;          // "ready: container … (agent and VMI)", escaped
+  bool agent_reported = false;                  // the console log gave the agent's ready
+  std::string summary;                          // "ready: container … (agent and VMI)", escaped
+  std::string vmi_uid;                          // the VMI that became ready
+  std::optional<readiness::Event> ready_event;  // the agent's `ready` (its container, image digest), when seen
 };
 
 // Ok when the agent reports ready AND the VMI is Ready (on the fallback: the

@@ -259,7 +259,7 @@ TEST_CASE("cli options: --help is made from the command table; COMMAND --help is
     REQUIRE(entry.make != nullptr);
     CHECK(find_command(entry.name) == &entry);
   }
-  CHECK(command_table().size() == 8);
+  CHECK(command_table().size() == 9);
   CHECK(find_command("frobnicate") == nullptr);
   auto h = vmi({"--help"});
   CHECK(h.exit_code == 0);

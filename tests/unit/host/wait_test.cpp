@@ -19,6 +19,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <atomic>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -1476,4 +1477,40 @@ TEST_CASE("wait: whether a VirtualMachine starts a new VMI, by KubeVirt's run-st
   CHECK_FALSE(vm("Manual").restarts_after("Failed"));
   json none = {{"metadata", {{"name", "job"}}}};
   CHECK(view_vm(Json::parse(none.dump())).run_strategy == "Always");
+}
+
+TEST_CASE("wait: a VMI a restart replaced (replaced_vmis) never counts as ready, however Ready it says it is") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {ready()}, /*with_console=*/false);
+  KubeClient client(access_to(s));
+  Collected sink;
+  WaitOptions o = fast();
+  o.timeout = 1s;
+  o.replaced_vmis = {kUid};
+  auto r = wait_vmi(client, "cosmic-ac", "job", o, sink);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == Errc::Timeout);
+  CHECK(sink.saw(std::string("the previous VMI (uid ") + kUid + ") is stopping"));
+  // Without it, the same VMI is ready: the uid alone made the difference.
+  Collected plain;
+  auto again = wait_vmi(client, "cosmic-ac", "job", fast(), plain);
+  REQUIRE(again);
+  CHECK(again->vmi_uid == kUid);
+}
+
+TEST_CASE("wait: stop() ends the wait at its next round, every unfinished job reported as interrupted") {
+  test::ApiServerStandIn s("Bearer good-token");
+  cluster(s, {not_ready()}, /*with_console=*/false);
+  KubeClient client(access_to(s));
+  Collected sink;
+  WaitOptions o = fast();
+  std::atomic<int> asked{0};
+  o.stop = [&] { return ++asked > 3; };
+  auto const t0 = std::chrono::steady_clock::now();
+  auto r = wait_vmi(client, "cosmic-ac", "job", o, sink);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == Errc::Failed);
+  CHECK(r.error().message ==
+        "VirtualMachineInstance cosmic-ac/job: the wait was interrupted before it was ready or failed");
+  CHECK(std::chrono::steady_clock::now() - t0 < 10s);
 }

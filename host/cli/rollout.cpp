@@ -1,0 +1,243 @@
+// rollout: a change rolled through VirtualMachine jobs in health-gated
+// batches (host/verbs/rollout.hpp); `rollout status` reads the rollout's
+// record. One file: the command, its subcommand and its row.
+#include "host/cli/command.hpp"
+
+#include "common/terminal_text.hpp"
+#include "host/cluster/kube_client.hpp"
+#include "host/render/manifests.hpp"
+#include "host/verbs/rollout.hpp"
+#include "host/verbs/rollout_plan.hpp"
+#include "host/verbs/rollout_record.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <thread>
+
+namespace cosmicac::host::cli {
+
+namespace {
+
+// SIGINT, SIGTERM: the rollout stops between steps (the wait asks each
+// round), reports the batch in flight and writes its record; a second signal
+// is the default action again (the person insists).
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop_signal(int sig) {
+  g_stop.store(true);
+  ::signal(sig, SIG_DFL);
+}
+
+class StopSignals {
+ public:
+  StopSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;  // NOLINT(cppcoreguidelines-pro-type-union-access): the POSIX struct
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(StopSignals const&) = delete;
+  StopSignals& operator=(StopSignals const&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+// Who rolls: the record's holder ("host pid N").
+std::string identity() {
+  std::array<char, 256> host{};
+  if (::gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
+  return std::string(host.data()) + " pid " + std::to_string(::getpid());
+}
+
+// -o json: one JSON object per line, every non-ASCII character escaped.
+void print_event(RolloutEvent const& e, bool json) {
+  if (!json) {
+    std::printf("%s\n", e.line.c_str());
+  } else {
+    Json j = {{"event", e.type}};
+    for (auto const& [k, v] : e.fields.items()) j[k] = v;
+    std::printf("%s\n", j.dump(-1, ' ', true, Json::error_handler_t::replace).c_str());
+  }
+  std::fflush(stdout);
+}
+
+// rollout -f SPEC... [-R] --profile P [--canary N] [--max-unavailable N|P%] [--max-failed N] [--no-rollback]
+//         [--timeout D] [--dry-run] [-o json]
+struct RolloutCommand : CommandOptions {
+  FileFlags file;
+  ClusterFlags cluster;
+  std::string output, max_unavailable = "1";
+  int canary = RolloutOptions{}.canary, max_failed = RolloutOptions{}.max_failed;
+  bool no_rollback = false, dry_run = false;
+  DurationFlag timeout{WaitOptions{}.timeout}, interval{WaitOptions{}.interval};
+  std::vector<LoadedSpec> specs;
+  std::vector<RolloutInput> jobs;
+
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override;
+  Outcome run() override;
+
+ private:
+  RolloutOptions options() const;
+};
+
+void RolloutCommand::bind(CLI::App& app) {
+  file.bind(app);
+  cluster.bind(app);
+  app.add_option("--canary", canary, "jobs in the first batch, alone (0: none) [default 1]")->type_name("N");
+  app.add_option("--max-unavailable", max_unavailable,
+                 "jobs down at once in each later batch, counting those not ready\nbefore the rollout [default 1]")
+      ->type_name("N|P%");
+  app.add_option("--max-failed", max_failed,
+                 "failed jobs tolerated before the rollout stops (a failed\ncanary always stops it) [default 0]")
+      ->type_name("N");
+  app.add_flag("--no-rollback", no_rollback, "leave a failed job on the new revision (default: put it back)");
+  app.add_flag("--dry-run", dry_run, "the plan (jobs, changed fields, batches); nothing is changed");
+  app.add_option("-o,--output", output, "json: the events as JSON lines (NDJSON)")->type_name("json");
+  timeout.bind(app, "--timeout", "how long each batch may take to become ready");
+  interval.bind(app, "--interval", "how often objects without a watch are read again");
+}
+
+Outcome RolloutCommand::validate() const {
+  if (!file.has_files()) return usage_problem("rollout needs -f SPEC (the jobs to roll)");
+  if (auto p = no_positional()) return p;
+  if (!output.empty() && output != "json") return usage_problem("-o takes json (rollout's events as JSON lines)");
+  if (canary < 0) return usage_problem("--canary must be 0 or more");
+  if (max_failed < 0) return usage_problem("--max-failed must be 0 or more");
+  auto m = parse_max_unavailable(max_unavailable);
+  if (!m) return usage_problem(m.error().message);
+  if (canary == 0 && m->value == 0)
+    return usage_problem("--canary 0 with --max-unavailable 0 rolls nothing: give one of them a job");
+  return std::nullopt;
+}
+
+// The specs read and checked as a rollout's input before the cluster is
+// touched: bad input is exit 2 with nothing read from the cluster.
+Outcome RolloutCommand::complete() {
+  if (auto p = file.load_specs(cluster.ns, specs)) return p;
+  jobs.reserve(specs.size());
+  for (auto const& s : specs) jobs.push_back({s.source, s.spec});
+  if (auto st = check_rollout_input(jobs, options()); !st) return failure(st.error());
+  return std::nullopt;
+}
+
+RolloutOptions RolloutCommand::options() const {
+  RolloutOptions o;
+  o.canary = canary;
+  o.max_unavailable = *parse_max_unavailable(max_unavailable);  // validate() read it
+  o.max_failed = max_failed;
+  o.rollback = !no_rollback;
+  o.dry_run = dry_run;
+  o.identity = identity();
+  o.wait.timeout = timeout.value;
+  o.wait.interval = interval.value;
+  o.wait.stop = [] { return g_stop.load(); };
+  return o;
+}
+
+Outcome RolloutCommand::run() {
+  RolloutOptions const o = options();
+  auto access = cluster.access();
+  if (!access) return failure(access.error());
+  KubeClient client(std::move(*access));
+  auto kube = kube_rollout(client, specs.front().spec.ns, o.wait);
+  bool const json = output == "json";
+  StopSignals signals;
+  auto report = run_rollout(
+      *kube, jobs, o, [json](RolloutEvent const& e) { print_event(e, json); }, [] { return g_stop.load(); });
+  if (!report) return failure(report.error());
+  if (!json && !dry_run && !report->record.jobs.empty()) std::fputs(record_table(report->record).c_str(), stdout);
+  return report->complete ? std::nullopt : Outcome(already_said(Errc::Failed));
+}
+
+// rollout status [-n NS] [--once] [--interval D] [--timeout D] [-o json]
+struct StatusCommand : CommandOptions {
+  ClusterFlags cluster;
+  std::string output;
+  bool once = false;
+  DurationFlag interval{std::chrono::seconds(2)}, timeout{WaitOptions{}.timeout};
+
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override { return std::nullopt; }
+  Outcome run() override;
+};
+
+void StatusCommand::bind(CLI::App& app) {
+  cluster.bind(app);
+  app.add_flag("--once", once, "print the record once; do not follow a rollout in progress");
+  app.add_option("-o,--output", output, "json: the record as JSON lines, one per change")->type_name("json");
+  interval.bind(app, "--interval", "how often the record is read again while following");
+  timeout.bind(app, "--timeout", "how long to follow a rollout in progress");
+}
+
+Outcome StatusCommand::validate() const {
+  if (auto p = no_positional()) return p;
+  if (!output.empty() && output != "json") return usage_problem("-o takes json (the record as JSON lines)");
+  return std::nullopt;
+}
+
+// Follows the record (kubectl rollout status): each change printed, until
+// the rollout is no longer Progressing; exit 0 once Complete, 1 otherwise.
+Outcome StatusCommand::run() {
+  auto access = cluster.access();
+  if (!access) return failure(access.error());
+  std::string const ns = cluster.ns.empty() ? access->default_namespace : cluster.ns;
+  KubeClient client(std::move(*access));
+  auto const deadline = std::chrono::steady_clock::now() + timeout.value;
+  std::string last;
+  for (;;) {
+    auto record = read_record(client, ns);
+    if (!record) return failure(record.error());
+    if (!*record)
+      return failure(Errc::NotFound,
+                     "no rollout has run in " + ns + " (no ConfigMap " + ns + "/" + kRolloutRecordName + ")");
+    RolloutRecord const& r = **record;
+    std::string const shown =
+        output == "json" ? record_to_json(r).dump(-1, ' ', true, Json::error_handler_t::replace) : record_table(r);
+    if (shown != last) {
+      std::fputs((shown + (output == "json" ? "\n" : "")).c_str(), stdout);
+      std::fflush(stdout);
+      last = shown;
+    }
+    if (r.state == RolloutState::Complete) return std::nullopt;
+    if (r.state != RolloutState::Progressing || once) return already_said(Errc::Failed);
+    if (std::chrono::steady_clock::now() >= deadline)
+      return failure(Errc::Timeout, "the rollout in " + ns + " is still in progress after --timeout");
+    std::this_thread::sleep_for(interval.value);
+  }
+}
+
+}  // namespace
+
+CommandEntry rollout_command() {
+  return {.name = "rollout",
+          .help = {{"rollout -f SPEC... [-R] --profile P",
+                    "roll a change through VirtualMachine jobs in health-gated batches:\n"
+                    "a canary [--canary 1], then [--max-unavailable 1|P%] at a time, each\n"
+                    "job restarted and waited for (a new VMI Ready, agent ready) within\n"
+                    "[--timeout 20m] per batch; the canary's image digest pins the rest;\n"
+                    "[--max-failed 0]; failed jobs put back unless [--no-rollback];\n"
+                    "[--dry-run: the plan] [-o json]; exit 0 all ready, 1 stopped"}},
+          .make = make_options<RolloutCommand>,
+          .children = {{.name = "status",
+                        .help = {{"rollout status [-n NS]",
+                                  "the rollout's record (ConfigMap cosmicac-rollout), followed until\n"
+                                  "it is no longer in progress (exit 0 Complete, 1 otherwise) [-o json]"}},
+                        .make = make_options<StatusCommand>}}};
+}
+
+}  // namespace cosmicac::host::cli

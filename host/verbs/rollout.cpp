@@ -1,0 +1,579 @@
+#include "host/verbs/rollout.hpp"
+
+#include "common/terminal_text.hpp"
+#include "host/base/api_resources.hpp"
+#include "host/base/json_read.hpp"
+#include "host/cluster/api_paths.hpp"
+#include "host/render/image_pin.hpp"
+#include "host/render/job_objects.hpp"
+#include "host/render/manifests.hpp"
+#include "host/verbs/apply.hpp"
+#include "host/verbs/rendered_diff.hpp"
+#include "host/verbs/request.hpp"
+#include "host/verbs/rollout_revision_shim.hpp"
+#include "host/verbs/views.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+namespace cosmicac::host {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// ---- the real requests ------------------------------------------------------
+
+// wait_jobs' per-job lines are not shown: the rollout says a line per job as
+// it ends and a line per batch.
+class Silent : public WaitSink {
+ public:
+  void object(Source, std::string const&, std::string const&) override {}
+  void source(std::string const&) override {}
+  void agent(readiness::Event const&) override {}
+};
+class SilentJobs : public JobsSink {
+ public:
+  WaitSink& job(std::string const&) override { return silent_; }
+  void notice(std::string const&) override {}
+  void done(std::string const&, Result<WaitResult> const&) override {}
+
+ private:
+  Silent silent_;
+};
+
+class KubeRollout final : public RolloutCluster {
+ public:
+  KubeRollout(KubeClient& client, std::string ns, WaitOptions const& wait)
+      : client_(client), ns_(std::move(ns)), wait_(wait) {}
+
+  Result<std::map<std::string, LiveJob>> look() override {
+    std::map<std::string, LiveJob> live;
+    auto vms = list(api::kVirtualMachines);
+    if (!vms) return vms.error();
+    for (auto const& vm : array_at(*vms, {"items"})) {
+      std::string const name = string_at(vm, {"metadata", "name"});
+      // Only a VM that is this job's (both labels) says the job's revision.
+      if (!missing_label(vm, name).empty()) continue;
+      LiveJob& j = live[name];
+      j.vm = vm;
+      j.revision = string_at(vm, {"metadata", "annotations", kRevisionAnnotation});
+    }
+    auto vmis = list(api::kVirtualMachineInstances);
+    if (!vmis) return vmis.error();
+    for (auto const& vmi : array_at(*vmis, {"items"})) {
+      std::string const name = string_at(vmi, {"metadata", "name"});
+      auto it = live.find(name);
+      if (it == live.end()) continue;
+      VmiView const v = view_vmi(vmi);
+      it->second.ready = v.ready && value_at(vmi, {"metadata", "deletionTimestamp"}).is_null();
+      it->second.vmi_uid = v.uid;
+    }
+    return live;
+  }
+
+  Result<std::optional<RolloutRecord>> read_record() override { return host::read_record(client_, ns_); }
+  Status write_record(RolloutRecord& record) override { return host::write_record(client_, ns_, record); }
+
+  Status apply(std::vector<Json> const& objects, Say const& say) override {
+    ApplyOptions o;
+    o.restart = true;
+    auto r = apply_objects(client_, objects, o, say);
+    if (!r) return r.error();
+    return ok();
+  }
+
+  Result<std::vector<JobOutcome>> wait(std::vector<std::string> const& jobs,
+                                       std::set<std::string> const& replaced) override {
+    WaitOptions w = wait_;
+    w.replaced_vmis = replaced;
+    SilentJobs sink;
+    return wait_jobs(client_, ns_, WaitTargets{.names = jobs, .selector = {}}, w, sink);
+  }
+
+  Status restore(std::string const& job, std::string const& revision, Say const& say) override {
+    auto kept = kept_revisions(client_, ns_, job);
+    if (!kept) return kept.error();
+    auto it = std::ranges::find_if(*kept, [&](KeptRevision const& k) { return k.revision == revision; });
+    if (it == kept->end())
+      return host_error(Errc::NotFound, "job " + job + ": its previous revision " + terminal_safe(revision) +
+                                            " is not kept (no Secret " + job + "-rev-" + terminal_safe(revision) +
+                                            "): it cannot be put back");
+    auto r = restore_revision(client_, ApplyOptions{}, say, *it);
+    if (!r) return r.error();
+    return ok();
+  }
+
+ private:
+  Result<Json> list(ApiResource const& r) {
+    auto path = api_path(r, ns_, {}, {}, {{"labelSelector", managed_by_selector()}});
+    if (!path) return path.error();
+    auto resp = client_.request("GET", *path);
+    if (!resp) return resp.error();
+    if (resp->status != 200) return api_error("listing " + std::string(r.plural) + " in " + ns_, *resp);
+    return parse_body(*resp);
+  }
+
+  KubeClient& client_;
+  std::string const ns_;
+  WaitOptions const wait_;
+};
+
+// ---- the rollout ------------------------------------------------------------
+
+void stamp(Json& metadata, std::string const& revision) { metadata["annotations"][kRevisionAnnotation] = revision; }
+
+std::string seconds_since(clock::time_point t) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(clock::now() - t).count()) + " s";
+}
+
+// The image the agent reported ready with: repo@digest when it gave one.
+std::string reported_image(std::optional<readiness::Event> const& e) {
+  if (!e || !e->container) return {};
+  return host::reported_image(e->container->image, e->container->image_digest);
+}
+
+class Rollout {
+ public:
+  Rollout(RolloutCluster& cluster, std::vector<RolloutInput> const& jobs, RolloutOptions const& options,
+          RolloutSay const& say, std::function<bool()> const& stop)
+      : cluster_(cluster), inputs_(jobs), opts_(options), say_(say), stop_(stop) {}
+
+  Result<RolloutReport> run();
+
+ private:
+  void say_plan(RolloutPlan const& plan);
+  Status write();
+  void job_line(RecordJob const& j, std::string const& text);
+  bool stopping() const { return stop_ && stop_(); }
+  std::string not_ready_why() const;
+  Status prepare();
+  Status begin_record();
+  Result<RolloutReport> finish();
+  void run_batch(std::size_t index);
+  std::vector<std::string> apply_batch(std::vector<std::string> const& batch, std::set<std::string>& replaced);
+  void settle(std::vector<std::string> const& applied, std::vector<JobOutcome> const& outcomes,
+              clock::time_point started_at);
+  void pin_after_canary(std::vector<std::string> const& canaries, std::vector<JobOutcome> const& outcomes);
+  void roll_back(std::vector<std::string> const& failed);
+  JobSpec const& spec_of(std::string const& name) const;
+  Say apply_say() const;
+
+  RolloutCluster& cluster_;
+  std::vector<RolloutInput> const& inputs_;
+  RolloutOptions const& opts_;
+  RolloutSay const& say_;
+  std::function<bool()> const& stop_;
+  std::map<std::string, LiveJob> live_;
+  std::map<std::string, RenderedJob> rendered_;
+  RolloutRecord record_;
+  RolloutPlan plan_;
+  int failures_ = 0;
+  std::string stopped_why_;
+  bool interrupted_ = false;
+  Status write_error_ = ok();
+};
+
+// Jobs the rollout left alone (at the target already) that were not ready:
+// the fleet is not "at the new revision and ready", so not an exit 0.
+std::string Rollout::not_ready_why() const {
+  if (plan_.not_ready_unchanged.empty()) return {};
+  std::string names;
+  for (auto const& n : plan_.not_ready_unchanged) names += (names.empty() ? "" : ", ") + n;
+  return "at the target revision but not ready (not restarted by this rollout): " + names;
+}
+
+JobSpec const& Rollout::spec_of(std::string const& name) const {
+  return std::ranges::find_if(inputs_, [&](RolloutInput const& in) { return in.spec.name == name; })->spec;
+}
+
+Say Rollout::apply_say() const {
+  return [this](std::string const& line) { say_({"apply", line, Json{{"text", line}}}); };
+}
+
+Status Rollout::write() {
+  auto st = cluster_.write_record(record_);
+  if (!st) write_error_ = st;
+  return st;
+}
+
+void Rollout::job_line(RecordJob const& j, std::string const& text) {
+  Json f = {{"job", j.name}, {"state", job_state_name(j.state)}, {"from", j.from}, {"to", j.to}};
+  if (!j.image.empty()) f["image"] = j.image;
+  if (!j.reason.empty()) f["reason"] = j.reason;
+  say_({"job", j.name + " " + text, std::move(f)});
+}
+
+// Which jobs change, what changes (field paths of the VM's spec: the
+// user-data is a Secret's name there, never its values), and the batches.
+void Rollout::say_plan(RolloutPlan const& plan) {
+  for (auto const& name : plan.unchanged) {
+    auto const& r = rendered_.at(name);
+    say_({"plan", name + " unchanged (at revision " + r.revision + ")",
+          Json{{"job", name}, {"change", false}, {"revision", r.revision}}});
+  }
+  for (auto const& name : plan.changed) {
+    auto const& live = live_[name];
+    auto const& r = rendered_.at(name);
+    std::vector<std::string> fields;
+    if (live.vm) {
+      for (auto const& o : r.objects)
+        if (job_part_of(o) && job_part_of(o)->apply == ApplyMode::ApplyTemplate)
+          fields = rendered_differences(o, *live.vm, "");
+    }
+    std::string line = name + " changes: revision " +
+                       (live.revision.empty() ? "(none)" : terminal_safe(live.revision)) + " -> " + r.revision +
+                       (live.vm ? "" : " (no VirtualMachine yet: created)");
+    for (auto const& f : fields) line += "\n  " + terminal_safe(f);
+    Json jf = {{"job", name}, {"change", true}, {"from", live.revision}, {"to", r.revision}, {"fields", fields}};
+    say_({"plan", line, std::move(jf)});
+  }
+  for (std::size_t i = 0; i < plan.batches.size(); ++i) {
+    std::string names;
+    for (auto const& n : plan.batches[i]) names += (names.empty() ? "" : ", ") + n;
+    bool const canary = i == 0 && plan.has_canary;
+    say_({"plan",
+          "batch " + std::to_string(i + 1) + "/" + std::to_string(plan.batches.size()) + (canary ? " (canary)" : "") +
+              ": " + names,
+          Json{{"batch", i + 1}, {"canary", canary}, {"jobs", plan.batches[i]}}});
+  }
+  if (!plan.held.empty()) {
+    std::string names;
+    for (auto const& n : plan.held) names += (names.empty() ? "" : ", ") + n;
+    say_({"plan", "held (in no batch): " + names + ": " + plan.held_why,
+          Json{{"held", plan.held}, {"why", plan.held_why}}});
+  }
+}
+
+// Look and decide: the live jobs, the previous record's pins, each job
+// rendered, the plan, said.
+Status Rollout::prepare() {
+  if (auto st = check_rollout_input(inputs_, opts_); !st) return st;
+  auto live = cluster_.look();
+  if (!live) return live.error();
+  live_ = std::move(*live);
+  auto previous = cluster_.read_record();
+  if (!previous) return previous.error();
+  // A rollout that did not complete left its canary's pins: a rerun keeps
+  // them, so that a tag moved since cannot split the fleet either. After a
+  // complete one, a new rollout pins afresh from its own canary; either way
+  // a job at the previous pins' revision is at the target already (the same
+  // spec, pinned as the last rollout ran it): not restarted.
+  std::map<std::string, std::string> previous_pins;
+  if (*previous) {
+    previous_pins = (*previous)->pins;
+    record_.resource_version = (*previous)->resource_version;
+    if ((*previous)->state != RolloutState::Complete) record_.pins = previous_pins;
+  }
+  std::vector<FleetJob> fleet;
+  for (auto const& in : inputs_) {
+    auto r = render_for_rollout(in.spec, record_.pins);
+    std::string alternative = r.unpinned;
+    if (record_.pins.empty() && !previous_pins.empty())
+      alternative = render_for_rollout(in.spec, previous_pins).revision;
+    auto const& l = live_[in.spec.name];
+    fleet.push_back({in.spec.name, r.revision, alternative, l.revision, l.ready});
+    rendered_[in.spec.name] = std::move(r);
+  }
+  plan_ = plan_rollout(fleet, opts_.canary, resolve_max_unavailable(opts_.max_unavailable, inputs_.size()));
+  say_plan(plan_);
+  return ok();
+}
+
+// The record of a rollout about to change something: every changed job
+// pending (or held), written before the first change.
+Status Rollout::begin_record() {
+  record_.holder = opts_.identity;
+  record_.canary = opts_.canary;
+  record_.max_unavailable = plan_.max_unavailable;
+  record_.max_failed = opts_.max_failed;
+  record_.batches = plan_.batches;
+  for (auto const& name : plan_.changed) {
+    bool const held = std::ranges::find(plan_.held, name) != plan_.held.end();
+    record_.jobs.push_back({name, live_[name].revision, rendered_.at(name).revision,
+                            held ? JobState::Held : JobState::Pending, held ? plan_.held_why : "", ""});
+  }
+  return write();
+}
+
+Result<RolloutReport> Rollout::run() {
+  if (auto st = prepare(); !st) return st.error();
+  RolloutReport report;
+  if (opts_.dry_run) {
+    say_({"done", "dry run: nothing was changed", Json{{"dryRun", true}, {"changed", plan_.changed}}});
+    report.complete = true;
+    return report;
+  }
+  if (plan_.changed.empty()) {
+    report.complete = plan_.not_ready_unchanged.empty();
+    report.why = not_ready_why();
+    say_({"done",
+          "every job is at its target revision: nothing to roll" + (report.why.empty() ? "" : "; " + report.why),
+          Json{{"changed", Json::array()}, {"notReady", plan_.not_ready_unchanged}}});
+    return report;
+  }
+  if (auto st = begin_record(); !st) return st.error();
+  for (std::size_t i = 0; i < plan_.batches.size() && write_error_ && stopped_why_.empty() && !interrupted_; ++i) {
+    if (stopping()) {
+      interrupted_ = true;
+      break;
+    }
+    run_batch(i);
+  }
+  if (!write_error_) return write_error_.error();
+  return finish();
+}
+
+// How it ended: the record's state, written, and said.
+Result<RolloutReport> Rollout::finish() {
+  RolloutReport report;
+  bool const all_ready = plan_.not_ready_unchanged.empty() && std::ranges::all_of(record_.jobs, [](RecordJob const& j) {
+                           return j.state == JobState::Ready;
+                         });
+  report.complete = all_ready && !interrupted_ && stopped_why_.empty();
+  record_.state = report.complete ? RolloutState::Complete
+                  : interrupted_  ? RolloutState::Interrupted
+                                  : RolloutState::Stopped;
+  if (interrupted_) stopped_why_ = "interrupted (SIGINT or SIGTERM): run the same rollout again to continue";
+  if (stopped_why_.empty() && !plan_.held.empty()) stopped_why_ = "jobs held: " + plan_.held_why;
+  if (stopped_why_.empty()) stopped_why_ = not_ready_why();
+  report.why = stopped_why_;
+  if (auto st = write(); !st) return st.error();
+  report.record = record_;
+  Json f = {{"state", rollout_state_name(record_.state)}};
+  if (!report.why.empty()) f["why"] = report.why;
+  say_({"done",
+        "rollout " + std::string(rollout_state_name(record_.state)) + (report.why.empty() ? "" : ": " + report.why),
+        std::move(f)});
+  return report;
+}
+
+// One batch: the record says its jobs are updating, then each is applied
+// and restarted, the batch waited for, each job's end said; the canary's
+// digest pinned; the failed put back; whether to go on decided.
+void Rollout::run_batch(std::size_t index) {
+  auto const& batch = plan_.batches[index];
+  bool const canary = index == 0 && plan_.has_canary;
+  std::string const name = "batch " + std::to_string(index + 1) + "/" + std::to_string(plan_.batches.size());
+  record_.cursor = index;
+  for (auto const& n : batch) record_.job(n)->state = JobState::Updating;
+  if (!write()) return;  // the record says which jobs change before they do
+  say_({"batch", name + (canary ? " (canary)" : "") + ": restarting " + std::to_string(batch.size()) + " job(s)",
+        Json{{"batch", index + 1}, {"canary", canary}, {"jobs", batch}, {"state", "started"}}});
+  auto const started_at = clock::now();
+  std::set<std::string> replaced;
+  auto applied = apply_batch(batch, replaced);
+  std::vector<JobOutcome> outcomes;
+  if (!applied.empty()) {
+    auto waited = cluster_.wait(applied, replaced);
+    if (!waited) {
+      for (auto const& n : applied) outcomes.push_back({n, waited.error()});
+    } else {
+      outcomes = std::move(*waited);
+    }
+  }
+  settle(applied, outcomes, started_at);
+  int ready = 0, failed = 0;
+  std::vector<std::string> to_roll_back;
+  for (auto const& n : batch) {
+    JobState const s = record_.job(n)->state;
+    ready += s == JobState::Ready ? 1 : 0;
+    if (s == JobState::Failed) {
+      ++failed;
+      to_roll_back.push_back(n);
+    }
+  }
+  failures_ += failed;
+  if (canary && failed == 0) pin_after_canary(batch, outcomes);
+  say_({"batch",
+        name + ": " + std::to_string(ready) + " ready, " + std::to_string(failed) + " failed (" +
+            seconds_since(started_at) + ")",
+        Json{{"batch", index + 1}, {"ready", ready}, {"failed", failed}, {"state", "done"}}});
+  if (canary && failed > 0) stopped_why_ = "the canary failed: nothing after it was started";
+  else if (failures_ > opts_.max_failed)
+    stopped_why_ = std::to_string(failures_) + " job(s) failed, more than --max-failed " +
+                   std::to_string(opts_.max_failed) + ": no later batch was started";
+  if (!to_roll_back.empty() && opts_.rollback && !interrupted_) roll_back(to_roll_back);
+  (void)write();
+}
+
+// Each job of the batch applied and restarted (none once a stop is asked:
+// those stay pending for the next run); the VMIs the restarts replace
+// collected. The jobs applied.
+std::vector<std::string> Rollout::apply_batch(std::vector<std::string> const& batch, std::set<std::string>& replaced) {
+  std::vector<std::string> applied;
+  for (auto const& n : batch) {
+    RecordJob& j = *record_.job(n);
+    if (stopping()) {
+      interrupted_ = true;
+      j.state = JobState::Pending;
+      continue;
+    }
+    if (!live_[n].vmi_uid.empty()) replaced.insert(live_[n].vmi_uid);
+    if (auto st = cluster_.apply(rendered_.at(n).objects, apply_say()); !st) {
+      j.state = JobState::Failed;  // perhaps part-way: rolled back as the others
+      j.reason = st.error().message;
+      job_line(j, "failed: " + j.reason);
+      continue;
+    }
+    applied.push_back(n);
+  }
+  return applied;
+}
+
+// Each applied job's outcome from the wait: ready (with the image its agent
+// reported), failed (the reason), or — the wait cut short by a stop —
+// left updating, said as such.
+void Rollout::settle(std::vector<std::string> const& applied, std::vector<JobOutcome> const& outcomes,
+                     clock::time_point started_at) {
+  for (auto const& n : applied) {
+    RecordJob& j = *record_.job(n);
+    auto it = std::ranges::find_if(outcomes, [&](JobOutcome const& o) { return o.name == n; });
+    if (it != outcomes.end() && it->result) {
+      j.state = JobState::Ready;
+      j.image = reported_image(it->result->ready_event);
+      job_line(j, "ready (" +
+                      (j.image.empty() ? std::string("image not reported") : "image " + terminal_safe(j.image)) + ", " +
+                      seconds_since(started_at) + ")");
+      continue;
+    }
+    if (stopping()) {
+      interrupted_ = true;
+      j.reason = "interrupted while it was starting";
+      job_line(j, "interrupted while it was starting (its VM was restarted at revision " + j.to + ")");
+      continue;
+    }
+    j.state = JobState::Failed;
+    j.reason = it == outcomes.end() ? "no outcome from the wait" : it->result.error().message;
+    job_line(j, "failed: " + j.reason);
+  }
+}
+
+// The canary's image digest becomes the image of every later batch's jobs
+// that name the same image (as written, without a digest).
+void Rollout::pin_after_canary(std::vector<std::string> const& canaries, std::vector<JobOutcome> const& outcomes) {
+  for (auto const& n : canaries) {
+    auto const& spec = spec_of(n);
+    auto it = std::ranges::find_if(outcomes, [&](JobOutcome const& o) { return o.name == n; });
+    if (it == outcomes.end() || !it->result || spec.container_image.empty()) continue;
+    auto key = pinnable_image(spec.container_image);
+    if (!key || record_.pins.contains(*key)) continue;  // written with a digest: pinned already
+    auto const& e = it->result->ready_event;
+    // Only a digest the agent gave for this very image (as written) pins it.
+    bool const same = e && e->container && pinnable_image(e->container->image) == key;
+    auto pinned = same ? pinned_image(spec.container_image, e->container->image_digest) : std::nullopt;
+    if (!pinned) {
+      say_({"pin",
+            "not pinned: " + n + "'s agent reported no digest for " + terminal_safe(*key) +
+                "; later batches pull it as written",
+            Json{{"image", *key}, {"pinned", nullptr}}});
+      continue;
+    }
+    record_.pins[*key] = *pinned;
+    say_({"pin",
+          "pinned " + terminal_safe(*key) + " to " + terminal_safe(*pinned) +
+              " (the canary's digest): later batches run exactly this image, a tag moved meanwhile cannot split "
+              "the fleet",
+          Json{{"image", *key}, {"pinned", *pinned}}});
+  }
+  for (auto& j : record_.jobs) {
+    if (j.state != JobState::Pending) continue;
+    auto r = render_for_rollout(spec_of(j.name), record_.pins);
+    j.to = r.revision;
+    rendered_[j.name] = std::move(r);
+  }
+}
+
+// Each failed job back on the revision it ran before, restarted, waited for.
+void Rollout::roll_back(std::vector<std::string> const& failed) {
+  std::vector<std::string> restored;
+  auto now = cluster_.look();  // the failed jobs' VMIs now: the ones the restore replaces
+  std::set<std::string> replaced;
+  for (auto const& n : failed) {
+    RecordJob& j = *record_.job(n);
+    if (j.from.empty()) {
+      j.state = JobState::RollbackFailed;
+      j.reason += "; not rolled back: it had no previous revision (the job was new)";
+      job_line(j, "not rolled back: no previous revision");
+      continue;
+    }
+    if (now && now->contains(n) && !(*now)[n].vmi_uid.empty()) replaced.insert((*now)[n].vmi_uid);
+    if (!write()) return;
+    if (auto st = cluster_.restore(n, j.from, apply_say()); !st) {
+      j.state = JobState::RollbackFailed;
+      j.reason += "; rollback failed: " + st.error().message;
+      job_line(j, "rollback failed: " + st.error().message);
+      continue;
+    }
+    restored.push_back(n);
+  }
+  if (restored.empty()) return;
+  auto waited = cluster_.wait(restored, replaced);
+  for (auto const& n : restored) {
+    RecordJob& j = *record_.job(n);
+    std::optional<HostError> failure;
+    if (!waited) {
+      failure = waited.error();
+    } else {
+      auto it = std::ranges::find_if(*waited, [&](JobOutcome const& o) { return o.name == n; });
+      if (it == waited->end()) failure = host_error(Errc::Failed, "no outcome from the wait");
+      else if (!it->result) failure = it->result.error();
+    }
+    j.state = failure ? JobState::RollbackFailed : JobState::RolledBack;
+    if (failure) j.reason += "; after the rollback: " + failure->message;
+    job_line(j, failure ? "rolled back to " + j.from + ", but it is not ready: " + failure->message
+                        : "rolled back to revision " + j.from + " and ready");
+  }
+}
+
+}  // namespace
+
+Status check_rollout_input(std::vector<RolloutInput> const& jobs, RolloutOptions const& options) {
+  if (options.canary < 0) return host_error(Errc::Usage, "--canary must be 0 or more");
+  if (options.max_failed < 0) return host_error(Errc::Usage, "--max-failed must be 0 or more");
+  if (options.canary == 0 && resolve_max_unavailable(options.max_unavailable, jobs.size()) == 0)
+    return host_error(Errc::Usage, "--canary 0 with --max-unavailable 0 rolls nothing: give one of them a job");
+  if (jobs.empty()) return host_error(Errc::Usage, "rollout needs -f SPEC (the jobs to roll)");
+  std::set<std::string> names;
+  for (auto const& in : jobs) {
+    if (!names.insert(in.spec.name).second)
+      return host_error(Errc::Spec, terminal_safe(in.source) + ": job " + in.spec.name +
+                                        " is given twice (each job once: which spec would win?)");
+    if (in.spec.workload_kind != WorkloadKind::VirtualMachine)
+      return host_error(Errc::Spec, terminal_safe(in.source) + ": job " + in.spec.name +
+                                        ": the operator profile's workloadKind is " +
+                                        workload_kind_name(in.spec.workload_kind) +
+                                        "; rollout restarts VirtualMachines (workloadKind VirtualMachine). A bare "
+                                        "VMI's spec cannot change in place: `apply --recreate` replaces it");
+  }
+  return ok();
+}
+
+RenderedJob render_for_rollout(JobSpec const& spec, std::map<std::string, std::string> const& pins) {
+  RenderedJob out;
+  JobSpec pinned = spec;
+  if (auto key = pinnable_image(spec.container_image); key && !spec.container_image.empty())
+    if (auto it = pins.find(*key); it != pins.end()) pinned.container_image = it->second;
+  out.objects = render_manifests(pinned);
+  if (pinned.container_image != spec.container_image) out.unpinned = job_revision(render_manifests(spec));
+  out.revision = job_revision(out.objects);
+  for (auto& o : out.objects) {
+    JobPart const* part = job_part_of(o);
+    if (!part || part->apply != ApplyMode::ApplyTemplate) continue;
+    stamp(o["metadata"], out.revision);
+    stamp(o["spec"]["template"]["metadata"], out.revision);
+  }
+  return out;
+}
+
+std::unique_ptr<RolloutCluster> kube_rollout(KubeClient& client, std::string ns, WaitOptions const& wait) {
+  return std::make_unique<KubeRollout>(client, std::move(ns), wait);
+}
+
+Result<RolloutReport> run_rollout(RolloutCluster& cluster, std::vector<RolloutInput> const& jobs,
+                                  RolloutOptions const& options, RolloutSay const& say,
+                                  std::function<bool()> const& stop) {
+  return Rollout(cluster, jobs, options, say, stop).run();
+}
+
+}  // namespace cosmicac::host
