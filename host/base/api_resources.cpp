@@ -17,6 +17,7 @@ constexpr ApiResource const* kAll[] = {
     &api::kStorageClasses,
     &api::kSelfSubjectAccessReviews,
     &api::kVirtualMachines,
+    &api::kControllerRevisions,
 };
 
 }  // namespace
