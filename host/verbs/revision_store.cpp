@@ -100,7 +100,8 @@ Result<std::vector<StoredRevision>> list_stored_revisions(KubeClient& client, st
   if (!resp) return resp.error();
   if (resp->status != 200) return api_error("listing the kept revisions of " + terminal_safe(job), *resp);
   std::vector<StoredRevision> out;
-  for (auto const& item : array_at(parse_body(*resp), {"items"})) {
+  Json const list = parse_body(*resp);  // held: array_at refers into it
+  for (auto const& item : array_at(list, {"items"})) {
     auto r = read_revision(item, job, vm_uid);
     if (!r) return r.error();
     if (*r) out.push_back(std::move(**r));
