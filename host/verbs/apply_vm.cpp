@@ -179,7 +179,11 @@ Status VmStrategy::finish(Json const& vm) {
       e.message += " (" + describe(vm) + " is applied; nothing was restarted)";
       return e;
     }
-  if (!template_changed_ && !restart_required(run_.kept())) {
+  // Its VMI runs another revision than the VM now holds (a change applied
+  // earlier without --restart): a restart is still needed. A VMI without the
+  // annotation (started before revisions) is left to KubeVirt's condition.
+  bool const behind = !running_revision_.empty() && running_revision_ != revision_of(vm);
+  if (!template_changed_ && !behind && !restart_required(run_.kept())) {
     if (run_.options().restart) run_.say(describe(vm) + ": no restart needed (its template did not change)");
   } else if (!run_.options().restart) {
     run_.say(describe(vm) +
