@@ -156,10 +156,12 @@ TEST_CASE("verbs: apply again — unchanged VMI, PVC and DataVolume server-side 
   auto again = apply_objects(client, objs, fast_apply(), said.fn());
   if (!again) FAIL(again.error().message);
   REQUIRE(again->size() == 4);
+  // What a live workload owns is written before it (a changed VM's template
+  // never names a Secret that is not there): PVC, DataVolume, Secret, VMI.
   CHECK((*again)[0].outcome == ApplyOutcome::Applied);    // PVC
-  CHECK((*again)[1].outcome == ApplyOutcome::Unchanged);  // VMI
-  CHECK((*again)[2].outcome == ApplyOutcome::Applied);    // DataVolume
-  CHECK((*again)[3].outcome == ApplyOutcome::Unchanged);  // Secret: the running VM read it at its start
+  CHECK((*again)[1].outcome == ApplyOutcome::Applied);    // DataVolume
+  CHECK((*again)[2].outcome == ApplyOutcome::Unchanged);  // Secret: the running VM read it at its start
+  CHECK((*again)[3].outcome == ApplyOutcome::Unchanged);  // VMI
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 unchanged"));
   CHECK(said.contains("DataVolume cosmic-ac/llama-70b-0-root serverside-applied"));
   CHECK(said.contains("Secret cosmic-ac/" + userdata_name() + " exists: kept, unread"));
