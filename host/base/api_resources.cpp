@@ -18,6 +18,7 @@ constexpr ApiResource const* kAll[] = {
     &api::kSelfSubjectAccessReviews,
     &api::kVirtualMachines,
     &api::kLeases,
+    &api::kControllerRevisions,
 };
 
 }  // namespace

@@ -24,6 +24,9 @@ inline constexpr ApiResource kConfigMaps{"", "v1", "configmaps", "ConfigMap", tr
 inline constexpr ApiResource kPersistentVolumeClaims{"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true};
 inline constexpr ApiResource kPods{"", "v1", "pods", "Pod", true};
 inline constexpr ApiResource kEvents{"", "v1", "events", "Event", true};
+// A VirtualMachine job's kept revisions (host/verbs/revision_store.hpp): the
+// apps group's own type for "a kept copy of an object's spec, owned by it".
+inline constexpr ApiResource kControllerRevisions{"apps", "v1", "controllerrevisions", "ControllerRevision", true};
 inline constexpr ApiResource kNodes{"", "v1", "nodes", "Node", false};
 inline constexpr ApiResource kDataVolumes{"cdi.kubevirt.io", "v1beta1", "datavolumes", "DataVolume", true};
 inline constexpr ApiResource kCdis{"cdi.kubevirt.io", "v1beta1", "cdis", "CDI", false};

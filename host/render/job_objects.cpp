@@ -1,16 +1,22 @@
 #include "host/render/job_objects.hpp"
 
+#include "host/render/revision.hpp"
+
 #include <string_view>
 
 namespace cosmicac::host {
 namespace {
 
-// The job spec limits a job's name so that the longest name derived from it
-// is still a DNS label (63 characters): a row with a longer suffix needs a
-// shorter limit there.
+// The job spec limits a job's name so that every name derived from it fits:
+// a DNS label (63 characters) for the names a label or a volume may carry,
+// and for a row named by its content (the user-data Secret: a Secret's name
+// is a DNS subdomain, 253) the suffix, "-" and the digest. A row with a
+// longer suffix needs a shorter limit there.
 constexpr bool every_name_fits() {
-  for (auto const& part : kJobParts)
-    if (kMaxJobNameLength + std::string_view(part.name_suffix).size() > 63) return false;
+  for (auto const& part : kJobParts) {
+    std::size_t const length = kMaxJobNameLength + std::string_view(part.name_suffix).size();
+    if (part.named_by_content ? length + 1 + kDigestHexLength > 253 : length > 63) return false;
+  }
   return true;
 }
 static_assert(every_name_fits(), "a job object's name suffix does not fit kMaxJobNameLength (host/spec/job_spec.hpp)");

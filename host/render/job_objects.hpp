@@ -54,6 +54,7 @@ struct JobPart {
   JobObject object;
   ApiResource const* resource;  // its apiVersion and kind: one of api:: (host/base/api_resources.hpp)
   const char* name_suffix;      // after the job's name
+  bool named_by_content;        // the name goes on: "-" and the digest of its content (revision.hpp)
   bool needs_data_disk;         // rendered only when the spec has a dataDisk
   ForKind for_kind;             // rendered only for that workload kind
   Owner owner;
@@ -70,17 +71,18 @@ struct JobPart {
 // `delete` the workload first (it holds the volumes; foreground propagation
 // removes what it owns before it).
 inline constexpr std::array<JobPart, 5> kJobParts{{
-    {JobObject::RootDisk, &api::kDataVolumes, "-root", false, ForKind::VmiOnly, Owner::Workload,
+    {JobObject::RootDisk, &api::kDataVolumes, "-root", false, false, ForKind::VmiOnly, Owner::Workload,
      ApplyMode::ApplyCompared, DeletePolicy::Delete, "the root disk",
      "owned by the VMI; re-imported by CDI on the next apply"},
-    {JobObject::DataDisk, &api::kPersistentVolumeClaims, "-data", true, ForKind::Any, Owner::None,
+    {JobObject::DataDisk, &api::kPersistentVolumeClaims, "-data", false, true, ForKind::Any, Owner::None,
      ApplyMode::ApplyGrowing, DeletePolicy::KeptUnlessDeleteData, "the data disk", ""},
-    {JobObject::Vmi, &api::kVirtualMachineInstances, "", false, ForKind::VmiOnly, Owner::None,
+    {JobObject::Vmi, &api::kVirtualMachineInstances, "", false, false, ForKind::VmiOnly, Owner::None,
      ApplyMode::CreateCompared, DeletePolicy::Delete, "the VM", ""},
-    {JobObject::Vm, &api::kVirtualMachines, "", false, ForKind::VmOnly, Owner::None, ApplyMode::ApplyTemplate,
+    {JobObject::Vm, &api::kVirtualMachines, "", false, false, ForKind::VmOnly, Owner::None, ApplyMode::ApplyTemplate,
      DeletePolicy::Delete, "the VM", "its VMI and its root disk <name>-root, which it owns, go with it"},
-    {JobObject::UserData, &api::kSecrets, "-userdata", false, ForKind::Any, Owner::Workload, ApplyMode::CreateUnread,
-     DeletePolicy::WithOwner, "the user-data", "owned by the VM: the garbage collector deletes it with the VM"},
+    {JobObject::UserData, &api::kSecrets, "-userdata", true, false, ForKind::Any, Owner::Workload,
+     ApplyMode::CreateUnread, DeletePolicy::WithOwner, "the user-data",
+     "owned by the VM: the garbage collector deletes it with the VM"},
 }};
 
 JobPart const& job_part(JobObject object);
@@ -94,7 +96,11 @@ bool job_has(JobSpec const& spec, JobPart const& part);
 JobObject workload_object(JobSpec const& spec);
 bool is_workload(JobPart const& part);
 // "<job>-root", "<job>-data", "<job>", "<job>-userdata". (A VirtualMachine's
-// root disk is "<job>-root" too: its dataVolumeTemplates entry.)
+// root disk is "<job>-root" too: its dataVolumeTemplates entry.) For a row
+// named_by_content, the start of the name: the user-data Secret is
+// "<job>-userdata-<digest of the user-data>" (userdata_secret_name,
+// host/render/manifests.hpp), so a changed user-data is a new name in the
+// VM's template — a template change — and an old VMI keeps reading its own.
 std::string job_object_name(JobSpec const& spec, JobObject object);
 
 }  // namespace cosmicac::host

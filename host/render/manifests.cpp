@@ -2,6 +2,7 @@
 
 #include "host/render/job_objects.hpp"
 #include "host/render/readiness_probe.hpp"
+#include "host/render/revision.hpp"
 #include "host/render/userdata.hpp"
 #include "host/render/vmi_resources.hpp"
 #include "host/spec/guest_layout.hpp"
@@ -18,21 +19,36 @@ Json job_object(JobSpec const& spec, JobObject which) {
   JobPart const& part = job_part(which);
   return Json{{"apiVersion", api_version(*part.resource)},
               {"kind", std::string(part.resource->kind)},
-              {"metadata", Json{{"name", job_object_name(spec, which)},
-                                {"namespace", spec.ns},
-                                {"labels", job_labels(spec.name)}}}};
+              {"metadata",
+               Json{{"name", which == JobObject::UserData ? userdata_secret_name(spec) : job_object_name(spec, which)},
+                    {"namespace", spec.ns},
+                    {"labels", job_labels(spec.name)}}}};
 }
 
 // The user-data (ENVS included: API keys) lives only here. Inline in the VMI,
 // anyone allowed to `get` VMIs could read it. `apply` adds an ownerReference
 // to the VMI (its uid exists only once the VMI is created), so deleting the
-// VMI collects the Secret.
+// VMI collects the Secret. Its name ends in the digest of the user-data
+// (userdata_secret_name): another user-data is another Secret, never this
+// one replaced (a running VMI keeps the one it booted with).
 Json userdata_secret(JobSpec const& spec) {
   Json secret = job_object(spec, JobObject::UserData);
   secret["type"] = "Opaque";
   // KubeVirt reads the key "userdata" (or "userData").
   secret["stringData"] = Json{{"userdata", render_userdata(spec)}};
   return secret;
+}
+
+// The revision on the VM and on its template (revision.hpp): computed over
+// every object as rendered, then written into the VM.
+void annotate_revision(std::vector<Json>& objects) {
+  std::string const revision = job_revision(objects);
+  for (auto& o : objects) {
+    JobPart const* part = job_part_of(o);
+    if (!part || part->object != JobObject::Vm) continue;
+    o["metadata"]["annotations"] = Json{{kRevisionAnnotation, revision}};
+    o["spec"]["template"]["metadata"]["annotations"] = Json{{kRevisionAnnotation, revision}};
+  }
 }
 
 // The root disk's spec: a bare VMI's DataVolume, or a VirtualMachine's
@@ -94,9 +110,8 @@ DisksAndVolumes vmi_storage(JobSpec const& spec) {
                            {"configMap", Json{{"name", spec.bootstrap_configmap}, {"volumeLabel", kBootVolumeLabel}}}});
 
   s.disks.push_back(Json{{"name", "cloudinit"}, {"disk", Json{{"bus", "virtio"}}}});
-  s.volumes.push_back(
-      Json{{"name", "cloudinit"},
-           {"cloudInitNoCloud", Json{{"secretRef", Json{{"name", job_object_name(spec, JobObject::UserData)}}}}}});
+  s.volumes.push_back(Json{{"name", "cloudinit"},
+                           {"cloudInitNoCloud", Json{{"secretRef", Json{{"name", userdata_secret_name(spec)}}}}}});
   return s;
 }
 
@@ -200,7 +215,12 @@ std::vector<Json> render_manifests(JobSpec const& spec) {
   std::vector<Json> out;
   for (auto const& part : kJobParts)
     if (job_has(spec, part)) out.push_back(render_part(spec, part.object));
+  annotate_revision(out);
   return out;
+}
+
+std::string userdata_secret_name(JobSpec const& spec) {
+  return job_object_name(spec, JobObject::UserData) + "-" + content_digest(render_userdata(spec));
 }
 
 std::size_t userdata_secret_data_bytes(JobSpec const& spec) { return render_userdata(spec).size(); }

@@ -18,8 +18,15 @@ namespace cosmicac::host {
 // has no owner, then the workload, then what the workload owns.)
 // The user-data always goes into the Secret (cloudInitNoCloud.secretRef):
 // no other object carries an env value. The Secret has no ownerReferences
-// here; apply_objects adds the VMI's once it exists.
+// here; apply_objects adds the VMI's once it exists. The VirtualMachine
+// carries the job's revision (job_revision of these objects, host/render/
+// revision.hpp) as the annotation kRevisionAnnotation, on itself and on its
+// template.
 std::vector<Json> render_manifests(JobSpec const& spec);
+
+// "<job>-userdata-<content_digest of the rendered user-data>": the Secret's
+// name, which the VMI's cloudInitNoCloud volume names.
+std::string userdata_secret_name(JobSpec const& spec);
 
 // Kubernetes refuses a Secret whose data values, decoded, add up to more than
 // 1 MiB (kube-apiserver's Secret validation, MaxSecretSize): it counts the

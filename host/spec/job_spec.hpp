@@ -128,7 +128,7 @@ std::vector<std::pair<std::string, std::string>> readiness_settings(ReadinessSpe
 // The job: the tenant's fields, and the operator's ("operator:") copied from
 // the profile it was parsed with, never from the job spec.
 struct JobSpec {
-  std::string name;  // VMI name; other objects are <name>-root, <name>-data, <name>-userdata
+  std::string name;  // VMI name; other objects are <name>-root, <name>-data, <name>-userdata-<digest>
   std::string ns;    // namespace
   int cpu_cores = 0;
   bool dedicated_cpu =
@@ -166,7 +166,8 @@ Result<JobSpec> load_job_spec(std::string const& path, OperatorProfile const& pr
 
 // The longest job name: the names of the job's objects add a suffix to it
 // (the longest, "-userdata"), and each must still be a DNS label of 63
-// characters (host/render/job_objects.cpp checks every suffix against it).
+// characters (host/render/job_objects.cpp checks every suffix against it; the
+// user-data Secret's name goes on with its digest, a DNS subdomain of 253).
 inline constexpr std::size_t kMaxJobNameLength = 63 - 9;
 
 }  // namespace cosmicac::host

@@ -7,6 +7,7 @@
 #include "host/render/job_objects.hpp"
 #include "host/verbs/apply_workload.hpp"
 #include "host/verbs/deletion.hpp"
+#include "host/verbs/revision_store.hpp"
 
 #include <thread>
 
@@ -256,14 +257,30 @@ Status ApplyRun::create_secret(Json const& o) {
     }
   }
   wipe(resp->body);  // the reply holds the data: not kept
-  if (status == 409 && kept_) {
-    // The existing workload's own (it was created with it): KubeVirt read it
-    // when the VM started, so replacing it would change nothing but the record.
+  if (status == 409) {
+    // Its name is the digest of its content: a Secret of that name that this
+    // job made holds this very user-data. Whether this job made it is not
+    // read (no Secret is): the live workload names it (it was created with
+    // it), or a kept revision does (with the uid its create returned). Any
+    // other is someone else's, and is neither used nor named by what apply
+    // writes next.
+    std::string const name = string_at(o, {"metadata", "name"});
+    auto known = known_userdata_.find(name);
+    bool const live_names = kept_ && userdata_secret_of(*kept_) == name;
+    if (!live_names && known == known_userdata_.end())
+      return host_error(Errc::Conflict,
+                        describe(o) +
+                            " exists, and neither this job's VM or VMI nor a kept revision of it names it: it is "
+                            "not this job's user-data. cosmicac-vmi cannot read a Secret to tell whose it is, so it "
+                            "neither uses nor deletes it; nothing names it (remove or rename that Secret)");
+    if (known != known_userdata_.end()) userdata_uid_ = known->second;
     done(o, ApplyOutcome::Unchanged, shown,
-         "exists: kept, unread (the running VM read it at its start; delete and apply again to change the user-data)");
+         "exists: kept, unread (its name is the digest of this user-data: " +
+             std::string(live_names ? "the running workload's" : "a kept revision's") + ")");
     return ok();
   }
   if (!is_success(status)) return api_error("creating " + describe(o), HttpResponse{status, {}});
+  userdata_uid_ = uid;
   if (!dry_) created(o, uid);
   done(o, ApplyOutcome::Created, shown, "created");
   return ok();
@@ -357,9 +374,20 @@ Result<std::vector<ApplyResult>> ApplyRun::run(std::vector<Json> const& objects)
   if (!workload) return results_;
   if (secret && !kept_)
     if (auto st = wait_secret_absent(*secret); !st) return failed(st.error());
-  auto uid = strategy->write(*workload);
-  if (!uid) return failed(uid.error());
-  if (auto st = write_owned(owned, owner_reference(*workload, *uid)); !st) return failed(st.error());
+  if (kept_) {
+    // A live workload: what it owns is written first, owned by it (its uid),
+    // so a changed template never names a user-data Secret that is not there.
+    std::string const live_uid = string_at(*kept_, {"metadata", "uid"});
+    if (live_uid.empty())
+      return failed(host_error(Errc::Server, describe(*workload) + ": the API server's reply carries no metadata.uid"));
+    if (auto st = write_owned(owned, owner_reference(*workload, live_uid)); !st) return failed(st.error());
+    auto uid = strategy->write(*workload);
+    if (!uid) return failed(uid.error());
+  } else {
+    auto uid = strategy->write(*workload);
+    if (!uid) return failed(uid.error());
+    if (auto st = write_owned(owned, owner_reference(*workload, *uid)); !st) return failed(st.error());
+  }
   if (auto st = strategy->finish(*workload); !st) return st.error();
   return results_;
 }

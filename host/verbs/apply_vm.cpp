@@ -3,11 +3,16 @@
 // applied, taking effect at the VM's next start (--restart performs it: its
 // VMI deleted, when that VMI is this VM's and this job's); its root disk
 // (dataVolumeTemplates) cannot change in place: refused, or with --recreate
-// deleted and made again.
+// deleted and made again. Each VM written (created, or its template changed)
+// is kept as a revision (revision_store.hpp), the one it replaces too, and
+// revisions beyond the kept ones are pruned with the user-data only they named.
 #include "common/terminal_text.hpp"
 #include "host/base/json_read.hpp"
 #include "host/verbs/apply_workload.hpp"
 #include "host/verbs/rendered_diff.hpp"
+#include "host/verbs/revision_store.hpp"
+
+#include <algorithm>
 
 namespace cosmicac::host {
 namespace {
@@ -24,10 +29,15 @@ class VmStrategy final : public WorkloadStrategy {
 
  private:
   Status restart(Json const& vm);
+  Status keep_revisions(Json const& vm);
 
   ApplyRun& run_;
-  bool template_changed_ = false;  // its template or runStrategy differed: applied, restart needed
-  std::string uid_;                // the VM's, once written
+  bool template_changed_ = false;       // its template or runStrategy differed: applied, restart needed
+  bool written_ = false;                // created or applied: its revision is kept
+  std::string uid_;                     // the VM's, once written
+  std::vector<StoredRevision> stored_;  // its kept revisions, newest first (read when it exists)
+  std::string running_revision_;        // what the VMI of its name runs (its template's annotation)
+  std::string running_secret_;          // the user-data Secret that VMI names
 };
 
 std::string const& vm_kind() {
@@ -64,7 +74,12 @@ Status VmStrategy::check_kind(Json const& vm) {
   if (resp->status != 200) return api_error("getting the " + vmi_kind() + " of " + describe(vm), *resp);
   Json const vmi = parse_body(*resp);
   Json const* controller = controller_of(vmi);
-  if (controller && string_at(*controller, {"kind"}) == vm_kind()) return ok();
+  if (controller && string_at(*controller, {"kind"}) == vm_kind()) {
+    // Pruning keeps what it runs (a change applied without --restart).
+    running_revision_ = revision_of(vmi);
+    running_secret_ = userdata_secret_of(vmi);
+    return ok();
+  }
   return host_error(Errc::Conflict, vmi_kind() + " " + ns + "/" + terminal_safe(name) + " exists without a " +
                                         vm_kind() + ": this job was made with workloadKind " + vmi_kind() +
                                         " and the operator profile now says " + vm_kind() +
@@ -102,6 +117,14 @@ Status VmStrategy::compare(Json const& vm, std::vector<Json> const& owned) {
   for (auto const& d : rest) run_.say("differs: " + terminal_safe(describe(vm) + " " + d));
   template_changed_ = !rest.empty();
   run_.keep(*current);
+  // Its history: the user-data Secrets its kept revisions name are this
+  // job's (a rollback to one finds its Secret there, and uses it unread).
+  auto stored = list_stored_revisions(run_.client(), string_at(vm, {"metadata", "namespace"}),
+                                      string_at(vm, {"metadata", "name"}), string_at(*current, {"metadata", "uid"}));
+  if (!stored) return stored.error();
+  stored_ = std::move(*stored);
+  for (auto const& r : stored_)
+    if (!r.userdata_secret.empty()) run_.know_userdata(r.userdata_secret, r.userdata_uid);
   return ok();
 }
 
@@ -116,6 +139,7 @@ Result<std::string> VmStrategy::write(Json const& vm) {
     auto uid = run_.server_side_apply(vm);
     if (!uid) return uid.error();
     uid_ = *uid;
+    written_ = true;
     if (run_.dry() && uid_.empty() && kept) uid_ = string_at(*kept, {"metadata", "uid"});
   }
   if (uid_.empty()) return host_error(Errc::Server, describe(vm) + ": the API server's reply carries no metadata.uid");
@@ -130,21 +154,49 @@ bool restart_required(std::optional<Json> const& vm) {
   return false;
 }
 
+// A VM written is kept as its revision, after the one it replaced (a VM of a
+// job applied before revisions were kept has none yet); then revisions
+// beyond the kept ones go, with the user-data only they named — never what
+// the running VMI runs.
+Status VmStrategy::keep_revisions(Json const& vm) {
+  auto& client = run_.client();
+  DryRun const dry = run_.options().dry_run;
+  if (auto const& live = run_.kept(); live && template_changed_) {
+    std::string const replaced = kept_revision_id(*live);
+    bool const stored =
+        std::any_of(stored_.begin(), stored_.end(), [&](StoredRevision const& r) { return r.revision == replaced; });
+    if (!stored)
+      if (auto st = keep_revision(client, dry, stored_, *live, uid_, {}, run_.say_fn()); !st) return st;
+  }
+  return keep_revision(client, dry, stored_, vm, uid_, run_.userdata_uid(), run_.say_fn());
+}
+
 // A changed template takes effect at the VM's next start; without --restart, said.
 Status VmStrategy::finish(Json const& vm) {
-  if (!template_changed_ && !restart_required(run_.kept())) {
+  if (written_)
+    if (auto st = keep_revisions(vm); !st) {
+      HostError e = st.error();
+      e.message += " (" + describe(vm) + " is applied; nothing was restarted)";
+      return e;
+    }
+  // Its VMI runs another revision than the VM now holds (a change applied
+  // earlier without --restart): a restart is still needed. A VMI without the
+  // annotation (started before revisions) is left to KubeVirt's condition.
+  bool const behind = !running_revision_.empty() && running_revision_ != revision_of(vm);
+  if (!template_changed_ && !behind && !restart_required(run_.kept())) {
     if (run_.options().restart) run_.say(describe(vm) + ": no restart needed (its template did not change)");
-    return ok();
-  }
-  if (!run_.options().restart) {
+  } else if (!run_.options().restart) {
     run_.say(describe(vm) +
              ": restart needed: its VMI runs the previous template until the VM restarts "
              "(`cosmicac-vmi apply --restart`, or `virtctl restart " +
              terminal_safe(string_at(vm, {"metadata", "name"})) + " -n " + string_at(vm, {"metadata", "namespace"}) +
              "`)");
-    return ok();
+  } else if (auto st = restart(vm); !st) {
+    return st;
   }
-  return restart(vm);
+  if (!written_) return ok();
+  return prune_revisions(run_.client(), run_.options().dry_run, stored_, running_revision_, running_secret_,
+                         run_.say_fn());
 }
 
 // Why a live VMI is not this VM's to delete for a restart, or empty: it must

@@ -34,6 +34,7 @@ class ApplyRun {
   ApplyOptions const& options() const { return opts_; }
   bool dry() const { return dry_; }
   void say(std::string const& line) const { say_(line); }
+  Say const& say_fn() const { return say_; }
   // What look() read of the object (none: absent).
   std::optional<Json> const& live(Json const& o) { return live_[describe(o)]; }
   // The live workload this run keeps (unchanged, or changed in place, or
@@ -41,6 +42,12 @@ class ApplyRun {
   std::optional<Json> const& kept() const { return kept_; }
   void keep(Json live) { kept_ = std::move(live); }
   bool recreated() const { return recreated_; }
+  // A user-data Secret this job made before (a kept revision names it, with
+  // the uid its create returned, or empty): one that exists is used, unread.
+  void know_userdata(std::string const& name, std::string const& uid) { known_userdata_[name] = uid; }
+  // The uid of the user-data Secret the workload now names, as its create
+  // returned it (or as a kept revision recorded it); empty: not known.
+  std::string const& userdata_uid() const { return userdata_uid_; }
   bool recreated_dry() const { return recreated_dry_; }
   // Server-side apply (PATCH application/apply-patch+yaml); the uid of the reply.
   Result<std::string> server_side_apply(Json const& o);
@@ -74,9 +81,11 @@ class ApplyRun {
   Say const& say_;
   bool const dry_;
   std::vector<ApplyResult> results_;
-  std::vector<Created> created_;                     // by this run, for the roll-back
-  std::map<std::string, std::optional<Json>> live_;  // describe(o) → read by look (none: absent)
-  std::optional<Json> kept_;                         // the live workload (VMI or VM) this run keeps
+  std::vector<Created> created_;                       // by this run, for the roll-back
+  std::map<std::string, std::optional<Json>> live_;    // describe(o) → read by look (none: absent)
+  std::optional<Json> kept_;                           // the live workload (VMI or VM) this run keeps
+  std::map<std::string, std::string> known_userdata_;  // know_userdata: Secret name → uid (or empty)
+  std::string userdata_uid_;
   bool recreated_ = false;
   bool recreated_dry_ = false;
 };

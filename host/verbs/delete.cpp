@@ -2,6 +2,7 @@
 
 #include "host/base/json_read.hpp"
 #include "host/render/job_objects.hpp"
+#include "host/render/manifests.hpp"
 #include "host/verbs/deletion.hpp"
 
 #include <algorithm>
@@ -27,7 +28,9 @@ std::string plan_why(JobPart const& part, bool deleted) {
 }
 
 DeleteStep plan_step(JobSpec const& spec, JobPart const& part, bool delete_data) {
-  std::string const name = job_object_name(spec, part.object);
+  // The user-data Secret of this spec's user-data (its name is the digest of
+  // it); the Secrets of kept revisions go with the VM, as this one does.
+  std::string const name = part.named_by_content ? userdata_secret_name(spec) : job_object_name(spec, part.object);
   bool const deleted = part.on_delete != DeletePolicy::KeptUnlessDeleteData || delete_data;
   DeleteStep s{.object = std::string(part.resource->kind) + " " + spec.ns + "/" + name,
                .path = {},

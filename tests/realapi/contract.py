@@ -457,9 +457,11 @@ def case_list_by_label(c, r):
 
 def _vmi_state(c, name):
     """The four objects of one job as the tool leaves them."""
+    # The user-data Secret's name ends in the digest of its content: found by the job's label.
     return [c.step(f"{kind} {n}", "GET", obj_path(kind, n))
             for kind, n in (("VirtualMachineInstance", name), ("DataVolume", name + "-root"),
-                            ("PersistentVolumeClaim", name + "-data"), ("Secret", name + "-userdata"))]
+                            ("PersistentVolumeClaim", name + "-data"))] + [
+        c.step("Secret of the job", "GET", coll("Secret"), query={"labelSelector": f"cosmicac.io/job={name}"})]
 
 
 def case_vmi_apply_unchanged_delete_dry_run(c, r):

@@ -173,6 +173,8 @@ def vm_sync(cp, ns, name):
         tmpl = vm["spec"]["template"]
         md = {"name": name, "namespace": ns, "labels": dict((tmpl.get("metadata") or {}).get("labels") or {}),
               "ownerReferences": [_controller_ref(vm)]}
+        if (tmpl.get("metadata") or {}).get("annotations"):  # as KubeVirt copies them (the job's revision)
+            md["annotations"] = dict(tmpl["metadata"]["annotations"])
         vmi = cp.admin.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "metadata": md,
                                "spec": tmpl["spec"]})
         vm_status(cp, ns, name, "Starting", created=True)

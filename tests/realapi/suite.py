@@ -183,7 +183,30 @@ class Suite:
         return {"vmi": self.obj("VirtualMachineInstance", name, ns),
                 "dv": self.obj("DataVolume", name + "-root", ns),
                 "pvc": self.obj("PersistentVolumeClaim", name + "-data", ns),
-                "secret": self.obj("Secret", name + "-userdata", ns)}
+                "secret": self.userdata(name, ns)}
+
+    def userdata_secrets(self, name, ns):
+        """The job's user-data Secrets (<job>-userdata-<digest of the user-data>: a VM job keeps
+        the ones its kept revisions name), by the job's label, as the admin reads them."""
+        _, body = self.cp.admin.request("GET", path_of("Secret", None, ns), query={"labelSelector": f"cosmicac.io/job={name}"})
+        return [s for s in body.get("items", []) if s["metadata"]["name"].startswith(name + "-userdata-")]
+
+    def userdata(self, name, ns):
+        """The user-data Secret the job's VMI (else its VM's template) names; without either, the
+        job's only one; None when there is none."""
+        for kind, at in (("VirtualMachineInstance", ("spec",)), ("VirtualMachine", ("spec", "template", "spec"))):
+            o = self.obj(kind, name, ns)
+            for key in at:
+                o = (o or {}).get(key)
+            for v in (o or {}).get("volumes", []):
+                ref = (v.get("cloudInitNoCloud") or {}).get("secretRef") or {}
+                if ref.get("name"):
+                    return self.obj("Secret", ref["name"], ns)
+        found = self.userdata_secrets(name, ns)
+        return found[0] if len(found) == 1 else None
+
+    def userdata_gone(self, name, ns, timeout=30):
+        self.until(f"the user-data Secrets of {ns}/{name} to be gone", lambda: not self.userdata_secrets(name, ns), timeout)
 
     def gone(self, kind, name, ns, timeout=30):
         self.until(f"{kind} {ns}/{name} to be gone", lambda: self.obj(kind, name, ns) is None, timeout)
@@ -258,9 +281,9 @@ class Suite:
               f"the refusal does not name the terminating VMI and its finalizer:\n{r.show()}")
         check("unchanged" not in r.out, f"a terminating VMI was reported unchanged:\n{r.show()}")
         self.gone("DataVolume", "vm-root", ns, 60)
-        self.gone("Secret", "vm-userdata", ns, 60)
+        self.userdata_gone("vm", ns, 60)
         time.sleep(1)
-        check(self.obj("DataVolume", "vm-root", ns) is None and self.obj("Secret", "vm-userdata", ns) is None,
+        check(self.obj("DataVolume", "vm-root", ns) is None and not self.userdata_secrets("vm", ns),
               "a refused apply created objects")
         p = self.start("apply", "--timeout", "90s", "-f", self.spec("vm", ns), kubeconfig=kc)
         time.sleep(3)
@@ -434,7 +457,7 @@ class Suite:
         self.cp.admin.delete(path_of("VirtualMachineInstance", "vm", ns),
                              body={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"})
         self.gone("DataVolume", "vm-root", ns, 60)
-        self.gone("Secret", "vm-userdata", ns, 60)
+        self.userdata_gone("vm", ns, 60)
         check(self.obj("PersistentVolumeClaim", "vm-data", ns), "the garbage collector took the unowned PVC")
 
     def _unchanged(self, before, r, what):
@@ -877,7 +900,7 @@ class Suite:
         kc = self.tester_kubeconfig(ns)
         env = {"MODEL_ID": "tiny", "WEIGHTS_INLINE": "w" * 1_000_000}
         self.apply_ok("big", ns, kc, container={"env": env})
-        data = self.obj("Secret", "big-userdata", ns)["data"]["userdata"]
+        data = self.userdata("big", ns)["data"]["userdata"]
         check(len(base64.b64decode(data)) > 1_000_000, "the stored user-data is not the whole env")
         # Over the limit, from a spec file under its own 1 MiB cap: "é" is 2 bytes in the file and
         # longer in the 7-bit user-data.
@@ -966,7 +989,7 @@ class Suite:
         check(vm["spec"]["template"]["spec"]["evictionStrategy"] == "None", "evictionStrategy")
         check("cosmicac-vmi" in {m.get("manager") for m in vm["metadata"].get("managedFields", [])},
               "the VM's fields are not cosmicac-vmi's")
-        secret = self.obj("Secret", "vm-userdata", ns)
+        secret = self.userdata("vm", ns)
         check(any(r.get("uid") == vm["metadata"]["uid"] and r.get("kind") == "VirtualMachine"
                   for r in secret["metadata"].get("ownerReferences", [])), "the Secret is not owned by the VM")
         pvc = self.obj("PersistentVolumeClaim", "vm-data", ns)
@@ -1022,7 +1045,7 @@ class Suite:
         r = self.run("delete", "--profile", prof, "-f", self.spec("vm", ns), kubeconfig=kc, expect=0)
         self.gone("VirtualMachine", "vm", ns, 60)
         self.gone("DataVolume", "vm-root", ns, 60)
-        self.gone("Secret", "vm-userdata", ns, 60)
+        self.userdata_gone("vm", ns, 60)
         check(self.obj("PersistentVolumeClaim", "vm-data", ns)["metadata"]["uid"] == pvc["metadata"]["uid"],
               "delete did not keep the data disk")
 
@@ -1155,6 +1178,80 @@ class Suite:
             _, rec = self._record(ns)
             states = {j["name"]: j["state"] for j in rec["jobs"]}
             check(states.get("stop-3") == "failed" and states.get("stop-4") == "ready", f"record {rec}")
+
+    def _revisions(self, ns, job):
+        """The job's kept revisions (ControllerRevisions), newest first, as the admin reads them."""
+        _, body = self.cp.admin.request("GET", "/apis/apps/v1/namespaces/" + ns + "/controllerrevisions",
+                                        query={"labelSelector": f"cosmicac.io/job={job}"})
+        return sorted(body.get("items", []), key=lambda r: -r["revision"])
+
+    def case_vm_revisions(self, ns):
+        """A change reaches a VirtualMachine job (issue 53, item 0), as the restricted identity (no
+        grant on reading Secrets): a new image is a new user-data Secret, named by the digest of its
+        content and owned by the VM, which the VM's template names; apply says a restart is needed
+        and exits 0 saying so, the running VMI untouched; --restart deletes the VMI and the VM's
+        next one names the new Secret; the previous revision is kept (a ControllerRevision owned by
+        the VM) with its Secret; an unchanged apply writes nothing; a third change prunes the oldest
+        revision and its Secret."""
+        kc = self.tester_kubeconfig(ns)
+        prof = self._vm_profile(ns)
+        env = {"MODEL_ID": "tiny", "API_KEY": "s3cr3t-realapi-value"}
+
+        def spec(tag):
+            return self.spec("vm", ns, container={"image": f"ghcr.io/acme/infer:{tag}", "env": env})
+
+        def template_secret():
+            vols = self.obj("VirtualMachine", "vm", ns)["spec"]["template"]["spec"]["volumes"]
+            return next(v["cloudInitNoCloud"]["secretRef"]["name"] for v in vols if "cloudInitNoCloud" in v)
+
+        def owned_by_vm(obj, vm):
+            return any(r.get("uid") == vm["metadata"]["uid"] and r.get("kind") == "VirtualMachine"
+                       for r in obj["metadata"].get("ownerReferences", []))
+
+        self.run("apply", "--profile", prof, "-f", spec("1"), kubeconfig=kc, expect=0)
+        vm = self.obj("VirtualMachine", "vm", ns)
+        first = template_secret()
+        check(re.fullmatch(r"vm-userdata-[0-9a-f]{12}", first), f"the user-data Secret's name: {first}")
+        revision = vm["metadata"]["annotations"]["cosmicac.io/revision"]
+        check(vm["spec"]["template"]["metadata"]["annotations"]["cosmicac.io/revision"] == revision,
+              "the template does not carry the VM's revision")
+        vmi = simulate.vm_sync(self.cp, ns, "vm")
+        check(vmi["metadata"]["annotations"]["cosmicac.io/revision"] == revision, "the VMI shows no revision")
+        # Unchanged: nothing written.
+        rv = self.obj("VirtualMachine", "vm", ns)["metadata"]["resourceVersion"]
+        r = self.run("apply", "--profile", prof, "-f", spec("1"), kubeconfig=kc, expect=0)
+        check(self.obj("VirtualMachine", "vm", ns)["metadata"]["resourceVersion"] == rv
+              and len(self._revisions(ns, "vm")) == 1, f"an unchanged apply wrote:\n{r.show()}")
+        # A new image: applied, a restart needed, exit 0 saying so; the VMI keeps running.
+        r = self.run("apply", "--profile", prof, "-f", spec("2"), kubeconfig=kc, expect=0)
+        check("restart needed" in r.text(), f"the restart needed is not said:\n{r.show()}")
+        second = template_secret()
+        check(second != first, f"a changed image did not change the template's Secret ({first}):\n{r.show()}")
+        check(self._vmi_uid(ns, "vm") == vmi["metadata"]["uid"], "apply without --restart restarted the VM")
+        for name in (first, second):
+            check(owned_by_vm(self.obj("Secret", name, ns), vm), f"Secret {name} is missing or not owned by the VM")
+        revs = self._revisions(ns, "vm")
+        check(len(revs) == 2 and all(owned_by_vm(x, vm) for x in revs), f"kept revisions: {revs}")
+        check(revs[1]["metadata"]["name"] == f"vm-rev-{revision}", f"the previous revision: {revs[1]['metadata']}")
+        check("s3cr3t-realapi-value" not in json.dumps(revs), "an env value is in a kept revision")
+        # --restart: the VMI goes; the VM's next one reads the new Secret.
+        r = self.run("apply", "--restart", "--profile", prof, "-f", spec("2"), kubeconfig=kc, expect=0)
+        check("deleted: restarting" in r.text(), f"--restart did not restart:\n{r.show()}")
+        self.until("the restarted VMI to be gone", lambda: self._vmi_uid(ns, "vm") != vmi["metadata"]["uid"], 60)
+        nxt = simulate.vm_sync(self.cp, ns, "vm")
+        names = [v["cloudInitNoCloud"]["secretRef"]["name"] for v in nxt["spec"]["volumes"] if "cloudInitNoCloud" in v]
+        check(names == [second], f"the new VMI reads {names}, not {second}")
+        check(self.obj("Secret", first, ns) is not None, "the previous revision's Secret went")
+        # A third change: the oldest revision and its Secret are pruned; the kept ones stay.
+        r = self.run("apply", "--restart", "--profile", prof, "-f", spec("3"), kubeconfig=kc, expect=0)
+        third = template_secret()
+        self.gone("Secret", first, ns, 30)
+        check(self.obj("Secret", second, ns) is not None and self.obj("Secret", third, ns) is not None,
+              f"a kept revision's Secret went:\n{r.show()}")
+        revs = self._revisions(ns, "vm")
+        check([x["metadata"]["name"] for x in revs] ==
+              [f"vm-rev-{self.obj('VirtualMachine', 'vm', ns)['metadata']['annotations']['cosmicac.io/revision']}",
+               f"vm-rev-{nxt['metadata']['annotations']['cosmicac.io/revision']}"], f"kept revisions: {revs}")
 
     def case_vm_move_keeps_data(self, ns):
         """Moving a job from a bare VMI to a VirtualMachine (docs/host-tool.md, "Moving a job to a

@@ -500,7 +500,8 @@ std::string kind_of_list(std::string const& plural) {
                                                         {"persistentvolumeclaims", "PersistentVolumeClaimList"},
                                                         {"datavolumes", "DataVolumeList"},
                                                         {"virtualmachineinstances", "VirtualMachineInstanceList"},
-                                                        {"virtualmachines", "VirtualMachineList"}};
+                                                        {"virtualmachines", "VirtualMachineList"},
+                                                        {"controllerrevisions", "ControllerRevisionList"}};
   auto it = kinds.find(plural);
   return it == kinds.end() ? "" : it->second;
 }

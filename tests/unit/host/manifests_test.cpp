@@ -7,6 +7,7 @@
 #include "host/base/quantity.hpp"
 #include "host/render/job_objects.hpp"
 #include "host/render/readiness_probe.hpp"
+#include "host/render/revision.hpp"
 #include "host/render/userdata.hpp"
 #include "host/render/vmi_resources.hpp"
 #include "host/spec/guest_layout.hpp"
@@ -423,7 +424,8 @@ TEST_CASE("manifests: devices, disks and volumes of the reference job") {
   json data = dev["disks"][1];
   CHECK(data["disk"]["bus"] == "virtio");
   CHECK(data["serial"] == spec.data_disk->serial);
-  CHECK(vmi["spec"]["volumes"][4]["cloudInitNoCloud"].dump() == R"({"secretRef":{"name":"llama-70b-0-userdata"}})");
+  CHECK(vmi["spec"]["volumes"][4]["cloudInitNoCloud"].dump() ==
+        json{{"secretRef", {{"name", userdata_secret_name(spec)}}}}.dump());
   std::string ud = objs[3]["stringData"]["userdata"];
   CHECK(ud == render_userdata(spec));
   CHECK(ud.find("DATA_DISK_SERIAL=" + spec.data_disk->serial + "\n") != std::string::npos);
@@ -456,14 +458,14 @@ TEST_CASE("manifests: the user-data, small or large, goes only into the Secret, 
     std::string ud = render_userdata(spec);
     auto objs = render_manifests(spec);
     REQUIRE(objs.back()["kind"].get<std::string>() == "Secret");
-    CHECK(objs.back()["metadata"]["name"].get<std::string>() == spec.name + "-userdata");
+    CHECK(objs.back()["metadata"]["name"].get<std::string>() == userdata_secret_name(spec));
     CHECK(objs.back()["stringData"]["userdata"].get<std::string>() == ud);
     CHECK_FALSE(objs.back()["metadata"].contains("ownerReferences"));  // apply adds it (the VMI's uid)
     json vmi = find_kind(objs, "VirtualMachineInstance");
     json nc;
     for (auto const& v : vmi["spec"]["volumes"])
       if (v.contains("cloudInitNoCloud")) nc = v["cloudInitNoCloud"];
-    CHECK(nc.dump() == json{{"secretRef", {{"name", spec.name + "-userdata"}}}}.dump());
+    CHECK(nc.dump() == json{{"secretRef", {{"name", userdata_secret_name(spec)}}}}.dump());
   }
 }
 
@@ -566,7 +568,10 @@ TEST_CASE("job objects: render reads the table — each object's kind, name and 
   for (auto const& o : render_manifests(spec)) {
     JobPart const* part = job_part_of(o);
     REQUIRE(part != nullptr);
-    CHECK(o.at("metadata").at("name").get<std::string>() == job_object_name(spec, part->object));
+    // The user-data Secret's name goes on with the digest of its content.
+    CHECK(o.at("metadata").at("name").get<std::string>() ==
+          (part->named_by_content ? job_object_name(spec, part->object) + "-" + content_digest(render_userdata(spec))
+                                  : job_object_name(spec, part->object)));
     CHECK(o.at("metadata").at("labels").dump() ==
           R"({"app.kubernetes.io/managed-by":"cosmicac-vmi","cosmicac.io/job":"llama-70b-0"})");
     rendered.push_back(o.at("apiVersion").get<std::string>() + " " + o.at("kind").get<std::string>());

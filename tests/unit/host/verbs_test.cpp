@@ -7,6 +7,7 @@
 #include "host/verbs/list.hpp"
 #include "host/verbs/rendered_diff.hpp"
 #include "host/verbs/request.hpp"
+#include "host/verbs/revisions.hpp"
 
 #include "apiserver_standin.hpp"
 #include "host/cluster/api_paths.hpp"
@@ -68,6 +69,8 @@ std::vector<std::string> without_queries(std::vector<std::string> requests) {
 }
 
 JobSpec example() { return load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value(); }
+// The example's user-data Secret: "llama-70b-0-userdata-<digest of its user-data>".
+std::string userdata_name() { return userdata_secret_name(example()); }
 
 ClusterAccess access_to(test::ApiServerStandIn const& server, std::string token = "good-token") {
   ClusterAccess a;
@@ -191,7 +194,7 @@ TEST_CASE(
   CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data created"));
   // -o shows the Secret without its data: it is never read back.
   CHECK_FALSE(res->back().applied.contains("stringData"));
-  CHECK(res->back().applied["metadata"]["name"] == "llama-70b-0-userdata");
+  CHECK(res->back().applied["metadata"]["name"] == userdata_name());
 }
 
 TEST_CASE("verbs: the root DataVolume and the user-data Secret are owned by the VMI (its uid); the data PVC is not") {
@@ -204,7 +207,7 @@ TEST_CASE("verbs: the root DataVolume and the user-data Secret are owned by the 
                                    {"kind", "VirtualMachineInstance"},
                                    {"name", "llama-70b-0"},
                                    {"uid", vmi["metadata"]["uid"]}}});
-  json const secret = server.get(std::string(kSecretPath) + "/llama-70b-0-userdata");
+  json const secret = server.get(std::string(kSecretPath) + "/" + userdata_name());
   CHECK(secret["metadata"]["ownerReferences"].dump() == owner.dump());
   CHECK(server.get(std::string(kDvPath) + "/llama-70b-0-root")["metadata"]["ownerReferences"].dump() == owner.dump());
   CHECK_FALSE(server.get(std::string(kPvcPath) + "/llama-70b-0-data")["metadata"].contains("ownerReferences"));
@@ -222,14 +225,16 @@ TEST_CASE("verbs: apply again — unchanged VMI, PVC and DataVolume server-side 
   auto again = apply_objects(client, objs, fast_apply(), said.fn());
   if (!again) FAIL(again.error().message);
   REQUIRE(again->size() == 4);
+  // What a live workload owns is written before it (a changed VM's template
+  // never names a Secret that is not there): PVC, DataVolume, Secret, VMI.
   CHECK((*again)[0].outcome == ApplyOutcome::Applied);    // PVC
-  CHECK((*again)[1].outcome == ApplyOutcome::Unchanged);  // VMI
-  CHECK((*again)[2].outcome == ApplyOutcome::Applied);    // DataVolume
-  CHECK((*again)[3].outcome == ApplyOutcome::Unchanged);  // Secret: the running VM read it at its start
+  CHECK((*again)[1].outcome == ApplyOutcome::Applied);    // DataVolume
+  CHECK((*again)[2].outcome == ApplyOutcome::Unchanged);  // Secret: the running VM read it at its start
+  CHECK((*again)[3].outcome == ApplyOutcome::Unchanged);  // VMI
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 unchanged"));
   CHECK(said.contains("DataVolume cosmic-ac/llama-70b-0-root serverside-applied"));
-  CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata exists: kept, unread"));
-  CHECK(server.get(std::string(kSecretPath) + "/llama-70b-0-userdata")["metadata"]["ownerReferences"][0]["uid"] ==
+  CHECK(said.contains("Secret cosmic-ac/" + userdata_name() + " exists: kept, unread"));
+  CHECK(server.get(std::string(kSecretPath) + "/" + userdata_name())["metadata"]["ownerReferences"][0]["uid"] ==
         old_uid);
   // The Secret is never read (GET), patched nor deleted by name: cosmicac-vmi cannot tell it is this job's.
   for (auto const& r : server.requests()) {
@@ -349,7 +354,8 @@ TEST_CASE("verbs: when the Secret cannot be created, what this run created is de
   REQUIRE_FALSE(res);
   CHECK(res.error().kind == Errc::Forbidden);
   // Refused at the check before the VMI (the same create verb): no VMI is created.
-  CHECK(res.error().message.find("checking that Secret cosmic-ac/llama-70b-0-userdata does not exist: HTTP 403") == 0);
+  CHECK(res.error().message.find("checking that Secret cosmic-ac/" + userdata_name() + " does not exist: HTTP 403") ==
+        0);
   CHECK(res.error().message.find(
             "deleted what this run had created (PersistentVolumeClaim cosmic-ac/llama-70b-0-data)") !=
         std::string::npos);
@@ -378,7 +384,7 @@ TEST_CASE("verbs: --dry-run=server sends dryRun=All on every write and changes n
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
   CHECK_FALSE(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
   CHECK_FALSE(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
-  CHECK_FALSE(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));
+  CHECK_FALSE(server.has(std::string(kSecretPath) + "/" + userdata_name()));
 }
 
 TEST_CASE(
@@ -488,9 +494,9 @@ TEST_CASE("verbs: delete is foreground and waits until every object is 404; --wa
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 is gone"));
   CHECK(said.contains("DataVolume cosmic-ac/llama-70b-0-root is gone"));
   // The Secret goes by the VMI's foreground propagation (never a DELETE by name).
-  CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata goes with the VM that owns it"));
-  CHECK(said.contains("Secret cosmic-ac/llama-70b-0-userdata is gone"));
-  CHECK_FALSE(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));
+  CHECK(said.contains("Secret cosmic-ac/" + userdata_name() + " goes with the VM that owns it"));
+  CHECK(said.contains("Secret cosmic-ac/" + userdata_name() + " is gone"));
+  CHECK_FALSE(server.has(std::string(kSecretPath) + "/" + userdata_name()));
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
   auto reqs = server.requests();
   for (std::size_t i = before; i < reqs.size(); ++i) {
@@ -554,7 +560,7 @@ TEST_CASE("verbs: delete --dry-run=server deletes nothing, --delete-data include
   CHECK(server.has(std::string(kVmiPath) + "/llama-70b-0"));
   CHECK(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
   CHECK(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
-  CHECK(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));
+  CHECK(server.has(std::string(kSecretPath) + "/" + userdata_name()));
   CHECK_FALSE(server.get(std::string(kVmiPath) + "/llama-70b-0")["metadata"].contains("deletionTimestamp"));
 
   // The stand-in decodes DeleteOptions as kube-apiserver does: a body wins over the query.
@@ -695,6 +701,21 @@ TEST_CASE(
   agent_failures(client, "cosmic-ac", {vmi});
   REQUIRE(server.requests().back().find("/pods/virt-launcher-llama-70b-0-x/log?") != std::string::npos);
   REQUIRE(execute_delete(client, plan_delete(spec, true), fast_delete(), quiet));
+  // A VirtualMachine job: created, changed and restarted (its revisions kept
+  // and pruned with their user-data), its history read, a revision restored.
+  JobSpec vm_job = example();
+  vm_job.workload_kind = WorkloadKind::VirtualMachine;
+  vm_job.run_strategy = "Always";
+  ApplyOptions restart = fast_apply();
+  restart.restart = true;
+  for (char const* image : {"ghcr.io/acme/infer:1", "ghcr.io/acme/infer:2", "ghcr.io/acme/infer:3"}) {
+    vm_job.container_image = image;  // a new user-data each time: the oldest one's Secret is pruned
+    REQUIRE(apply_objects(client, render_manifests(vm_job), restart, quiet));
+  }
+  auto history = kept_revisions(client, "cosmic-ac", vm_job.name);
+  REQUIRE(history);
+  REQUIRE(history->size() == 2);
+  REQUIRE(restore_revision(client, fast_apply(), quiet, history->at(1)));
   std::set<std::string> used;
   for (auto const& q : server.requests())
     for (auto const& v : request_verbs(q)) {
@@ -705,6 +726,9 @@ TEST_CASE(
   CHECK(used.count("|persistentvolumeclaims|patch") == 1);
   CHECK(used.count("kubevirt.io|virtualmachineinstances|list") == 1);
   CHECK(used.count("|pods/log|get") == 1);
+  CHECK(used.count("apps|controllerrevisions|list") == 1);
+  CHECK(used.count("apps|controllerrevisions|delete") == 1);
+  CHECK(used.count("|secrets|delete") == 1);  // a pruned revision's user-data, by name and uid
 }
 
 // The rollout's lock: every request of taking, renewing, taking over and
@@ -842,7 +866,7 @@ TEST_CASE("verbs: delete keeps the data PVC unless asked, and tolerates absent o
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
   CHECK_FALSE(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
   CHECK(server.has(pvc));
-  CHECK_FALSE(server.has(std::string(kSecretPath) + "/llama-70b-0-userdata"));
+  CHECK_FALSE(server.has(std::string(kSecretPath) + "/" + userdata_name()));
   CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data: kept"));
 
   Said again;
@@ -867,8 +891,8 @@ TEST_CASE("verbs: the delete plan (pure)") {
             "VirtualMachineInstance cosmic-ac/llama-70b-0 | " + std::string(kVmiPath) + "/llama-70b-0 | the VM",
             "DataVolume cosmic-ac/llama-70b-0-root | " + std::string(kDvPath) +
                 "/llama-70b-0-root | the root disk (owned by the VMI; re-imported by CDI on the next apply)",
-            "Secret cosmic-ac/llama-70b-0-userdata | " + std::string(kSecretPath) +
-                "/llama-70b-0-userdata | the user-data (owned by the VM: the garbage collector deletes it "
+            "Secret cosmic-ac/" + userdata_name() + " | " + std::string(kSecretPath) + "/" + userdata_name() +
+                " | the user-data (owned by the VM: the garbage collector deletes it "
                 "with the VM) | unreadable",
             "PersistentVolumeClaim cosmic-ac/llama-70b-0-data |  | the data disk is kept (pass --delete-data "
             "to delete it)"});
@@ -986,11 +1010,11 @@ TEST_CASE("verbs: the roll-back deletes with the uid its create returned: an obj
 
 TEST_CASE("verbs: a Secret of the user-data's name that is not this job's is never deleted, and no VMI boots with it") {
   test::ApiServerStandIn server("Bearer good-token");
-  std::string const secret = std::string(kSecretPath) + "/llama-70b-0-userdata";
+  std::string const secret = std::string(kSecretPath) + "/" + userdata_name();
   json const operators = {{"apiVersion", "v1"},
                           {"kind", "Secret"},
                           {"metadata",
-                           {{"name", "llama-70b-0-userdata"}, {"namespace", "cosmic-ac"}, {"uid", "uid-operator"}}},
+                           {{"name", userdata_name()}, {"namespace", "cosmic-ac"}, {"uid", "uid-operator"}}},
                           {"data", {{"token", "b3BlcmF0b3Itc2VjcmV0"}}}};
   server.put(secret, operators);
   KubeClient client(access_to(server));
@@ -998,9 +1022,9 @@ TEST_CASE("verbs: a Secret of the user-data's name that is not this job's is nev
   opts.delete_timeout = 300ms;
   auto res = apply_objects(client, render_manifests(example()), opts, quiet);
   REQUIRE_FALSE(res);
-  CHECK(
-      res.error().message.find("Secret cosmic-ac/llama-70b-0-userdata exists and was not garbage-collected within 0 s, "
-                               "and no VMI of this job does: it is not this job's user-data") == 0);
+  CHECK(res.error().message.find("Secret cosmic-ac/" + userdata_name() +
+                                 " exists and was not garbage-collected within 0 s, "
+                                 "and no VMI of this job does: it is not this job's user-data") == 0);
   CHECK(server.get(secret) == operators);
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));  // never created: it would have mounted that Secret
   for (auto const& r : server.requests()) CHECK(r.rfind("DELETE " + secret, 0) != 0);
@@ -1081,7 +1105,7 @@ TEST_CASE(
   CHECK(plan[0].path == "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachines/llama-70b-0");
   CHECK(plan[0].owns_others);
   CHECK(plan[0].why == "the VM (its VMI and its root disk <name>-root, which it owns, go with it)");
-  CHECK(plan[1].object == "Secret cosmic-ac/llama-70b-0-userdata");
+  CHECK(plan[1].object == "Secret cosmic-ac/" + userdata_name());
   CHECK(plan[1].unreadable);
   CHECK(plan[2].object == "PersistentVolumeClaim cosmic-ac/llama-70b-0-data");
   CHECK(plan[2].path.empty());
