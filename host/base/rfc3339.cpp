@@ -71,7 +71,9 @@ std::string format_rfc3339_micro(std::chrono::system_clock::time_point t) {
   std::time_t const secs = static_cast<std::time_t>(duration_cast<seconds>(us).count());
   std::tm tm{};
   ::gmtime_r(&secs, &tm);
-  char buf[40];
+  // Room for every int at its widest, as gcc's -Wformat-truncation counts (the
+  // text itself is 27 characters).
+  char buf[128];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>((us % seconds(1)).count()));
   return buf;

@@ -4,13 +4,14 @@
 #include "host/base/api_resources.hpp"
 #include "host/base/json_read.hpp"
 #include "host/cluster/api_paths.hpp"
+#include "host/cluster/lease.hpp"
 #include "host/render/image_pin.hpp"
 #include "host/render/job_objects.hpp"
 #include "host/render/manifests.hpp"
 #include "host/verbs/apply.hpp"
 #include "host/verbs/rendered_diff.hpp"
 #include "host/verbs/request.hpp"
-#include "host/verbs/rollout_revision_shim.hpp"
+#include "host/verbs/revisions.hpp"
 #include "host/verbs/views.hpp"
 
 #include <algorithm>
@@ -41,6 +42,12 @@ class SilentJobs : public JobsSink {
  private:
   Silent silent_;
 };
+
+// The Lease's name is the record's (host/rbac/role.yaml grants both by that
+// name only). A holder that died blocks the next rollout this long at most;
+// renewed every third of it.
+constexpr char const* kRolloutLeaseName = kRolloutRecordName;
+constexpr std::chrono::seconds kRolloutLeaseDuration{60};
 
 class KubeRollout final : public RolloutCluster {
  public:
@@ -87,8 +94,21 @@ class KubeRollout final : public RolloutCluster {
                                        std::set<std::string> const& replaced) override {
     WaitOptions w = wait_;
     w.replaced_vmis = replaced;
+    // A lost Lease ends the wait as a stop does: another rollout may be changing these jobs now.
+    w.stop = [this, outer = w.stop] { return (outer && outer()) || lost(); };
     SilentJobs sink;
     return wait_jobs(client_, ns_, WaitTargets{.names = jobs, .selector = {}}, w, sink);
+  }
+
+  Status hold(std::string const& identity) override {
+    auto keeper = LeaseKeeper::acquire(client_, ns_, kRolloutLeaseName, identity, kRolloutLeaseDuration);
+    if (!keeper) return keeper.error();
+    lease_ = std::move(*keeper);
+    return ok();
+  }
+  bool lost() const override { return lease_ && lease_->lost(); }
+  void release() override {
+    if (lease_) (void)lease_->release();  // not released: it expires by itself after its duration
   }
 
   Status restore(std::string const& job, std::string const& revision, Say const& say) override {
@@ -97,7 +117,7 @@ class KubeRollout final : public RolloutCluster {
     auto it = std::ranges::find_if(*kept, [&](KeptRevision const& k) { return k.revision == revision; });
     if (it == kept->end())
       return host_error(Errc::NotFound, "job " + job + ": its previous revision " + terminal_safe(revision) +
-                                            " is not kept (no Secret " + job + "-rev-" + terminal_safe(revision) +
+                                            " is not kept (no ControllerRevision " + job + "-rev-" + terminal_safe(revision) +
                                             "): it cannot be put back");
     auto r = restore_revision(client_, ApplyOptions{}, say, *it);
     if (!r) return r.error();
@@ -117,6 +137,7 @@ class KubeRollout final : public RolloutCluster {
   KubeClient& client_;
   std::string const ns_;
   WaitOptions const wait_;
+  std::unique_ptr<LeaseKeeper> lease_;  // its destructor releases it on every way out
 };
 
 // ---- the rollout ------------------------------------------------------------
@@ -145,7 +166,8 @@ class Rollout {
   void say_plan(RolloutPlan const& plan);
   Status write();
   void job_line(RecordJob const& j, std::string const& text);
-  bool stopping() const { return stop_ && stop_(); }
+  // A stop asked (SIGINT, SIGTERM), or the Lease lost: no further change starts.
+  bool stopping() const { return (stop_ && stop_()) || cluster_.lost(); }
   std::string not_ready_why() const;
   Status prepare();
   Status begin_record();
@@ -297,6 +319,11 @@ Status Rollout::begin_record() {
 }
 
 Result<RolloutReport> Rollout::run() {
+  // Bad input is refused before any request; then the Lease, before the
+  // record is read, so that what is read is not being written by another.
+  if (auto st = check_rollout_input(inputs_, opts_); !st) return st.error();
+  if (!opts_.dry_run)
+    if (auto st = cluster_.hold(opts_.identity); !st) return st.error();
   if (auto st = prepare(); !st) return st.error();
   RolloutReport report;
   if (opts_.dry_run) {
@@ -334,11 +361,15 @@ Result<RolloutReport> Rollout::finish() {
   record_.state = report.complete ? RolloutState::Complete
                   : interrupted_  ? RolloutState::Interrupted
                                   : RolloutState::Stopped;
-  if (interrupted_) stopped_why_ = "interrupted (SIGINT or SIGTERM): run the same rollout again to continue";
+  if (interrupted_)
+    stopped_why_ = cluster_.lost() ? "the rollout's Lease was lost (not renewed in time, or taken over): no "
+                                     "further change was started; run the same rollout again to continue"
+                                   : "interrupted (SIGINT or SIGTERM): run the same rollout again to continue";
   if (stopped_why_.empty() && !plan_.held.empty()) stopped_why_ = "jobs held: " + plan_.held_why;
   if (stopped_why_.empty()) stopped_why_ = not_ready_why();
   report.why = stopped_why_;
   if (auto st = write(); !st) return st.error();
+  cluster_.release();
   report.record = record_;
   Json f = {{"state", rollout_state_name(record_.state)}};
   if (!report.why.empty()) f["why"] = report.why;

@@ -86,6 +86,14 @@ class RolloutCluster {
                                                std::set<std::string> const& replaced) = 0;
   // The job put back on a kept revision and restarted (restore_revision).
   virtual Status restore(std::string const& job, std::string const& revision, Say const& say) = 0;
+  // One rollout at a time in the namespace: the Lease `cosmicac-rollout`,
+  // taken before the record is read and held (renewed) until release();
+  // refused at once (Errc::Conflict) naming the holder and since when.
+  virtual Status hold(std::string const& identity) = 0;
+  // The Lease was lost since hold() (taken over, deleted, not renewed in
+  // time): no further change may start.
+  virtual bool lost() const = 0;
+  virtual void release() = 0;
 };
 
 // The real requests, against the namespace `ns`.

@@ -1428,6 +1428,34 @@ class Suite:
         c.stdin.close()
         check(self._probe_says(c) == "released" and c.wait(10) == 0, "the third taker releases")
 
+    def case_rollout_one_at_a_time(self, ns):
+        """A rollout while another holds the namespace's Lease (a lease-probe standing in for a
+        rollout in another terminal): refused at once, exit 1, naming the holder, with nothing
+        written (no record, no VirtualMachine); --dry-run still plans; once the holder releases it,
+        the same rollout runs and leaves no Lease behind."""
+        kc = self.tester_kubeconfig(ns)
+        prof = self._vm_profile(ns)
+        names = ["one-1", "one-2"]
+        fleet_dir = self._fleet_dir(ns, names)
+        holder = self._lease_probe(ns, "alice@ws1 pid 7", 30)
+        said = self._probe_says(holder)
+        check(said.startswith("acquired "), f"the holder: {said}")
+        t0 = time.monotonic()
+        r = self.run("rollout", "--profile", prof, "-f", fleet_dir, "--timeout", "60s", "--interval", "1s",
+                     kubeconfig=kc, timeout=60, expect=1)
+        check(time.monotonic() - t0 < 30, "the refusal was not at once")
+        check("alice@ws1 pid 7" in r.err + r.out, f"the refusal does not name the holder:\n{r.show()}")
+        check(self.obj("ConfigMap", "cosmicac-rollout", ns) is None, "a refused rollout wrote its record")
+        check(all(self.obj("VirtualMachine", n, ns) is None for n in names), "a refused rollout made a VM")
+        self.run("rollout", "--profile", prof, "-f", fleet_dir, "--dry-run", kubeconfig=kc, timeout=60, expect=0)
+        holder.stdin.close()
+        check(self._probe_says(holder) == "released" and holder.wait(10) == 0, "the holder releases")
+        with simulate.Fleet(self.cp, ns, digest="sha256:" + "6f" * 32):
+            r = self.run("rollout", "--profile", prof, "-f", fleet_dir, "--timeout", "90s", "--interval", "1s",
+                         kubeconfig=kc, timeout=300)
+            check(r.rc == 0, f"the rollout after the release failed:\n{r.show()}")
+        check(self._lease(ns) is None, "the rollout left its Lease behind")
+
     def case_completion_job_names(self, ns):
         """`__complete` (what the completion scripts call) offers the managed VMIs' names for
         wait and get, and offers nothing, quickly and quietly, when the server does not answer."""

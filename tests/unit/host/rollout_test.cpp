@@ -6,7 +6,7 @@
 #include "host/verbs/rollout.hpp"
 #include "host/verbs/rollout_plan.hpp"
 #include "host/verbs/rollout_record.hpp"
-#include "host/verbs/rollout_revision_shim.hpp"
+#include "host/verbs/revisions.hpp"
 
 #include "apiserver_standin.hpp"
 #include "host/base/json_read.hpp"
@@ -116,6 +116,24 @@ class FakeCluster : public RolloutCluster {
     if (fail_restore.contains(job)) return host_error(Errc::NotFound, "not kept");
     fail.erase(job);  // the previous revision boots
     return ok();
+  }
+
+  // The Lease: refused while `holder` is set (another rollout holds it);
+  // lost() once `lease_lost` is set.
+  std::string holder;
+  bool lease_lost = false;
+  int holds = 0, releases = 0;
+  Status hold(std::string const& identity) override {
+    if (!holder.empty())
+      return host_error(Errc::Conflict, "Lease cosmic-ac/cosmicac-rollout is held by \"" + holder + "\"");
+    ++holds;
+    holder = identity;
+    return ok();
+  }
+  bool lost() const override { return lease_lost; }
+  void release() override {
+    ++releases;
+    holder.clear();
   }
 
   bool applied_any() const {
@@ -478,4 +496,43 @@ TEST_CASE("rollout: after a complete rollout, the same specs again restart nothi
   CHECK(again->complete);
   CHECK_FALSE(cluster.applied_any());
   CHECK(said.said("nothing to roll"));
+}
+
+TEST_CASE("rollout: one at a time: refused while another holds the Lease, before the record is read or written") {
+  auto jobs = fleet(2);
+  FakeCluster cluster(jobs);
+  cluster.holder = "alice@host pid 7";
+  auto report = run_rollout(cluster, jobs, options(1, 1), Events().fn());
+  REQUIRE_FALSE(report);
+  CHECK(report.error().code == Errc::Conflict);
+  CHECK(report.error().message.find("alice@host pid 7") != std::string::npos);
+  CHECK(cluster.records == 0);
+  CHECK_FALSE(cluster.applied_any());
+  // A dry run takes no Lease: it writes nothing, so it may look while another rolls.
+  RolloutOptions dry = options(1, 1);
+  dry.dry_run = true;
+  CHECK(run_rollout(cluster, jobs, dry, Events().fn()));
+}
+
+TEST_CASE("rollout: the Lease held for the whole rollout and released at its end") {
+  auto jobs = fleet(2);
+  FakeCluster cluster(jobs);
+  auto report = run_rollout(cluster, jobs, options(1, 1), Events().fn());
+  REQUIRE(report);
+  CHECK(report->complete);
+  CHECK(cluster.holds == 1);
+  CHECK(cluster.releases == 1);
+  CHECK(cluster.holder.empty());
+}
+
+TEST_CASE("rollout: a Lease lost during a batch: no later batch starts, the record says why") {
+  auto jobs = fleet(3);
+  FakeCluster cluster(jobs);
+  cluster.on_wait = [&] { cluster.lease_lost = true; };
+  auto report = run_rollout(cluster, jobs, options(1, 1), Events().fn());
+  REQUIRE(report);
+  CHECK_FALSE(report->complete);
+  CHECK(report->record.state == RolloutState::Interrupted);
+  CHECK(report->why.find("Lease was lost") != std::string::npos);
+  CHECK(std::ranges::count(cluster.calls, std::string("apply roll-2")) == 0);
 }
