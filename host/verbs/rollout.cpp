@@ -117,8 +117,8 @@ class KubeRollout final : public RolloutCluster {
     auto it = std::ranges::find_if(*kept, [&](KeptRevision const& k) { return k.revision == revision; });
     if (it == kept->end())
       return host_error(Errc::NotFound, "job " + job + ": its previous revision " + terminal_safe(revision) +
-                                            " is not kept (no ControllerRevision " + job + "-rev-" + terminal_safe(revision) +
-                                            "): it cannot be put back");
+                                            " is not kept (no ControllerRevision " + job + "-rev-" +
+                                            terminal_safe(revision) + "): it cannot be put back");
     auto r = restore_revision(client_, ApplyOptions{}, say, *it);
     if (!r) return r.error();
     return ok();

@@ -4,9 +4,9 @@
 // answers is the test's choice) — pinning, --max-failed, the failed canary,
 // rollback, the dry run, an interrupt.
 #include "host/verbs/rollout.hpp"
+#include "host/verbs/revisions.hpp"
 #include "host/verbs/rollout_plan.hpp"
 #include "host/verbs/rollout_record.hpp"
-#include "host/verbs/revisions.hpp"
 
 #include "apiserver_standin.hpp"
 #include "host/base/json_read.hpp"
@@ -504,7 +504,7 @@ TEST_CASE("rollout: one at a time: refused while another holds the Lease, before
   cluster.holder = "alice@host pid 7";
   auto report = run_rollout(cluster, jobs, options(1, 1), Events().fn());
   REQUIRE_FALSE(report);
-  CHECK(report.error().code == Errc::Conflict);
+  CHECK(report.error().kind == Errc::Conflict);
   CHECK(report.error().message.find("alice@host pid 7") != std::string::npos);
   CHECK(cluster.records == 0);
   CHECK_FALSE(cluster.applied_any());
