@@ -255,16 +255,22 @@ std::chrono::steady_clock::time_point LeaseKeeper::last_renewed() const {
   return last_renewed_;
 }
 
+// The two ends of a renewal step other than a retry: lost for good (said
+// once, by mark_lost), or not renewed this time (`failure` says why).
+LeaseKeeper::RenewStep LeaseKeeper::lost_step(std::string why) {
+  mark_lost(std::move(why));
+  return RenewStep::Done;
+}
+
+LeaseKeeper::RenewStep LeaseKeeper::failed_step(std::string& failure, std::string why) {
+  failure = std::move(why);
+  return RenewStep::Failed;
+}
+
 LeaseKeeper::RenewStep LeaseKeeper::renew_attempt(Json& lease, std::chrono::steady_clock::time_point started,
                                                   std::string& failure) {
-  auto lost = [this](std::string why) {
-    mark_lost(std::move(why));
-    return RenewStep::Done;
-  };
-  auto failed = [&failure](std::string why) {
-    failure = std::move(why);
-    return RenewStep::Failed;
-  };
+  auto lost = [this](std::string why) { return lost_step(std::move(why)); };
+  auto failed = [&failure](std::string why) { return failed_step(failure, std::move(why)); };
   auto put_path = api_path(api::kLeases, ns_, name_, {}, Query{{"fieldManager", kLeaseFieldManager}});
   if (!put_path) return lost(put_path.error().message);
   if (auto const* meta = find_at(lease, {"metadata"}); meta && meta->is_object())
@@ -289,14 +295,8 @@ LeaseKeeper::RenewStep LeaseKeeper::renew_attempt(Json& lease, std::chrono::stea
 // identity and acquireTime: someone only relabelled it) → renew that version;
 // anyone else's → lost.
 LeaseKeeper::RenewStep LeaseKeeper::reread(Json& lease, std::string& failure) {
-  auto lost = [this](std::string why) {
-    mark_lost(std::move(why));
-    return RenewStep::Done;
-  };
-  auto failed = [&failure](std::string why) {
-    failure = std::move(why);
-    return RenewStep::Failed;
-  };
+  auto lost = [this](std::string why) { return lost_step(std::move(why)); };
+  auto failed = [&failure](std::string why) { return failed_step(failure, std::move(why)); };
   auto path = api_path(api::kLeases, ns_, name_);
   if (!path) return lost(path.error().message);
   auto got = client_.request("GET", *path);

@@ -77,6 +77,8 @@ class LeaseKeeper {  // holds a coordination.k8s.io/v1 Lease; renews it from its
   void renew_once();
   RenewStep renew_attempt(Json& lease, std::chrono::steady_clock::time_point started, std::string& failure);
   RenewStep reread(Json& lease, std::string& failure);
+  RenewStep lost_step(std::string why);
+  static RenewStep failed_step(std::string& failure, std::string why);
   std::chrono::steady_clock::time_point last_renewed() const;
   void mark_lost(std::string why);
   std::string describe() const;  // "Lease NS/NAME"
