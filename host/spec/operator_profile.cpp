@@ -133,6 +133,26 @@ void workload(Fields& top, OperatorProfile& p) {
   }
 }
 
+// rootImage or goldenImage: where every root disk comes from. One source
+// only: a profile naming both would leave which one boots to the reader.
+void root_source(Fields& top, OperatorProfile& p) {
+  auto image = top.str("rootImage");
+  if (image) {
+    std::string img = *image;
+    if (img.rfind("docker://", 0) == 0) img.erase(0, 9);
+    spec_detail::check_image("rootImage", img);
+    p.root_image = img;
+  }
+  auto golden = top.str("goldenImage");
+  if (!golden) return;
+  if (image) fail("goldenImage", "and rootImage name two root disk sources: keep one");
+  auto const slash = golden->find('/');
+  if (slash == std::string::npos || !is_dns1123_label(golden->substr(0, slash)))
+    fail("goldenImage", "must be namespace/name of a CDI DataSource");
+  check_subdomain("goldenImage", golden->substr(slash + 1));
+  p.golden_image = DataSourceRef{golden->substr(0, slash), golden->substr(slash + 1)};
+}
+
 OperatorProfile build(Json const& doc, std::string origin) {
   OperatorProfile p;
   p.origin = std::move(origin);
@@ -141,12 +161,7 @@ OperatorProfile build(Json const& doc, std::string origin) {
     if (!is_dns1123_label(*v)) fail("namespace", "'" + *v + "' is not a valid namespace name");
     p.ns = *v;
   }
-  if (auto image = top.str("rootImage")) {
-    std::string img = *image;
-    if (img.rfind("docker://", 0) == 0) img.erase(0, 9);
-    spec_detail::check_image("rootImage", img);
-    p.root_image = img;
-  }
+  root_source(top, p);
   if (auto v = top.str("pullSecret")) {
     check_subdomain("pullSecret", *v);
     p.pull_secret = *v;

@@ -41,6 +41,17 @@ const char* workload_kind_name(WorkloadKind kind);  // the Kubernetes kind
 inline constexpr const char* kRunStrategies[] = {"Always", "RerunOnFailure"};
 inline constexpr const char* kDefaultRunStrategy = "Always";
 
+// A CDI DataSource, by namespace and name: the golden image a job's root disk
+// clones (profile key goldenImage, docs/host-tool.md "Root disk source").
+// Empty: the root disk is imported from rootImage, as before.
+struct DataSourceRef {
+  std::string ns;
+  std::string name;
+  bool empty() const { return name.empty(); }
+  std::string text() const { return ns + "/" + name; }
+  bool operator==(DataSourceRef const&) const = default;
+};
+
 struct OperatorProfile {
   std::string origin = "compiled-in defaults";  // the file, for messages
   // The namespace every object of a job is in, and in which its Secrets,
@@ -48,7 +59,10 @@ struct OperatorProfile {
   // else the operator's -n (host/cli: FileFlags::load_spec). A job spec may
   // repeat it, never choose it; empty: none given (parse_job_spec refuses).
   std::string ns;
-  std::string root_image = kDefaultRootImage;          // registry reference (no scheme)
+  std::string root_image = kDefaultRootImage;  // registry reference (no scheme)
+  // goldenImage: the DataSource every root disk clones instead of importing
+  // root_image (the two are exclusive in a profile); empty: the import.
+  DataSourceRef golden_image;
   std::string pull_secret = kDefaultPullSecret;        // CDI importer (accessKeyId/secretKey)
   std::string credential_secret = kDefaultPullSecret;  // the CD-ROM with DOCKER_* keys (default: pullSecret)
   std::string bootstrap_configmap = kDefaultBootstrapConfigMap;

@@ -244,6 +244,24 @@ TEST_CASE(
         "ghcr.io/a/b:1");
 }
 
+TEST_CASE("cli profile: goldenImage names a DataSource by namespace/name, and only instead of rootImage") {
+  auto golden = parse_operator_profile("goldenImage: os-images/ubuntu-2404\n", "p.yaml").value().golden_image;
+  CHECK(golden == DataSourceRef{"os-images", "ubuntu-2404"});
+  CHECK(golden.text() == "os-images/ubuntu-2404");
+  CHECK(parse_operator_profile("pullSecret: x\n", "p.yaml").value().golden_image.empty());
+  auto error = [](std::string const& text) {
+    auto r = parse_operator_profile(text, "p.yaml");
+    REQUIRE_FALSE(r);
+    return r.error().message;
+  };
+  CHECK(error("rootImage: ghcr.io/a/b:1\ngoldenImage: os/x\n") ==
+        "p.yaml: goldenImage: and rootImage name two root disk sources: keep one");
+  CHECK(error("goldenImage: ubuntu\n") == "p.yaml: goldenImage: must be namespace/name of a CDI DataSource");
+  CHECK(error("goldenImage: Os/x\n") == "p.yaml: goldenImage: must be namespace/name of a CDI DataSource");
+  CHECK(error("goldenImage: os/x/y\n").starts_with("p.yaml: goldenImage: 'x/y' is not a valid Kubernetes object"));
+  CHECK(error("goldenImage: [os/x]\n") == "p.yaml: goldenImage: must be a string");
+}
+
 TEST_CASE("cli profile: an overlay network outside the VMI's namespace is refused, even from the operator") {
   test::TempDir dir;
   std::string const other = dir.path + "/other.yaml", same = dir.path + "/same.yaml";
