@@ -7,6 +7,7 @@
 #include "host/cluster/kube_client.hpp"
 #include "host/render/manifests.hpp"
 #include "host/verbs/rollout.hpp"
+#include "host/verbs/rollout_history.hpp"
 #include "host/verbs/rollout_plan.hpp"
 #include "host/verbs/rollout_record.hpp"
 
@@ -73,30 +74,20 @@ void print_event(RolloutEvent const& e, bool json) {
   std::fflush(stdout);
 }
 
-// rollout -f SPEC... [-R] --profile P [--canary N] [--max-unavailable N|P%] [--max-failed N] [--no-rollback]
-//         [--timeout D] [--dry-run] [-o json]
-struct RolloutCommand : CommandOptions {
-  FileFlags file;
-  ClusterFlags cluster;
+// The gating flags rollout and undo share, and the options they make.
+struct GateFlags {
   std::string output, max_unavailable = "1";
   int canary = RolloutOptions{}.canary, max_failed = RolloutOptions{}.max_failed;
   bool no_rollback = false, dry_run = false;
   DurationFlag timeout{WaitOptions{}.timeout}, interval{WaitOptions{}.interval};
-  std::vector<LoadedSpec> specs;
-  std::vector<RolloutInput> jobs;
 
-  void bind(CLI::App& app) override;
-  Outcome validate() const override;
-  Outcome complete() override;
-  Outcome run() override;
-
- private:
+  void bind(CLI::App& app);
+  Outcome validate() const;
   RolloutOptions options() const;
+  bool json() const { return output == "json"; }
 };
 
-void RolloutCommand::bind(CLI::App& app) {
-  file.bind(app);
-  cluster.bind(app);
+void GateFlags::bind(CLI::App& app) {
   app.add_option("--canary", canary, "jobs in the first batch, alone (0: none) [default 1]")->type_name("N");
   app.add_option("--max-unavailable", max_unavailable,
                  "jobs down at once in each later batch, counting those not ready\nbefore the rollout [default 1]")
@@ -111,9 +102,7 @@ void RolloutCommand::bind(CLI::App& app) {
   interval.bind(app, "--interval", "how often objects without a watch are read again");
 }
 
-Outcome RolloutCommand::validate() const {
-  if (!file.has_files()) return usage_problem("rollout needs -f SPEC (the jobs to roll)");
-  if (auto p = no_positional()) return p;
+Outcome GateFlags::validate() const {
   if (!output.empty() && output != "json") return usage_problem("-o takes json (rollout's events as JSON lines)");
   if (canary < 0) return usage_problem("--canary must be 0 or more");
   if (max_failed < 0) return usage_problem("--max-failed must be 0 or more");
@@ -124,17 +113,7 @@ Outcome RolloutCommand::validate() const {
   return std::nullopt;
 }
 
-// The specs read and checked as a rollout's input before the cluster is
-// touched: bad input is exit 2 with nothing read from the cluster.
-Outcome RolloutCommand::complete() {
-  if (auto p = file.load_specs(cluster.ns, specs)) return p;
-  jobs.reserve(specs.size());
-  for (auto const& s : specs) jobs.push_back({s.source, s.spec});
-  if (auto st = check_rollout_input(jobs, options()); !st) return failure(st.error());
-  return std::nullopt;
-}
-
-RolloutOptions RolloutCommand::options() const {
+RolloutOptions GateFlags::options() const {
   RolloutOptions o;
   o.canary = canary;
   o.max_unavailable = *parse_max_unavailable(max_unavailable);  // validate() read it
@@ -148,19 +127,142 @@ RolloutOptions RolloutCommand::options() const {
   return o;
 }
 
+// How a rollout or an undo ended: its table (a person's, after a change),
+// exit 0 only when complete.
+Outcome ended(Result<RolloutReport> const& report, GateFlags const& gate) {
+  if (!report) return failure(report.error());
+  if (!gate.json() && !gate.dry_run && !report->record.jobs.empty())
+    std::fputs(record_table(report->record).c_str(), stdout);
+  return report->complete ? std::nullopt : Outcome(already_said(Errc::Failed));
+}
+
+// rollout -f SPEC... [-R] --profile P [--canary N] [--max-unavailable N|P%] [--max-failed N] [--no-rollback]
+//         [--timeout D] [--dry-run] [-o json]
+struct RolloutCommand : CommandOptions {
+  FileFlags file;
+  ClusterFlags cluster;
+  GateFlags gate;
+  std::vector<LoadedSpec> specs;
+  std::vector<RolloutInput> jobs;
+
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override;
+  Outcome run() override;
+};
+
+void RolloutCommand::bind(CLI::App& app) {
+  file.bind(app);
+  cluster.bind(app);
+  gate.bind(app);
+}
+
+Outcome RolloutCommand::validate() const {
+  if (!file.has_files()) return usage_problem("rollout needs -f SPEC (the jobs to roll)");
+  if (auto p = no_positional()) return p;
+  return gate.validate();
+}
+
+// The specs read and checked as a rollout's input before the cluster is
+// touched: bad input is exit 2 with nothing read from the cluster.
+Outcome RolloutCommand::complete() {
+  if (auto p = file.load_specs(cluster.ns, specs)) return p;
+  jobs.reserve(specs.size());
+  for (auto const& s : specs) jobs.push_back({s.source, s.spec});
+  if (auto st = check_rollout_input(jobs, gate.options()); !st) return failure(st.error());
+  return std::nullopt;
+}
+
 Outcome RolloutCommand::run() {
-  RolloutOptions const o = options();
+  RolloutOptions const o = gate.options();
   auto access = cluster.access();
   if (!access) return failure(access.error());
   KubeClient client(std::move(*access));
   auto kube = kube_rollout(client, specs.front().spec.ns, o.wait);
-  bool const json = output == "json";
+  bool const json = gate.json();
   StopSignals signals;
   auto report = run_rollout(
       *kube, jobs, o, [json](RolloutEvent const& e) { print_event(e, json); }, [] { return g_stop.load(); });
-  if (!report) return failure(report.error());
-  if (!json && !dry_run && !report->record.jobs.empty()) std::fputs(record_table(report->record).c_str(), stdout);
-  return report->complete ? std::nullopt : Outcome(already_said(Errc::Failed));
+  return ended(report, gate);
+}
+
+// rollout undo JOB...|-l SELECTOR [-n NS] [--to-revision R] [the gating flags]
+struct UndoCommand : CommandOptions {
+  ClusterFlags cluster;
+  GateFlags gate;
+  std::string selector, to_revision;
+
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override { return std::nullopt; }
+  Outcome run() override;
+};
+
+void UndoCommand::bind(CLI::App& app) {
+  cluster.bind(app);
+  gate.bind(app);
+  app.add_option("-l,--selector", selector, "the jobs with these labels (a selector: app=x,tier!=y)")
+      ->type_name("SELECTOR");
+  app.add_option("--to-revision", to_revision, "the kept revision to go back to (rollout history lists them)")
+      ->type_name("R");
+}
+
+Outcome UndoCommand::validate() const {
+  if (positional.empty() == selector.empty())
+    return usage_problem("rollout undo takes JOB... or -l SELECTOR (one of the two)");
+  return gate.validate();
+}
+
+Outcome UndoCommand::run() {
+  RolloutOptions const o = gate.options();
+  UndoInput const input{.jobs = positional, .selector = selector, .to_revision = to_revision};
+  if (auto st = check_undo_input(input, o); !st) return failure(st.error());
+  auto access = cluster.access();
+  if (!access) return failure(access.error());
+  std::string const ns = cluster.ns.empty() ? access->default_namespace : cluster.ns;
+  KubeClient client(std::move(*access));
+  auto kube = kube_rollout(client, ns, o.wait);
+  bool const json = gate.json();
+  StopSignals signals;
+  auto report = run_undo(
+      *kube, input, o, [json](RolloutEvent const& e) { print_event(e, json); }, [] { return g_stop.load(); });
+  return ended(report, gate);
+}
+
+// rollout history JOB [-n NS] [-o json]
+struct HistoryCommand : CommandOptions {
+  ClusterFlags cluster;
+  std::string output;
+
+  void bind(CLI::App& app) override;
+  Outcome validate() const override;
+  Outcome complete() override { return std::nullopt; }
+  Outcome run() override;
+};
+
+void HistoryCommand::bind(CLI::App& app) {
+  cluster.bind(app);
+  app.add_option("-o,--output", output, "json: the history as one JSON object")->type_name("json");
+}
+
+Outcome HistoryCommand::validate() const {
+  if (positional.size() != 1) return usage_problem("rollout history takes one JOB");
+  if (!output.empty() && output != "json") return usage_problem("-o takes json (the history as JSON)");
+  return std::nullopt;
+}
+
+Outcome HistoryCommand::run() {
+  auto access = cluster.access();
+  if (!access) return failure(access.error());
+  std::string const ns = cluster.ns.empty() ? access->default_namespace : cluster.ns;
+  KubeClient client(std::move(*access));
+  auto h = job_history(client, ns, positional.front());
+  if (!h) return failure(h.error());
+  std::string const shown = output == "json"
+                                ? history_json(*h).dump(-1, ' ', true, Json::error_handler_t::replace) + "\n"
+                                : history_table(*h);
+  std::fputs(shown.c_str(), stdout);
+  return std::nullopt;
 }
 
 // rollout status [-n NS] [--once] [--interval D] [--timeout D] [-o json]
@@ -237,7 +339,21 @@ CommandEntry rollout_command() {
                         .help = {{"rollout status [-n NS]",
                                   "the rollout's record (ConfigMap cosmicac-rollout), followed until\n"
                                   "it is no longer in progress (exit 0 Complete, 1 otherwise) [-o json]"}},
-                        .make = make_options<StatusCommand>}}};
+                        .make = make_options<StatusCommand>},
+                       {.name = "history",
+                        .help = {{"rollout history JOB [-n NS]",
+                                  "a VirtualMachine job's kept revisions, newest first: when each was\n"
+                                  "kept, which the VM is at and its VMI runs, the image and state the\n"
+                                  "rollout record gives it [-o json]"}},
+                        .make = make_options<HistoryCommand>},
+                       {.name = "undo",
+                        .help = {{"rollout undo JOB...|-l SELECTOR [-n NS]",
+                                  "a rollout back to each job's previous kept revision (or\n"
+                                  "[--to-revision R]), with rollout's gating: [--canary 1]\n"
+                                  "[--max-unavailable 1|P%] [--max-failed 0] [--timeout 20m]\n"
+                                  "[--no-rollback] [--dry-run] [-o json]; exit 0 all ready, 1 stopped,\n"
+                                  "2 refused (no previous revision, a bare VMI, nothing selected)"}},
+                        .make = make_options<UndoCommand>}}};
 }
 
 }  // namespace cosmicac::host::cli

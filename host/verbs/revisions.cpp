@@ -28,12 +28,11 @@ Result<std::vector<KeptRevision>> kept_revisions(KubeClient& client, std::string
   return out;
 }
 
-Result<std::vector<ApplyResult>> restore_revision(KubeClient& client, ApplyOptions const& options, Say const& say,
-                                                  KeptRevision const& revision) {
+Status check_restorable(KubeClient& client, KeptRevision const& revision) {
   Json const& vm = revision.vm;
   if (string_at(vm, {"kind"}) != api::kVirtualMachines.kind || !value_at(vm, {"spec"}).is_object())
-    return host_error(Errc::Internal, "restore_revision: revision " + terminal_safe(revision.revision) +
-                                          " holds no VirtualMachine object");
+    return host_error(Errc::Conflict,
+                      "revision " + terminal_safe(revision.revision) + " holds no VirtualMachine object");
   std::string const ns = string_at(vm, {"metadata", "namespace"});
   std::string const secret = userdata_secret_of(vm);
   if (secret.empty())
@@ -51,9 +50,15 @@ Result<std::vector<ApplyResult>> restore_revision(KubeClient& client, ApplyOptio
                                           " is gone (deleted by hand, or the VM was recreated); nothing was "
                                           "changed (apply its spec again instead)");
   if (probe->status != 409) return api_error("checking that " + what + " exists", *probe);
+  return ok();
+}
+
+Result<std::vector<ApplyResult>> restore_revision(KubeClient& client, ApplyOptions const& options, Say const& say,
+                                                  KeptRevision const& revision) {
+  if (auto st = check_restorable(client, revision); !st) return st.error();
   ApplyOptions restarting = options;
   restarting.restart = true;
-  return apply_objects(client, {vm}, restarting, say);
+  return apply_objects(client, {revision.vm}, restarting, say);
 }
 
 }  // namespace cosmicac::host

@@ -31,6 +31,12 @@ struct KeptRevision {
 // them cannot be read as a kept revision (never guessed at).
 Result<std::vector<KeptRevision>> kept_revisions(KubeClient& client, std::string const& ns, std::string const& job);
 
+// Whether a kept revision can be applied again: it holds a VirtualMachine
+// naming its user-data Secret, and that Secret is still there (asked by a
+// server dry-run create of its name, never read). Errc::Conflict naming it
+// when not.
+Status check_restorable(KubeClient& client, KeptRevision const& revision);
+
 // Applies a kept VM object again and restarts the VM (options.restart is
 // implied): apply's VirtualMachine strategy, with its checks and its output
 // (the revision being replaced is kept; this one becomes the newest). Its

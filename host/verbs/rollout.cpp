@@ -71,13 +71,32 @@ class KubeRollout final : public RolloutCluster {
     for (auto const& vmi : array_at(*vmis, {"items"})) {
       std::string const name = string_at(vmi, {"metadata", "name"});
       auto it = live.find(name);
-      if (it == live.end()) continue;
+      if (it == live.end()) {
+        // The tool's VMI without a VirtualMachine: a bare VMI job, said as such.
+        if (missing_label(vmi, name).empty()) live[name].bare = true;
+        continue;
+      }
       VmiView const v = view_vmi(vmi);
       it->second.ready = v.ready && value_at(vmi, {"metadata", "deletionTimestamp"}).is_null();
       it->second.vmi_uid = v.uid;
     }
     return live;
   }
+
+  Result<std::vector<std::string>> select(std::string const& selector) override {
+    std::vector<std::string> names;
+    for (auto const* r : {&api::kVirtualMachines, &api::kVirtualMachineInstances}) {
+      auto items = list(*r, selector);
+      if (!items) return items.error();
+      for (auto const& o : array_at(*items, {"items"})) {
+        std::string const name = string_at(o, {"metadata", "name"});
+        if (missing_label(o, name).empty() && std::ranges::find(names, name) == names.end()) names.push_back(name);
+      }
+    }
+    return names;
+  }
+  Result<std::vector<KeptRevision>> kept(std::string const& job) override { return kept_revisions(client_, ns_, job); }
+  Status restorable(KeptRevision const& revision) override { return check_restorable(client_, revision); }
 
   Result<std::optional<RolloutRecord>> read_record() override { return host::read_record(client_, ns_); }
   Status write_record(RolloutRecord& record) override { return host::write_record(client_, ns_, record); }
@@ -125,8 +144,9 @@ class KubeRollout final : public RolloutCluster {
   }
 
  private:
-  Result<Json> list(ApiResource const& r) {
-    auto path = api_path(r, ns_, {}, {}, {{"labelSelector", managed_by_selector()}});
+  Result<Json> list(ApiResource const& r, std::string const& selector = {}) {
+    std::string const sel = managed_by_selector() + (selector.empty() ? "" : "," + selector);
+    auto path = api_path(r, ns_, {}, {}, {{"labelSelector", sel}});
     if (!path) return path.error();
     auto resp = client_.request("GET", *path);
     if (!resp) return resp.error();
@@ -154,11 +174,49 @@ std::string reported_image(std::optional<readiness::Event> const& e) {
   return host::reported_image(e->container->image, e->container->image_digest);
 }
 
+// `rollout undo`'s record says what it goes back to: each job's previous
+// revision, or the one --to-revision named.
+constexpr char kUndoPrevious[] = "previous";
+
+// The step that takes one job to its target: the one thing a rollout and an
+// undo do differently once their targets are known.
+using ChangeJob = std::function<Status(RolloutCluster&, std::string const& job, RenderedJob const& target, Say const&)>;
+
+// The rollout: the specs rendered, each job's objects applied with a restart.
+Status apply_rendered(RolloutCluster& cluster, std::string const&, RenderedJob const& target, Say const& say) {
+  return cluster.apply(target.objects, say);
+}
+// The undo: the job's kept revision applied again with a restart.
+Status restore_kept(RolloutCluster& cluster, std::string const& job, RenderedJob const& target, Say const& say) {
+  return cluster.restore(job, target.revision, say);
+}
+
+// An undo's target that cannot be read or put back is bad input (exit 2),
+// named; a failure to reach the API server stays what it is.
+HostError undo_refused(std::string const& job, HostError e) {
+  if (e.kind != Errc::Transport && e.kind != Errc::Server && e.kind != Errc::Unauthorized && e.kind != Errc::Forbidden)
+    e.kind = Errc::Spec;
+  e.message = "undo refused, nothing was changed: job " + terminal_safe(job) + ": " + e.message;
+  return e;
+}
+
+std::string revision_list(std::vector<KeptRevision> const& kept) {
+  std::string out;
+  for (auto const& k : kept) out += (out.empty() ? "" : ", ") + terminal_safe(k.revision);
+  return out.empty() ? "none" : out;
+}
+
 class Rollout {
  public:
-  Rollout(RolloutCluster& cluster, std::vector<RolloutInput> const& jobs, RolloutOptions const& options,
-          RolloutSay const& say, std::function<bool()> const& stop)
-      : cluster_(cluster), inputs_(jobs), opts_(options), say_(say), stop_(stop) {}
+  Rollout(RolloutCluster& cluster, std::vector<RolloutInput> const& jobs, UndoInput const* undo,
+          RolloutOptions const& options, RolloutSay const& say, std::function<bool()> const& stop)
+      : cluster_(cluster),
+        inputs_(jobs),
+        undo_(undo),
+        change_(undo ? ChangeJob(restore_kept) : ChangeJob(apply_rendered)),
+        opts_(options),
+        say_(say),
+        stop_(stop) {}
 
   Result<RolloutReport> run();
 
@@ -170,6 +228,10 @@ class Rollout {
   bool stopping() const { return (stop_ && stop_()) || cluster_.lost(); }
   std::string not_ready_why() const;
   Status prepare();
+  Result<std::vector<FleetJob>> spec_targets(std::optional<RolloutRecord> const& previous);
+  Result<std::vector<FleetJob>> undo_targets(std::optional<RolloutRecord> const& previous);
+  Result<std::vector<std::string>> undo_names();
+  Result<std::string> undo_target(std::string const& name, RolloutRecord const* resumed);
   Status begin_record();
   Result<RolloutReport> finish();
   void run_batch(std::size_t index);
@@ -182,7 +244,9 @@ class Rollout {
   Say apply_say() const;
 
   RolloutCluster& cluster_;
-  std::vector<RolloutInput> const& inputs_;
+  std::vector<RolloutInput> const& inputs_;  // the rollout's specs (none for an undo)
+  UndoInput const* undo_;                    // an undo's jobs (none for a rollout)
+  ChangeJob change_;
   RolloutOptions const& opts_;
   RolloutSay const& say_;
   std::function<bool()> const& stop_;
@@ -267,25 +331,33 @@ void Rollout::say_plan(RolloutPlan const& plan) {
   }
 }
 
-// Look and decide: the live jobs, the previous record's pins, each job
-// rendered, the plan, said.
+// Look and decide: the live jobs, the previous record, each job's target
+// (the specs rendered, or a kept revision), the plan, said.
 Status Rollout::prepare() {
-  if (auto st = check_rollout_input(inputs_, opts_); !st) return st;
   auto live = cluster_.look();
   if (!live) return live.error();
   live_ = std::move(*live);
   auto previous = cluster_.read_record();
   if (!previous) return previous.error();
+  if (*previous) record_.resource_version = (*previous)->resource_version;
+  auto fleet = undo_ ? undo_targets(*previous) : spec_targets(*previous);
+  if (!fleet) return fleet.error();
+  plan_ = plan_rollout(*fleet, opts_.canary, resolve_max_unavailable(opts_.max_unavailable, fleet->size()));
+  say_plan(plan_);
+  return ok();
+}
+
+// Each spec rendered, pinned as the record says.
+Result<std::vector<FleetJob>> Rollout::spec_targets(std::optional<RolloutRecord> const& previous) {
   // A rollout that did not complete left its canary's pins: a rerun keeps
   // them, so that a tag moved since cannot split the fleet either. After a
   // complete one, a new rollout pins afresh from its own canary; either way
   // a job at the previous pins' revision is at the target already (the same
   // spec, pinned as the last rollout ran it): not restarted.
   std::map<std::string, std::string> previous_pins;
-  if (*previous) {
-    previous_pins = (*previous)->pins;
-    record_.resource_version = (*previous)->resource_version;
-    if ((*previous)->state != RolloutState::Complete) record_.pins = previous_pins;
+  if (previous) {
+    previous_pins = previous->pins;
+    if (previous->state != RolloutState::Complete) record_.pins = previous_pins;
   }
   std::vector<FleetJob> fleet;
   for (auto const& in : inputs_) {
@@ -297,9 +369,78 @@ Status Rollout::prepare() {
     fleet.push_back({in.spec.name, r.revision, alternative, l.revision, l.ready});
     rendered_[in.spec.name] = std::move(r);
   }
-  plan_ = plan_rollout(fleet, opts_.canary, resolve_max_unavailable(opts_.max_unavailable, inputs_.size()));
-  say_plan(plan_);
-  return ok();
+  return fleet;
+}
+
+// Each job's kept revision to go back to, every one checked before anything
+// is changed.
+Result<std::vector<FleetJob>> Rollout::undo_targets(std::optional<RolloutRecord> const& previous) {
+  record_.undo_of = undo_->to_revision.empty() ? std::string(kUndoPrevious) : undo_->to_revision;
+  auto names = undo_names();
+  if (!names) return names.error();
+  // An undo interrupted or stopped and run again goes on to the targets its
+  // record names: "the previous revision" of a job it put back already is
+  // the one it came from, and undoing that would undo the undo.
+  RolloutRecord const* resumed =
+      previous && previous->undo_of == record_.undo_of && previous->state != RolloutState::Complete ? &*previous
+                                                                                                    : nullptr;
+  std::vector<FleetJob> fleet;
+  for (auto const& n : *names) {
+    auto target = undo_target(n, resumed);
+    if (!target) return target.error();
+    auto const& l = live_[n];
+    fleet.push_back({n, *target, "", l.revision, l.ready});
+    rendered_[n] = RenderedJob{{}, *target, ""};
+  }
+  return fleet;
+}
+
+Result<std::vector<std::string>> Rollout::undo_names() {
+  std::vector<std::string> names = undo_->jobs;
+  if (!undo_->selector.empty()) {
+    auto selected = cluster_.select(undo_->selector);
+    if (!selected) return selected.error();
+    names = std::move(*selected);
+  }
+  if (names.empty())
+    return host_error(Errc::Usage, "the selector " + terminal_safe(undo_->selector) +
+                                       " matches no job of the tool's in the namespace: nothing to undo");
+  return names;
+}
+
+// The revision one job goes back to (its live one: nothing to do), or why not.
+Result<std::string> Rollout::undo_target(std::string const& n, RolloutRecord const* resumed) {
+  std::string const job = "job " + terminal_safe(n);
+  auto it = live_.find(n);
+  if (it == live_.end() || !it->second.vm)
+    return host_error(Errc::Spec,
+                      it != live_.end() && it->second.bare
+                          ? "undo refused, nothing was changed: " + job +
+                                " is a bare VMI (no VirtualMachine): it keeps no revisions to go back to "
+                                "(apply its previous spec with --recreate instead)"
+                          : "undo refused, nothing was changed: " + job + " has no VirtualMachine in the namespace");
+  auto kept = cluster_.kept(n);
+  if (!kept) return undo_refused(n, kept.error());
+  std::string const& live = it->second.revision;
+  std::string target = undo_->to_revision;
+  if (resumed) {
+    auto r = std::ranges::find_if(resumed->jobs, [&](RecordJob const& j) { return j.name == n; });
+    if (r != resumed->jobs.end()) target = r->to;
+  }
+  if (target.empty()) {
+    auto prev = std::ranges::find_if(*kept, [&](KeptRevision const& k) { return k.revision != live; });
+    if (prev == kept->end())
+      return host_error(Errc::Spec, "undo refused, nothing was changed: " + job +
+                                        " has no previous revision to go back to (kept: " + revision_list(*kept) + ")");
+    target = prev->revision;
+  }
+  if (target == live) return target;  // there already: not restarted
+  auto k = std::ranges::find_if(*kept, [&](KeptRevision const& r) { return r.revision == target; });
+  if (k == kept->end())
+    return host_error(Errc::Spec, "undo refused, nothing was changed: " + job + " keeps no revision " +
+                                      terminal_safe(target) + " (kept: " + revision_list(*kept) + ")");
+  if (auto st = cluster_.restorable(*k); !st) return undo_refused(n, st.error());
+  return target;
 }
 
 // The record of a rollout about to change something: every changed job
@@ -321,10 +462,14 @@ Status Rollout::begin_record() {
 Result<RolloutReport> Rollout::run() {
   // Bad input is refused before any request; then the Lease, before the
   // record is read, so that what is read is not being written by another.
-  if (auto st = check_rollout_input(inputs_, opts_); !st) return st.error();
+  auto const input = undo_ ? check_undo_input(*undo_, opts_) : check_rollout_input(inputs_, opts_);
+  if (!input) return input.error();
   if (!opts_.dry_run)
     if (auto st = cluster_.hold(opts_.identity); !st) return st.error();
-  if (auto st = prepare(); !st) return st.error();
+  if (auto st = prepare(); !st) {
+    if (!opts_.dry_run) cluster_.release();  // refused: nothing was changed, the Lease goes
+    return st.error();
+  }
   RolloutReport report;
   if (opts_.dry_run) {
     say_({"done", "dry run: nothing was changed", Json{{"dryRun", true}, {"changed", plan_.changed}}});
@@ -415,7 +560,7 @@ void Rollout::run_batch(std::size_t index) {
     }
   }
   failures_ += failed;
-  if (canary && failed == 0) pin_after_canary(batch, outcomes);
+  if (canary && failed == 0 && !undo_) pin_after_canary(batch, outcomes);
   say_({"batch",
         name + ": " + std::to_string(ready) + " ready, " + std::to_string(failed) + " failed (" +
             seconds_since(started_at) + ")",
@@ -441,7 +586,7 @@ std::vector<std::string> Rollout::apply_batch(std::vector<std::string> const& ba
       continue;
     }
     if (!live_[n].vmi_uid.empty()) replaced.insert(live_[n].vmi_uid);
-    if (auto st = cluster_.apply(rendered_.at(n).objects, apply_say()); !st) {
+    if (auto st = change_(cluster_, n, rendered_.at(n), apply_say()); !st) {
       j.state = JobState::Failed;  // perhaps part-way: rolled back as the others
       j.reason = st.error().message;
       job_line(j, "failed: " + j.reason);
@@ -604,7 +749,28 @@ std::unique_ptr<RolloutCluster> kube_rollout(KubeClient& client, std::string ns,
 Result<RolloutReport> run_rollout(RolloutCluster& cluster, std::vector<RolloutInput> const& jobs,
                                   RolloutOptions const& options, RolloutSay const& say,
                                   std::function<bool()> const& stop) {
-  return Rollout(cluster, jobs, options, say, stop).run();
+  return Rollout(cluster, jobs, nullptr, options, say, stop).run();
+}
+
+Status check_undo_input(UndoInput const& input, RolloutOptions const& options) {
+  if (options.canary < 0) return host_error(Errc::Usage, "--canary must be 0 or more");
+  if (options.max_failed < 0) return host_error(Errc::Usage, "--max-failed must be 0 or more");
+  if (input.jobs.empty() == input.selector.empty())
+    return host_error(Errc::Usage, "rollout undo takes JOB... or -l SELECTOR (one of the two)");
+  std::size_t const count = input.jobs.empty() ? 1 : input.jobs.size();
+  if (options.canary == 0 && resolve_max_unavailable(options.max_unavailable, count) == 0)
+    return host_error(Errc::Usage, "--canary 0 with --max-unavailable 0 rolls nothing: give one of them a job");
+  std::set<std::string> names;
+  for (auto const& n : input.jobs)
+    if (!names.insert(n).second)
+      return host_error(Errc::Usage, "job " + terminal_safe(n) + " is named twice (each job once)");
+  return ok();
+}
+
+Result<RolloutReport> run_undo(RolloutCluster& cluster, UndoInput const& input, RolloutOptions const& options,
+                               RolloutSay const& say, std::function<bool()> const& stop) {
+  std::vector<RolloutInput> const none;
+  return Rollout(cluster, none, &input, options, say, stop).run();
 }
 
 }  // namespace cosmicac::host

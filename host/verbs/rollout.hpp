@@ -19,6 +19,7 @@
 #include "host/cluster/kube_client.hpp"
 #include "host/spec/job_spec.hpp"
 #include "host/verbs/request.hpp"
+#include "host/verbs/revisions.hpp"
 #include "host/verbs/rollout_plan.hpp"
 #include "host/verbs/rollout_record.hpp"
 #include "host/verbs/wait/wait.hpp"
@@ -65,6 +66,7 @@ struct LiveJob {
   std::string revision;    // its revision annotation
   bool ready = false;      // its VMI's Ready condition
   std::string vmi_uid;     // its VMI's uid (empty: none)
+  bool bare = false;       // a VMI of the tool's with no VirtualMachine: a bare VMI job (nothing else set)
 };
 
 // The rollout's requests, behind one interface so that its decisions are
@@ -79,6 +81,15 @@ class RolloutCluster {
   virtual Result<std::map<std::string, LiveJob>> look() = 0;
   virtual Result<std::optional<RolloutRecord>> read_record() = 0;
   virtual Status write_record(RolloutRecord& record) = 0;
+  // `rollout undo -l SELECTOR`: the jobs whose VirtualMachine or VMI (the
+  // tool's) the label selector matches, by name, each once.
+  virtual Result<std::vector<std::string>> select(std::string const& selector) = 0;
+  // The job's kept revisions, newest first (kept_revisions); an error for
+  // one that cannot be read.
+  virtual Result<std::vector<KeptRevision>> kept(std::string const& job) = 0;
+  // Whether a kept revision can be put back (check_restorable: its
+  // user-data Secret is still there), asked before anything is changed.
+  virtual Status restorable(KeptRevision const& revision) = 0;
   // One job's objects applied, the VM restarted (apply --restart).
   virtual Status apply(std::vector<Json> const& objects, Say const& say) = 0;
   // Until each job is ready on a VMI not in `replaced`, or has failed.
@@ -121,6 +132,29 @@ RenderedJob render_for_rollout(JobSpec const& spec, std::map<std::string, std::s
 // profile's workloadKind is not VirtualMachine, a job named twice, --canary 0
 // with --max-unavailable 0, negative counts, no job. run_rollout checks it too.
 Status check_rollout_input(std::vector<RolloutInput> const& jobs, RolloutOptions const& options);
+
+// `rollout undo JOB...|-l SELECTOR [--to-revision R]`: each job back on its
+// previous kept revision (the newest kept one other than what its VM is
+// now), or on R — a rollout to that revision with the same batches and
+// gating, restore_revision as the step that changes a job instead of apply.
+struct UndoInput {
+  std::vector<std::string> jobs;  // by name, or
+  std::string selector;           // a label selector (one of the two)
+  std::string to_revision;        // empty: each job's previous revision
+};
+
+// Bad input before any request (Errc::Usage: exit 2): neither jobs nor a
+// selector, or both; a job named twice; the counts as check_rollout_input.
+Status check_undo_input(UndoInput const& input, RolloutOptions const& options);
+
+// The undo, as run_rollout runs a rollout. Refused (Errc::Spec or Usage:
+// exit 2) with nothing changed, naming the job, when a selector matches no
+// job, a job has no VirtualMachine (a bare VMI job keeps no revisions), has
+// no previous revision (or none R), or its target revision cannot be read
+// or put back (its user-data Secret gone). An undo interrupted and run again
+// continues to the targets its record names (it does not undo the undo).
+Result<RolloutReport> run_undo(RolloutCluster& cluster, UndoInput const& input, RolloutOptions const& options,
+                               RolloutSay const& say, std::function<bool()> const& stop = {});
 
 // An error (nothing changed) for bad input: a job whose profile's
 // workloadKind is not VirtualMachine, a job named twice, --canary 0 with

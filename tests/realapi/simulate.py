@@ -190,12 +190,16 @@ class Fleet:
     each VMI not seen before boots in a thread of its own after a random delay — launcher pod,
     console, the agent's lines — so VMIs become ready in random order. The agent's ready event
     names the image of the VMI's template (its revision annotation tells which) with `digest`; a
-    job in `fail` gets a failing agent (login, reason auth) instead. `booted` counts the VMIs
+    job in `fail`, or a VMI `fail_if(vmi)` says True for, gets a failing agent (login, reason auth)
+    instead. `on_ready(name)` is called once a VMI is Ready (a tag moving right after the canary:
+    it sets `digest`, which each VMI's agent reads when it boots). `booted` counts the VMIs
     started per job; `images` holds, per VMI uid, the revision it was started from."""
 
     def __init__(self, cp, ns, digest="sha256:" + "9f" * 32, fail=(), seed=53, delay=(0.2, 1.5)):
         self.cp, self.ns, self.digest, self.delay = cp, ns, digest, delay
         self.fail = set(fail)
+        self.fail_if = None
+        self.on_ready = None
         self.rand = random.Random(seed)
         self.seen = set()
         self.booted = {}
@@ -245,12 +249,14 @@ class Fleet:
             vmi_status(self.cp, ns, name, "Running", False, "ContainersNotReady", "containers not ready")
             time.sleep(0.5)
             agent = Agent(self.cp, ns, pod.name)
-            if name in self.fail:
+            if name in self.fail or (self.fail_if and self.fail_if(vmi)):
                 agent.fail_login()
                 return
             agent.boot_to_ready(digest=self.digest)
             time.sleep(0.3)
             vmi_status(self.cp, ns, name, "Running", True)
+            if self.on_ready:
+                self.on_ready(name)
         except ApiError as e:
             if e.status != 404:   # a VMI deleted meanwhile (a restart) is not a failure
                 with self.lock:

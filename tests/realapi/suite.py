@@ -17,6 +17,7 @@ import queue
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -1178,6 +1179,162 @@ class Suite:
             _, rec = self._record(ns)
             states = {j["name"]: j["state"] for j in rec["jobs"]}
             check(states.get("stop-3") == "failed" and states.get("stop-4") == "ready", f"record {rec}")
+
+    def _vm_rev(self, ns, name):
+        return self.obj("VirtualMachine", name, ns)["metadata"]["annotations"]["cosmicac.io/revision"]
+
+    def _all_ready(self, ns, names):
+        def ready(n):
+            vmi = self.obj("VirtualMachineInstance", n, ns)
+            conds = ((vmi or {}).get("status") or {}).get("conditions") or []
+            return not (vmi or {}).get("metadata", {}).get("deletionTimestamp") and any(
+                c["type"] == "Ready" and c["status"] == "True" for c in conds)
+        return all(ready(n) for n in names)
+
+    def _roll(self, ns, prof, kc, names, expect=0, extra=(), **fields):
+        return self.run("rollout", "--profile", prof, "-f", self._fleet_dir(ns, names, **fields), *extra,
+                        "--timeout", "90s", "--interval", "1s", kubeconfig=kc, timeout=300, expect=expect)
+
+    def case_rollout_undo(self, ns):
+        """`rollout history` and `rollout undo` on the real API server, as the restricted identity:
+        after two rollouts, history lists each job's two kept revisions (the VM's and its VMI's
+        the newest, the rollout record's image and state beside it); bad input is refused with exit
+        2 naming the job and why, with nothing changed (no VMI restarted, the record not written, no
+        Lease left): a job that does not exist, a bare VMI job, a job with no previous revision, a
+        --to-revision not kept, a selector matching nothing, a kept revision that cannot be read;
+        `undo -l SELECTOR` then rolls the fleet back (a canary, then --max-unavailable 2): every VM
+        at its previous revision on a new VMI, the record an undo, Complete."""
+        kc = self.tester_kubeconfig(ns)
+        prof = self._vm_profile(ns)
+        names = ["undo-1", "undo-2", "undo-3"]
+        with simulate.Fleet(self.cp, ns) as fleet:
+            self._roll(ns, prof, kc, names, extra=("--max-unavailable", "3"))
+            first = {n: self._vm_rev(ns, n) for n in names}
+            self._roll(ns, prof, kc, names, extra=("--max-unavailable", "2"), cpu=8)
+            second = {n: self._vm_rev(ns, n) for n in names}
+            r = self.run("rollout", "history", "undo-1", "-n", ns, "-o", "json", kubeconfig=kc, expect=0)
+            h = json.loads(r.out)
+            check([(x["revision"], x["current"], x["running"]) for x in h["revisions"]] ==
+                  [(second["undo-1"], True, True), (first["undo-1"], False, False)], f"history:\n{r.show()}")
+            check("its target, ready" in h["revisions"][0].get("rollout", "") and
+                  h["revisions"][0].get("image", "").endswith("@" + fleet.digest), f"history:\n{r.show()}")
+            r = self.run("rollout", "history", "undo-1", "-n", ns, kubeconfig=kc, expect=0)
+            check("REVISION" in r.out and "current,running" in r.out, f"history table:\n{r.show()}")
+            # Bad input: refused, named, nothing changed.
+            self.apply_ok("bare", ns, kc)  # no workloadKind: a bare VMI job
+            self.run("apply", "--profile", prof, "-f", self.spec("lone", ns), kubeconfig=kc, expect=0)
+            rv = self._record(ns)[0]["metadata"]["resourceVersion"]
+            uids = {n: self._vmi_uid(ns, n) for n in names}
+            prev = f"undo-3-rev-{first['undo-3']}"
+            cr_path = f"/apis/apps/v1/namespaces/{ns}/controllerrevisions/{prev}"
+            self.cp.admin.merge_patch(cr_path, {"metadata": {"labels": {"cosmicac.io/revision": "not-this-one"}}})
+            for args, why in ((["nope"], "job nope has no VirtualMachine"),
+                              (["bare"], "job bare is a bare VMI"),
+                              (["lone"], "job lone has no previous revision"),
+                              (["undo-1", "--to-revision", "000000000000"], "job undo-1 keeps no revision 000000000000"),
+                              (["-l", "cosmicac.io/job=none"], "matches no job"),
+                              (["undo-1", "undo-3"], prev)):
+                r = self.run("rollout", "undo", *args, "-n", ns, "--interval", "1s", kubeconfig=kc, expect=2)
+                check(why in r.err, f"the refusal does not say {why!r}:\n{r.show()}")
+            self.cp.admin.merge_patch(cr_path, {"metadata": {"labels": {"cosmicac.io/revision": first["undo-3"]}}})
+            check(self._record(ns)[0]["metadata"]["resourceVersion"] == rv, "a refused undo wrote the record")
+            check({n: self._vmi_uid(ns, n) for n in names} == uids, "a refused undo restarted a VM")
+            check(self._lease(ns) is None, "a refused undo left its Lease")
+            # The undo of the fleet, by a selector.
+            r = self.run("rollout", "undo", "-l", "cosmicac.io/job in (undo-1,undo-2,undo-3)", "-n", ns,
+                         "--max-unavailable", "2", "--timeout", "90s", "--interval", "1s", "-o", "json",
+                         kubeconfig=kc, timeout=300, expect=0)
+            batches = [e for e in self._events(r) if e["event"] == "batch" and e.get("state") == "started"]
+            check([len(b["jobs"]) for b in batches] == [1, 2], f"batches {batches}:\n{r.show()}")
+            for n in names:
+                check(self._vm_rev(ns, n) == first[n], f"{n} is not back on its previous revision")
+                check(self._vmi_uid(ns, n) not in (None, uids[n]), f"{n} runs no new VMI")
+                vmi = self.obj("VirtualMachineInstance", n, ns)
+                check(vmi["spec"]["domain"]["cpu"]["cores"] == 4, f"{n}'s VMI does not run the previous template")
+            _, rec = self._record(ns)
+            check(rec.get("undoOf") == "previous" and rec["state"] == "Complete" and
+                  {j["name"]: (j["from"], j["to"], j["state"]) for j in rec["jobs"]} ==
+                  {n: (second[n], first[n], "ready") for n in names}, f"record {rec}")
+            h = json.loads(self.run("rollout", "history", "undo-2", "-n", ns, "-o", "json", kubeconfig=kc,
+                                    expect=0).out)
+            check([x["revision"] for x in h["revisions"]] == [first["undo-2"], second["undo-2"]] and
+                  h["current"] == first["undo-2"], f"history after the undo: {h}")
+            check(self._lease(ns) is None, "the undo did not release its Lease")
+            check(not fleet.errors, f"the simulator failed: {fleet.errors}")
+
+    def case_rollout_rollback_and_pin(self, ns):
+        """A canary that fails on the new revision is put back on what it ran before (no
+        --no-rollback) and waited for: its VM at the previous revision, a new VMI of the previous
+        template Ready, the record `rolled-back`, exit 1, nothing after it restarted. Then a tag that
+        moves right after the canary is ready (the agents of later VMIs report another digest):
+        every later batch runs the canary's digest, pinned in its user-data."""
+        import base64
+        kc = self.tester_kubeconfig(ns)
+        prof = self._vm_profile(ns)
+        names = ["rb-1", "rb-2", "rb-3"]
+        first_digest, moved = "sha256:" + "a1" * 32, "sha256:" + "b2" * 32
+        with simulate.Fleet(self.cp, ns, digest=first_digest) as fleet:
+            self._roll(ns, prof, kc, names, extra=("--max-unavailable", "3"))
+            first = {n: self._vm_rev(ns, n) for n in names}
+            uids = {n: self._vmi_uid(ns, n) for n in names}
+            fleet.fail_if = lambda vmi: vmi["spec"]["domain"]["cpu"]["cores"] == 8
+            r = self._roll(ns, prof, kc, names, expect=1, extra=("--timeout", "60s"), cpu=8)
+            check("the canary failed" in r.out and f"rb-1 rolled back to revision {first['rb-1']} and ready" in r.out,
+                  f"the rollback is not said:\n{r.show()}")
+            check(self._vm_rev(ns, "rb-1") == first["rb-1"], "rb-1's VM is not back on its previous revision")
+            vmi = self.obj("VirtualMachineInstance", "rb-1", ns)
+            check(vmi["metadata"]["uid"] != uids["rb-1"] and vmi["spec"]["domain"]["cpu"]["cores"] == 4 and
+                  self._all_ready(ns, ["rb-1"]), f"rb-1 does not run the previous template, Ready: {vmi}")
+            check(all(self._vmi_uid(ns, n) == uids[n] for n in names[1:]), "a job after the canary was restarted")
+            _, rec = self._record(ns)
+            check(rec["state"] == "Stopped" and rec["jobs"][0]["state"] == "rolled-back", f"record {rec}")
+            # The tag moves right after the canary is ready: later VMIs' agents would report `moved`.
+            fleet.fail_if = None
+            fleet.on_ready = lambda name: setattr(fleet, "digest", moved)
+            r = self._roll(ns, prof, kc, names, extra=("--max-unavailable", "1", "-o", "json"), cpu=6)
+            pinned = f"ghcr.io/tetherto/cosmicac-wrk-agent-inference@{first_digest}"
+            check([e["pinned"] for e in self._events(r) if e["event"] == "pin"] == [pinned],
+                  f"the canary's digest is not pinned:\n{r.show()}")
+            check(fleet.digest == moved, "the tag did not move")
+            for n in names[1:]:
+                data = base64.b64decode(self.userdata(n, ns)["data"]["userdata"]).decode("utf-8", "replace")
+                check(pinned in data and moved[7:] not in data, f"{n} does not run the canary's digest")
+            check(not fleet.errors, f"the simulator failed: {fleet.errors}")
+
+    def case_rollout_interrupt_resume(self, ns):
+        """SIGINT to the real binary while a later batch is in flight: exit 1, nothing further
+        restarted, the record `Interrupted`, the Lease released; the same rollout run again
+        continues: the jobs already at the new revision (the canary, the one in flight) are not
+        restarted again, the rest are, the record Complete."""
+        kc = self.tester_kubeconfig(ns)
+        prof = self._vm_profile(ns)
+        names = ["int-1", "int-2", "int-3", "int-4"]
+        with simulate.Fleet(self.cp, ns) as fleet:
+            self._roll(ns, prof, kc, names, extra=("--max-unavailable", "4"))
+            uids = {n: self._vmi_uid(ns, n) for n in names}
+            fleet.delay = (2.0, 2.5)  # a batch in flight long enough to be interrupted
+            fleet_dir = self._fleet_dir(ns, names, cpu=8)
+            p = self.start("rollout", "--profile", prof, "-f", fleet_dir, "--timeout", "90s", "--interval", "1s",
+                           kubeconfig=kc)
+            self.until("the second batch's restart", lambda: self._vmi_uid(ns, "int-2") != uids["int-2"], 90)
+            p.send_signal(signal.SIGINT)
+            r = self.finish(p, 60)
+            check(r.rc == 1 and "interrupted" in r.out, f"the interrupt is not said:\n{r.show()}")
+            _, rec = self._record(ns)
+            states = {j["name"]: j["state"] for j in rec["jobs"]}
+            check(rec["state"] == "Interrupted" and states["int-1"] == "ready" and states["int-4"] == "pending",
+                  f"record {rec}")
+            check(self._lease(ns) is None, "the interrupted rollout did not release its Lease")
+            check(all(self._vmi_uid(ns, n) == uids[n] for n in names[2:]), "a job after the interrupt restarted")
+            self.until("the VMs to be ready", lambda: self._all_ready(ns, names), 60)
+            booted = dict(fleet.booted)
+            fleet.delay = (0.2, 1.0)
+            r = self.run("rollout", "--profile", prof, "-f", fleet_dir, "--timeout", "90s", "--interval", "1s",
+                         kubeconfig=kc, timeout=300, expect=0)
+            check(all(fleet.booted[n] == booted[n] for n in names[:2]), f"a job at the target restarted:\n{r.show()}")
+            check(all(fleet.booted[n] == booted[n] + 1 for n in names[2:]), f"a job was not rolled:\n{r.show()}")
+            check(self._record(ns)[1]["state"] == "Complete", "the resumed rollout is not Complete")
+            check(not fleet.errors, f"the simulator failed: {fleet.errors}")
 
     def _revisions(self, ns, job):
         """The job's kept revisions (ControllerRevisions), newest first, as the admin reads them."""

@@ -2,9 +2,11 @@
 // ConfigMap on the stand-in API server) and the rollout's decisions, batch
 // after batch, against a scripted cluster (FakeCluster: what each wait
 // answers is the test's choice) — pinning, --max-failed, the failed canary,
-// rollback, the dry run, an interrupt.
+// rollback, the dry run, an interrupt; `rollout undo` (the same engine,
+// restore as its step) and `rollout history`.
 #include "host/verbs/rollout.hpp"
 #include "host/verbs/revisions.hpp"
+#include "host/verbs/rollout_history.hpp"
 #include "host/verbs/rollout_plan.hpp"
 #include "host/verbs/rollout_record.hpp"
 
@@ -63,9 +65,38 @@ class FakeCluster : public RolloutCluster {
   std::function<void()> on_wait;  // after each wait (an interrupt arrives, say)
   int records = 0;
 
+  // undo: each job keeps "old" (what its VM is at) and "older"; select()
+  // answers from `selected`; a job in `unreadable` has a kept revision that
+  // cannot be read, one in `unrestorable` a target whose user-data is gone.
+  std::map<std::string, std::vector<KeptRevision>> kept_revs;
+  std::map<std::string, std::vector<std::string>> selected;
+  std::set<std::string> unreadable, unrestorable;
+
   explicit FakeCluster(std::vector<RolloutInput> const& jobs) {
     int uid = 0;
-    for (auto const& j : jobs) live[j.spec.name] = {json::object(), "old", true, "uid-" + std::to_string(++uid)};
+    for (auto const& j : jobs) {
+      live[j.spec.name] = {json::object(), "old", true, "uid-" + std::to_string(++uid)};
+      kept_revs[j.spec.name] = {{"old", "2026-11-28T10:00:00Z", json{{"job", j.spec.name}}},
+                                {"older", "2026-11-27T10:00:00Z", json{{"job", j.spec.name}}}};
+    }
+  }
+
+  Result<std::vector<std::string>> select(std::string const& selector) override {
+    calls.push_back("select " + selector);
+    return selected[selector];
+  }
+  Result<std::vector<KeptRevision>> kept(std::string const& job) override {
+    calls.push_back("kept " + job);
+    if (unreadable.contains(job))
+      return host_error(Errc::Conflict, "ControllerRevision " + job + "-rev-older cannot be read: no data.vm");
+    return kept_revs[job];
+  }
+  Status restorable(KeptRevision const& revision) override {
+    std::string const job = revision.vm.value("job", "");
+    if (unrestorable.contains(job))
+      return host_error(Errc::Conflict, "revision " + revision.revision + " cannot be restored: its user-data Secret " +
+                                            job + "-userdata-0 is gone");
+    return ok();
   }
 
   Result<std::map<std::string, LiveJob>> look() override {
@@ -114,7 +145,7 @@ class FakeCluster : public RolloutCluster {
   Status restore(std::string const& job, std::string const& revision, Say const&) override {
     calls.push_back("restore " + job + " " + revision);
     if (fail_restore.contains(job)) return host_error(Errc::NotFound, "not kept");
-    fail.erase(job);  // the previous revision boots
+    if (revision == "old") fail.erase(job);  // the revision it ran before boots
     return ok();
   }
 
@@ -138,6 +169,9 @@ class FakeCluster : public RolloutCluster {
 
   bool applied_any() const {
     return std::ranges::any_of(calls, [](std::string const& c) { return c.starts_with("apply"); });
+  }
+  bool restored_any() const {
+    return std::ranges::any_of(calls, [](std::string const& c) { return c.starts_with("restore"); });
   }
 };
 
@@ -535,4 +569,189 @@ TEST_CASE("rollout: a Lease lost during a batch: no later batch starts, the reco
   CHECK(report->record.state == RolloutState::Interrupted);
   CHECK(report->why.find("Lease was lost") != std::string::npos);
   CHECK(std::ranges::count(cluster.calls, std::string("apply roll-2")) == 0);
+}
+
+// ---- rollout undo --------------------------------------------------------------
+
+namespace {
+UndoInput undo_jobs(std::vector<std::string> jobs, std::string to = {}) {
+  return {.jobs = std::move(jobs), .selector = {}, .to_revision = std::move(to)};
+}
+}  // namespace
+
+TEST_CASE("rollout undo: each job back on its previous kept revision, canary first, gated and recorded as an undo") {
+  auto jobs = fleet(3);
+  FakeCluster cluster(jobs);
+  Events said;
+  auto report = run_undo(cluster, undo_jobs({"roll-1", "roll-2", "roll-3"}), options(1, 2), said.fn());
+  REQUIRE(report);
+  CHECK(report->complete);
+  CHECK(cluster.calls == std::vector<std::string>{"look", "kept roll-1", "kept roll-2", "kept roll-3",
+                                                  "restore roll-1 older", "wait roll-1", "restore roll-2 older",
+                                                  "restore roll-3 older", "wait roll-2,roll-3"});
+  CHECK_FALSE(cluster.applied_any());
+  CHECK(report->record.undo_of == "previous");
+  CHECK(report->record.state == RolloutState::Complete);
+  for (auto const& j : report->record.jobs) {
+    CHECK(j.from == "old");
+    CHECK(j.to == "older");
+    CHECK(j.state == JobState::Ready);
+  }
+  CHECK(report->record.pins.empty());  // an undo pins nothing: the kept VM names its own user-data
+  CHECK(said.said("roll-1 changes: revision old -> older"));
+  CHECK(cluster.holds == 1);
+  CHECK(cluster.releases == 1);
+}
+
+TEST_CASE("rollout undo --to-revision R, -l SELECTOR, --dry-run; a job at R already is not restarted") {
+  auto jobs = fleet(3);
+  FakeCluster cluster(jobs);
+  cluster.live["roll-2"].revision = "older";
+  cluster.kept_revs["roll-2"] = {{"older", "t2", json::object()}, {"old", "t1", json::object()}};
+  cluster.selected["app=llm"] = {"roll-1", "roll-2"};
+  UndoInput const sel{.jobs = {}, .selector = "app=llm", .to_revision = "older"};
+  RolloutOptions dry = options(1, 1);
+  dry.dry_run = true;
+  Events plan;
+  auto r = run_undo(cluster, sel, dry, plan.fn());
+  REQUIRE(r);
+  CHECK_FALSE(cluster.restored_any());
+  CHECK(cluster.records == 0);
+  CHECK(cluster.holds == 0);
+  CHECK(plan.said("roll-2 unchanged (at revision older)"));
+  CHECK(plan.said("roll-1 changes: revision old -> older"));
+  auto report = run_undo(cluster, sel, options(1, 1), Events().fn());
+  REQUIRE(report);
+  CHECK(report->complete);
+  CHECK(std::ranges::count(cluster.calls, std::string("restore roll-1 older")) == 1);
+  CHECK(std::ranges::count(cluster.calls, std::string("select app=llm")) == 2);
+  CHECK_FALSE(std::ranges::any_of(cluster.calls, [](std::string const& c) { return c.starts_with("restore roll-2"); }));
+  CHECK(report->record.undo_of == "older");
+}
+
+TEST_CASE("rollout undo: bad input refused before any change (exit 2), naming the job and why") {
+  auto jobs = fleet(2);
+  auto refused = [&](FakeCluster& cluster, UndoInput const& in, std::string const& why, Errc kind = Errc::Spec) {
+    auto r = run_undo(cluster, in, options(1, 1), Events().fn());
+    REQUIRE_FALSE(r);
+    CHECK(r.error().kind == kind);
+    CHECK(exit_code(r.error().kind) == 2);
+    CHECK(r.error().message.find(why) != std::string::npos);
+    CHECK_FALSE(cluster.restored_any());
+    CHECK(cluster.records == 0);
+    CHECK(cluster.holds == cluster.releases);  // the Lease taken is given back
+  };
+  {
+    FakeCluster cluster(jobs);
+    cluster.kept_revs["roll-2"] = {{"old", "t", json::object()}};
+    refused(cluster, undo_jobs({"roll-1", "roll-2"}), "job roll-2 has no previous revision to go back to (kept: old)");
+  }
+  {
+    FakeCluster cluster(jobs);
+    cluster.unreadable = {"roll-2"};
+    refused(cluster, undo_jobs({"roll-1", "roll-2"}), "job roll-2: ControllerRevision roll-2-rev-older cannot be read");
+  }
+  {
+    FakeCluster cluster(jobs);
+    cluster.unrestorable = {"roll-1"};
+    refused(cluster, undo_jobs({"roll-1"}), "job roll-1: revision older cannot be restored");
+  }
+  {
+    FakeCluster cluster(jobs);
+    refused(cluster, undo_jobs({"roll-1"}, "0123456789ab"), "job roll-1 keeps no revision 0123456789ab");
+  }
+  {
+    FakeCluster cluster(jobs);
+    cluster.live["vmi-job"] = LiveJob{.vm = std::nullopt, .revision = {}, .ready = false, .vmi_uid = {}, .bare = true};
+    refused(cluster, undo_jobs({"roll-1", "vmi-job"}), "job vmi-job is a bare VMI");
+    refused(cluster, undo_jobs({"nope"}), "job nope has no VirtualMachine");
+  }
+  {
+    FakeCluster cluster(jobs);
+    refused(cluster, UndoInput{.jobs = {}, .selector = "app=none", .to_revision = {}},
+            "the selector app=none matches no job", Errc::Usage);
+  }
+  FakeCluster cluster(jobs);
+  CHECK_FALSE(check_undo_input(UndoInput{}, options(1, 1)));
+  CHECK_FALSE(check_undo_input(UndoInput{.jobs = {"a"}, .selector = "x=y", .to_revision = {}}, options(1, 1)));
+  CHECK_FALSE(check_undo_input(undo_jobs({"a", "a"}), options(1, 1)));
+  CHECK_FALSE(check_undo_input(undo_jobs({"a"}), options(0, 0)));
+}
+
+TEST_CASE("rollout undo: a job that fails goes back to what it ran before the undo and is waited for") {
+  auto jobs = fleet(3);
+  FakeCluster cluster(jobs);
+  cluster.fail = {"roll-1"};
+  Events said;
+  auto report = run_undo(cluster, undo_jobs({"roll-1", "roll-2", "roll-3"}), options(1, 1), said.fn());
+  REQUIRE(report);
+  CHECK_FALSE(report->complete);
+  CHECK(report->record.state == RolloutState::Stopped);
+  CHECK(state_of(report->record, "roll-1") == JobState::RolledBack);
+  CHECK(state_of(report->record, "roll-2") == JobState::Pending);
+  auto const at = [&](std::string const& c) { return std::ranges::find(cluster.calls, c) - cluster.calls.begin(); };
+  CHECK(at("restore roll-1 older") < at("restore roll-1 old"));
+  CHECK(std::ranges::count(cluster.calls, std::string("wait roll-1")) == 2);
+  CHECK(said.said("rolled back to revision old and ready"));
+}
+
+TEST_CASE("rollout undo: interrupted, then run again: on to the record's targets, a job put back not restarted") {
+  auto jobs = fleet(3);
+  FakeCluster cluster(jobs);
+  bool stop = false;
+  cluster.on_wait = [&] { stop = true; };
+  auto report =
+      run_undo(cluster, undo_jobs({"roll-1", "roll-2", "roll-3"}), options(1, 1), Events().fn(), [&] { return stop; });
+  REQUIRE(report);
+  CHECK(report->record.state == RolloutState::Interrupted);
+  CHECK(state_of(report->record, "roll-1") == JobState::Ready);
+  CHECK(state_of(report->record, "roll-2") == JobState::Pending);
+  // roll-1 is at "older" now; "old", the revision it left, is the newest kept one.
+  cluster.live["roll-1"].revision = "older";
+  cluster.kept_revs["roll-1"] = {{"older", "t2", json::object()}, {"old", "t1", json::object()}};
+  cluster.calls.clear();
+  cluster.on_wait = nullptr;
+  stop = false;
+  auto again = run_undo(cluster, undo_jobs({"roll-1", "roll-2", "roll-3"}), options(1, 1), Events().fn());
+  REQUIRE(again);
+  CHECK(again->complete);
+  CHECK_FALSE(std::ranges::any_of(cluster.calls, [](std::string const& c) { return c.starts_with("restore roll-1"); }));
+  CHECK(std::ranges::count(cluster.calls, std::string("restore roll-2 older")) == 1);
+  CHECK(std::ranges::count(cluster.calls, std::string("restore roll-3 older")) == 1);
+}
+
+// ---- rollout history ------------------------------------------------------------
+
+TEST_CASE("rollout history: kept revisions newest first, the current and the running one, what the record says") {
+  std::vector<KeptRevision> const kept{{"bbb", "2026-11-28T10:00:00Z", json::object()},
+                                       {"aaa", "2026-11-27T10:00:00Z", json::object()}};
+  RolloutRecord record;
+  record.state = RolloutState::Complete;
+  record.updated = "2026-11-28T10:05:00Z";
+  record.jobs.push_back({"roll-1", "aaa", "bbb", JobState::Ready, "", "ghcr.io/x/y@" + kDigest});
+  record.jobs.push_back({"roll-2", "zzz", "yyy", JobState::Failed, "boom", ""});
+  auto h = make_history("roll-1", kept, "bbb", "aaa", record);
+  REQUIRE(h.entries.size() == 2);
+  CHECK(h.entries[0].revision == "bbb");
+  CHECK(h.entries[0].current);
+  CHECK_FALSE(h.entries[0].running);
+  CHECK(h.entries[0].image == "ghcr.io/x/y@" + kDigest);
+  CHECK(h.entries[0].rollout == "rollout Complete (2026-11-28T10:05:00Z): its target, ready");
+  CHECK(h.entries[1].running);
+  CHECK(h.entries[1].rollout == "rollout Complete (2026-11-28T10:05:00Z): rolled from it");
+  auto const table = history_table(h);
+  CHECK(table.find("bbb       2026-11-28T10:00:00Z  current") != std::string::npos);
+  CHECK(table.find("aaa       2026-11-27T10:00:00Z  running") != std::string::npos);
+  auto const j = history_json(h);
+  CHECK(j["revisions"][0]["current"] == true);
+  CHECK(j["running"] == "aaa");
+  // A revision the VM is at but no ControllerRevision keeps: listed, said.
+  auto unkept = make_history("roll-1", kept, "ccc", "", std::nullopt);
+  REQUIRE(unkept.entries.size() == 3);
+  CHECK(unkept.entries[0].revision == "ccc");
+  CHECK(unkept.entries[0].current);
+  CHECK(history_table(unkept).find("(not kept)") != std::string::npos);
+  // Whatever the cluster holds reaches a terminal escaped.
+  auto evil = make_history("roll-1", {{"a\x1b[2J", "t", json::object()}}, "", "", std::nullopt);
+  CHECK(history_table(evil).find('\x1b') == std::string::npos);
 }

@@ -8,10 +8,13 @@
 #include "host/verbs/rendered_diff.hpp"
 #include "host/verbs/request.hpp"
 #include "host/verbs/revisions.hpp"
+#include "host/verbs/rollout.hpp"
+#include "host/verbs/rollout_history.hpp"
 
 #include "apiserver_standin.hpp"
 #include "host/cluster/api_paths.hpp"
 #include "host/cluster/lease.hpp"
+#include "host/render/job_objects.hpp"
 #include "host/render/manifests.hpp"
 #include "swagger_validator.hpp"
 #include "test_files.hpp"
@@ -716,6 +719,17 @@ TEST_CASE(
   REQUIRE(history);
   REQUIRE(history->size() == 2);
   REQUIRE(restore_revision(client, fast_apply(), quiet, history->at(1)));
+  // rollout history and undo: the history read; the jobs a selector names, the VMs and VMIs looked at.
+  auto shown = job_history(client, "cosmic-ac", vm_job.name);
+  REQUIRE(shown);
+  REQUIRE(shown->entries.size() == 2);
+  CHECK(shown->entries[0].revision == history->at(1).revision);
+  CHECK(shown->entries[0].current);
+  auto kube = kube_rollout(client, "cosmic-ac", WaitOptions{});
+  auto selected = kube->select(std::string(kJobLabel) + "=" + vm_job.name);
+  REQUIRE(selected);
+  CHECK(*selected == std::vector<std::string>{vm_job.name});
+  REQUIRE(kube->look());
   std::set<std::string> used;
   for (auto const& q : server.requests())
     for (auto const& v : request_verbs(q)) {
@@ -729,6 +743,7 @@ TEST_CASE(
   CHECK(used.count("apps|controllerrevisions|list") == 1);
   CHECK(used.count("apps|controllerrevisions|delete") == 1);
   CHECK(used.count("|secrets|delete") == 1);  // a pruned revision's user-data, by name and uid
+  CHECK(used.count("kubevirt.io|virtualmachines|list") == 1);
 }
 
 // The rollout's lock: every request of taking, renewing, taking over and
