@@ -9,6 +9,7 @@
 #include "host/render/job_objects.hpp"
 #include "host/render/manifests.hpp"
 #include "host/verbs/apply.hpp"
+#include "host/verbs/delete.hpp"
 #include "host/verbs/rendered_diff.hpp"
 #include "host/verbs/request.hpp"
 #include "host/verbs/revisions.hpp"
@@ -72,9 +73,11 @@ class KubeRollout final : public RolloutCluster {
       std::string const name = string_at(vmi, {"metadata", "name"});
       auto it = live.find(name);
       if (it == live.end()) {
-        // The tool's VMI without a VirtualMachine: a bare VMI job, said as such.
-        if (missing_label(vmi, name).empty()) live[name].bare = true;
-        continue;
+        // The tool's VMI without a VirtualMachine: a bare VMI job, its revision on the VMI.
+        if (!missing_label(vmi, name).empty()) continue;
+        it = live.emplace(name, LiveJob{}).first;
+        it->second.bare = true;
+        it->second.revision = string_at(vmi, {"metadata", "annotations", kRevisionAnnotation});
       }
       VmiView const v = view_vmi(vmi);
       it->second.ready = v.ready && value_at(vmi, {"metadata", "deletionTimestamp"}).is_null();
@@ -144,6 +147,13 @@ class KubeRollout final : public RolloutCluster {
   }
 
  private:
+  Status recreate(JobSpec const& spec, std::vector<Json> const& objects, Say const& say) override {
+    if (auto st = execute_delete(client_, plan_delete(spec, false), DeleteOptions{}, say); !st) return st;
+    auto r = apply_objects(client_, objects, ApplyOptions{}, say);
+    if (!r) return r.error();
+    return ok();
+  }
+
   Result<Json> list(ApiResource const& r, std::string const& selector = {}) {
     std::string const sel = managed_by_selector() + (selector.empty() ? "" : "," + selector);
     auto path = api_path(r, ns_, {}, {}, {{"labelSelector", sel}});
@@ -182,9 +192,15 @@ constexpr char kUndoPrevious[] = "previous";
 // undo do differently once their targets are known.
 using ChangeJob = std::function<Status(RolloutCluster&, std::string const& job, RenderedJob const& target, Say const&)>;
 
-// The rollout: the specs rendered, each job's objects applied with a restart.
-Status apply_rendered(RolloutCluster& cluster, std::string const&, RenderedJob const& target, Say const& say) {
-  return cluster.apply(target.objects, say);
+// The rollout: the specs rendered, each job's objects applied with a restart
+// (a VirtualMachine), or the job deleted and applied again (a bare VMI).
+ChangeJob apply_rendered(std::vector<RolloutInput> const& inputs) {
+  return [&inputs](RolloutCluster& cluster, std::string const& job, RenderedJob const& target, Say const& say) {
+    auto in = std::ranges::find_if(inputs, [&](RolloutInput const& i) { return i.spec.name == job; });
+    if (in != inputs.end() && in->spec.workload_kind == WorkloadKind::VirtualMachineInstance)
+      return cluster.recreate(in->spec, target.objects, say);
+    return cluster.apply(target.objects, say);
+  };
 }
 // The undo: the job's kept revision applied again with a restart.
 Status restore_kept(RolloutCluster& cluster, std::string const& job, RenderedJob const& target, Say const& say) {
@@ -213,7 +229,7 @@ class Rollout {
       : cluster_(cluster),
         inputs_(jobs),
         undo_(undo),
-        change_(undo ? ChangeJob(restore_kept) : ChangeJob(apply_rendered)),
+        change_(undo ? ChangeJob(restore_kept) : apply_rendered(jobs)),
         opts_(options),
         say_(say),
         stop_(stop) {}
@@ -309,7 +325,9 @@ void Rollout::say_plan(RolloutPlan const& plan) {
     }
     std::string line = name + " changes: revision " +
                        (live.revision.empty() ? "(none)" : terminal_safe(live.revision)) + " -> " + r.revision +
-                       (live.vm ? "" : " (no VirtualMachine yet: created)");
+                       (live.vm     ? ""
+                        : live.bare ? " (a bare VMI: deleted, then created again; its data disk kept)"
+                                    : " (not there yet: created)");
     for (auto const& f : fields) line += "\n  " + terminal_safe(f);
     Json jf = {{"job", name}, {"change", true}, {"from", live.revision}, {"to", r.revision}, {"fields", fields}};
     say_({"plan", line, std::move(jf)});
@@ -673,6 +691,12 @@ void Rollout::roll_back(std::vector<std::string> const& failed) {
       job_line(j, "not rolled back: no previous revision");
       continue;
     }
+    if (!undo_ && spec_of(n).workload_kind != WorkloadKind::VirtualMachine) {
+      j.state = JobState::RollbackFailed;
+      j.reason += "; not rolled back: a bare VMI keeps no previous revision (apply its previous spec)";
+      job_line(j, "not rolled back: a bare VMI keeps no previous revision");
+      continue;
+    }
     if (now && now->contains(n) && !(*now)[n].vmi_uid.empty()) replaced.insert((*now)[n].vmi_uid);
     if (!write()) return;
     if (auto st = cluster_.restore(n, j.from, apply_say()); !st) {
@@ -715,12 +739,6 @@ Status check_rollout_input(std::vector<RolloutInput> const& jobs, RolloutOptions
     if (!names.insert(in.spec.name).second)
       return host_error(Errc::Spec, terminal_safe(in.source) + ": job " + in.spec.name +
                                         " is given twice (each job once: which spec would win?)");
-    if (in.spec.workload_kind != WorkloadKind::VirtualMachine)
-      return host_error(Errc::Spec, terminal_safe(in.source) + ": job " + in.spec.name +
-                                        ": the operator profile's workloadKind is " +
-                                        workload_kind_name(in.spec.workload_kind) +
-                                        "; rollout restarts VirtualMachines (workloadKind VirtualMachine). A bare "
-                                        "VMI's spec cannot change in place: `apply --recreate` replaces it");
   }
   return ok();
 }
@@ -735,6 +753,7 @@ RenderedJob render_for_rollout(JobSpec const& spec, std::map<std::string, std::s
   out.revision = job_revision(out.objects);
   for (auto& o : out.objects) {
     JobPart const* part = job_part_of(o);
+    if (part && part->object == JobObject::Vmi) stamp(o["metadata"], out.revision);  // a bare VMI: on itself
     if (!part || part->apply != ApplyMode::ApplyTemplate) continue;
     stamp(o["metadata"], out.revision);
     stamp(o["spec"]["template"]["metadata"], out.revision);

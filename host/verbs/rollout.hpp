@@ -66,7 +66,7 @@ struct LiveJob {
   std::string revision;    // its revision annotation
   bool ready = false;      // its VMI's Ready condition
   std::string vmi_uid;     // its VMI's uid (empty: none)
-  bool bare = false;       // a VMI of the tool's with no VirtualMachine: a bare VMI job (nothing else set)
+  bool bare = false;       // a VMI of the tool's with no VirtualMachine: a bare VMI job (vm empty)
 };
 
 // The rollout's requests, behind one interface so that its decisions are
@@ -92,6 +92,10 @@ class RolloutCluster {
   virtual Status restorable(KeptRevision const& revision) = 0;
   // One job's objects applied, the VM restarted (apply --restart).
   virtual Status apply(std::vector<Json> const& objects, Say const& say) = 0;
+  // A bare VMI job (its spec cannot change in place): deleted as `delete`
+  // deletes it — the VMI, its root disk and user-data; the data PVC kept —
+  // waited until gone, then its objects applied (created again).
+  virtual Status recreate(JobSpec const& spec, std::vector<Json> const& objects, Say const& say) = 0;
   // Until each job is ready on a VMI not in `replaced`, or has failed.
   virtual Result<std::vector<JobOutcome>> wait(std::vector<std::string> const& jobs,
                                                std::set<std::string> const& replaced) = 0;
@@ -128,8 +132,7 @@ struct RenderedJob {
 };
 RenderedJob render_for_rollout(JobSpec const& spec, std::map<std::string, std::string> const& pins);
 
-// Bad input, before any request (Errc::Usage or Spec: exit 2): a job whose
-// profile's workloadKind is not VirtualMachine, a job named twice, --canary 0
+// Bad input, before any request (Errc::Usage or Spec: exit 2): a job named twice, --canary 0
 // with --max-unavailable 0, negative counts, no job. run_rollout checks it too.
 Status check_rollout_input(std::vector<RolloutInput> const& jobs, RolloutOptions const& options);
 

@@ -117,6 +117,13 @@ class FakeCluster : public RolloutCluster {
     applied[job] = all.dump();
     return ok();
   }
+  Status recreate(JobSpec const& spec, std::vector<Json> const& objects, Say const&) override {
+    calls.push_back("recreate " + spec.name);
+    json all = json::array();
+    for (auto const& o : objects) all.push_back(json::parse(o.dump()));
+    applied[spec.name] = all.dump();
+    return ok();
+  }
   Result<std::vector<JobOutcome>> wait(std::vector<std::string> const& jobs,
                                        std::set<std::string> const& replaced) override {
     std::string names;
@@ -454,7 +461,7 @@ TEST_CASE("rollout --dry-run: the plan (jobs, changed fields, batches), no write
   }
 }
 
-TEST_CASE("rollout: bad input is refused before any request: a job twice, a VMI job, --canary 0 --max-unavailable 0") {
+TEST_CASE("rollout: bad input is refused before any request: a job twice, --canary 0 --max-unavailable 0") {
   auto jobs = fleet(2);
   auto twice = jobs;
   twice.push_back({"again.yaml", vm_job("roll-1")});
@@ -463,12 +470,6 @@ TEST_CASE("rollout: bad input is refused before any request: a job twice, a VMI 
   REQUIRE_FALSE(r);
   CHECK(r.error().kind == Errc::Spec);
   CHECK(r.error().message.find("job roll-1 is given twice") != std::string::npos);
-  auto vmi = jobs;
-  vmi[1].spec.workload_kind = WorkloadKind::VirtualMachineInstance;
-  r = run_rollout(cluster, vmi, options(1, 1), Events().fn());
-  REQUIRE_FALSE(r);
-  CHECK(r.error().kind == Errc::Spec);
-  CHECK(r.error().message.find("workloadKind is VirtualMachineInstance") != std::string::npos);
   r = run_rollout(cluster, jobs, options(0, 0), Events().fn());
   REQUIRE_FALSE(r);
   CHECK(r.error().kind == Errc::Usage);
@@ -754,4 +755,45 @@ TEST_CASE("rollout history: kept revisions newest first, the current and the run
   // Whatever the cluster holds reaches a terminal escaped.
   auto evil = make_history("roll-1", {{"a\x1b[2J", "t", json::object()}}, "", "", std::nullopt);
   CHECK(history_table(evil).find('\x1b') == std::string::npos);
+}
+
+// ---- bare VMI jobs ----------------------------------------------------------------
+
+TEST_CASE("rollout: a bare VMI job is deleted and applied again (its revision on the VMI), gated as a VM job") {
+  auto jobs = fleet(3);
+  jobs[1].spec.workload_kind = WorkloadKind::VirtualMachineInstance;
+  FakeCluster cluster(jobs);
+  cluster.live["roll-2"] =
+      LiveJob{.vm = std::nullopt, .revision = "old", .ready = true, .vmi_uid = "uid-2", .bare = true};
+  Events said;
+  auto report = run_rollout(cluster, jobs, options(1, 1), said.fn());
+  REQUIRE(report);
+  CHECK(report->complete);
+  CHECK(cluster.calls == std::vector<std::string>{"look", "apply roll-1", "wait roll-1", "recreate roll-2",
+                                                  "wait roll-2", "apply roll-3", "wait roll-3"});
+  CHECK(said.said("roll-2 changes: revision old -> "));
+  CHECK(said.said("(a bare VMI: deleted, then created again; its data disk kept)"));
+  // The VMI carries the revision it was made from; the later batch runs the canary's digest.
+  auto const objects = json::parse(cluster.applied["roll-2"]);
+  auto vmi = std::ranges::find_if(objects, [](json const& o) { return o["kind"] == "VirtualMachineInstance"; });
+  REQUIRE(vmi != objects.end());
+  CHECK(state_of(report->record, "roll-2") == JobState::Ready);
+  CHECK((*vmi)["metadata"]["annotations"][kRevisionAnnotation] == report->record.jobs[1].to);
+  CHECK(cluster.applied["roll-2"].find("@" + kDigest) != std::string::npos);
+}
+
+TEST_CASE("rollout: a bare VMI job that fails is not rolled back (it keeps no revision), said; the rollout stops") {
+  auto jobs = fleet(2);
+  jobs[0].spec.workload_kind = WorkloadKind::VirtualMachineInstance;
+  FakeCluster cluster(jobs);
+  cluster.live["roll-1"] =
+      LiveJob{.vm = std::nullopt, .revision = "old", .ready = true, .vmi_uid = "uid-1", .bare = true};
+  cluster.fail = {"roll-1"};
+  auto report = run_rollout(cluster, jobs, options(1, 1), Events().fn());
+  REQUIRE(report);
+  CHECK_FALSE(report->complete);
+  CHECK(state_of(report->record, "roll-1") == JobState::RollbackFailed);
+  CHECK(report->record.jobs[0].reason.find("a bare VMI keeps no previous revision") != std::string::npos);
+  CHECK_FALSE(cluster.restored_any());
+  CHECK(std::ranges::count(cluster.calls, std::string("apply roll-2")) == 0);
 }
