@@ -8,6 +8,8 @@
 // health check passed; or failed: the agent's reason, the VMI or its
 // DataVolume failed, the batch's --timeout), and the next starts only then.
 // No surge: a GPU node rarely has room for a second copy of an 8-GPU VM.
+// A bare VMI job is deleted (its data PVC kept) and applied instead of
+// restarted. `rollout undo` is the same engine, restore_revision its step.
 // The canary's image digest pins every later batch's image; failures beyond
 // --max-failed (a failed canary always) stop the rollout, and each failed job
 // is put back on its previous revision (restore_revision) and waited for.

@@ -193,12 +193,14 @@ class Fleet:
     job in `fail`, or a VMI `fail_if(vmi)` says True for, gets a failing agent (login, reason auth)
     instead. `on_ready(name)` is called once a VMI is Ready (a tag moving right after the canary:
     it sets `digest`, which each VMI's agent reads when it boots). `booted` counts the VMIs
-    started per job; `images` holds, per VMI uid, the revision it was started from."""
+    started per job; `images` holds, per VMI uid, the revision it was started from. With `bare`,
+    the namespace's bare VMIs (no ownerReference) boot the same way as they appear."""
 
-    def __init__(self, cp, ns, digest="sha256:" + "9f" * 32, fail=(), seed=53, delay=(0.2, 1.5)):
+    def __init__(self, cp, ns, digest="sha256:" + "9f" * 32, fail=(), seed=53, delay=(0.2, 1.5), bare=False):
         self.cp, self.ns, self.digest, self.delay = cp, ns, digest, delay
         self.fail = set(fail)
         self.fail_if = None
+        self.bare = bare
         self.on_ready = None
         self.rand = random.Random(seed)
         self.seen = set()
@@ -224,21 +226,26 @@ class Fleet:
                 names = [vm["metadata"]["name"] for vm in items]
                 self.rand.shuffle(names)
                 for name in names:
-                    vmi = vm_sync(self.cp, self.ns, name)
-                    if vmi is None or vmi["metadata"].get("deletionTimestamp"):
-                        continue
-                    uid = vmi["metadata"]["uid"]
-                    with self.lock:
-                        if uid in self.seen:
-                            continue
-                        self.seen.add(uid)
-                        self.booted[name] = self.booted.get(name, 0) + 1
-                    threading.Thread(target=self._boot, args=(vmi, self.rand.uniform(*self.delay)),
-                                     daemon=True).start()
+                    self._start(vm_sync(self.cp, self.ns, name))
+                if self.bare:   # bare VMIs (no VirtualMachine owns them): booted as they appear
+                    for vmi in self.cp.admin.get(path_of("VirtualMachineInstance", None, self.ns))["items"]:
+                        if not vmi["metadata"].get("ownerReferences"):
+                            self._start(vmi)
             except Exception as e:   # reported by the case
                 with self.lock:
                     self.errors.append(e)
             self._stop.wait(0.3)
+
+    def _start(self, vmi):
+        if vmi is None or vmi["metadata"].get("deletionTimestamp"):
+            return
+        name, uid = vmi["metadata"]["name"], vmi["metadata"]["uid"]
+        with self.lock:
+            if uid in self.seen:
+                return
+            self.seen.add(uid)
+            self.booted[name] = self.booted.get(name, 0) + 1
+        threading.Thread(target=self._boot, args=(vmi, self.rand.uniform(*self.delay)), daemon=True).start()
 
     def _boot(self, vmi, delay):
         try:

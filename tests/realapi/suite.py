@@ -1336,6 +1336,43 @@ class Suite:
             check(self._record(ns)[1]["state"] == "Complete", "the resumed rollout is not Complete")
             check(not fleet.errors, f"the simulator failed: {fleet.errors}")
 
+    def case_rollout_bare_vmi(self, ns):
+        """Bare VMI jobs (a profile without workloadKind) rolled: the first rollout creates them; a
+        change rolls them again, a canary then one at a time, each deleted (its VMI, root disk and
+        user-data) and applied: a new VMI of the new spec carrying its revision, the same data
+        claim; the record Complete; the same specs again recreate nothing; `rollout undo` of a bare
+        VMI job is refused (exit 2), named."""
+        kc = self.tester_kubeconfig(ns)
+        prof = self._profile(ns)
+        names = ["bare-1", "bare-2"]
+        with simulate.Fleet(self.cp, ns, bare=True) as fleet:
+            self._roll(ns, prof, kc, names, extra=("--max-unavailable", "2"))
+            pvcs = {n: self.obj("PersistentVolumeClaim", f"{n}-data", ns)["metadata"]["uid"] for n in names}
+            uids = {n: self._vmi_uid(ns, n) for n in names}
+            fleet_dir = self._fleet_dir(ns, names, cpu=8)
+            r = self.run("rollout", "--profile", prof, "-f", fleet_dir, "--timeout", "90s", "--interval", "1s",
+                         "-o", "json", kubeconfig=kc, timeout=300, expect=0)
+            batches = [e for e in self._events(r) if e["event"] == "batch" and e.get("state") == "started"]
+            check([b["jobs"] for b in batches] == [["bare-1"], ["bare-2"]], f"batches {batches}:\n{r.show()}")
+            _, rec = self._record(ns)
+            check(rec["state"] == "Complete", f"record {rec}")
+            to = {j["name"]: j["to"] for j in rec["jobs"]}
+            for n in names:
+                vmi = self.obj("VirtualMachineInstance", n, ns)
+                check(vmi["metadata"]["uid"] != uids[n] and vmi["spec"]["domain"]["cpu"]["cores"] == 8,
+                      f"{n} does not run a new VMI of the new spec")
+                check(vmi["metadata"]["annotations"]["cosmicac.io/revision"] == to[n], f"{n}'s VMI: no revision")
+                check(self.obj("PersistentVolumeClaim", f"{n}-data", ns)["metadata"]["uid"] == pvcs[n],
+                      f"{n}'s data claim is not the one it had")
+                check(fleet.booted[n] == 2, f"{n} was started {fleet.booted[n]} times")
+            uids = {n: self._vmi_uid(ns, n) for n in names}
+            r = self.run("rollout", "--profile", prof, "-f", fleet_dir, kubeconfig=kc, expect=0)
+            check("nothing to roll" in r.out and {n: self._vmi_uid(ns, n) for n in names} == uids,
+                  f"an unchanged bare VMI was recreated:\n{r.show()}")
+            r = self.run("rollout", "undo", "bare-1", "-n", ns, kubeconfig=kc, expect=2)
+            check("job bare-1 is a bare VMI" in r.err, f"the refusal does not say why:\n{r.show()}")
+            check(not fleet.errors, f"the simulator failed: {fleet.errors}")
+
     def _revisions(self, ns, job):
         """The job's kept revisions (ControllerRevisions), newest first, as the admin reads them."""
         _, body = self.cp.admin.request("GET", "/apis/apps/v1/namespaces/" + ns + "/controllerrevisions",
