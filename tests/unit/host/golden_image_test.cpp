@@ -16,6 +16,9 @@ using nlohmann::json;
 
 namespace {
 
+const std::string kSpec = COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml";
+const std::string kProfile = COSMICAC_SOURCE_DIR "/host/examples/operator/profile.yaml";
+
 test::SwaggerValidator const& cdi() {
   static auto v = test::SwaggerValidator::load(test::schemas_dir() + "/cdi-v1.62.0-swagger.json");
   return v;
@@ -146,9 +149,7 @@ TEST_CASE("golden image: render --golden-image through the binary: the profile's
   CHECK(vmi({"render", "--golden-image", "--data-source", "a/b", "--mirror", "-n", "a"}).exit_code == 2);
   CHECK(vmi({"render", "--golden-image", "--data-source", "a/b", "-n", "other"}).exit_code == 2);
   CHECK(vmi({"render", "--data-source", "a/b"}).exit_code == 2);  // without --golden-image
-  CHECK(vmi({"render", "--golden-image", "--data-source", "a/b", "-f",
-             COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml"})
-            .exit_code == 2);
+  CHECK(vmi({"render", "--golden-image", "--data-source", "a/b", "-f", kSpec}).exit_code == 2);
 }
 
 TEST_CASE("golden image: host/examples/operator/golden-image-cron.yaml is what render --golden-image prints") {
@@ -157,8 +158,7 @@ TEST_CASE("golden image: host/examples/operator/golden-image-cron.yaml is what r
   // The file's comment block, then exactly the rendered object.
   auto const body = text.find("apiVersion:");
   REQUIRE(body != std::string::npos);
-  auto r = vmi({"render", "--golden-image", "--data-source", "os-images/ubuntu-2404", "--profile",
-                COSMICAC_SOURCE_DIR "/host/examples/operator/profile.yaml"});
+  auto r = vmi({"render", "--golden-image", "--data-source", "os-images/ubuntu-2404", "--profile", kProfile});
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   std::string rendered = r.out;
