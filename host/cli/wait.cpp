@@ -74,7 +74,8 @@ void WaitCommand::bind(CLI::App& app) {
   app.add_flag("--json", json, "the agent's events as JSON lines (NDJSON) on stdout");
   timeout.bind(app, "--timeout", "how long to wait for ready");
   interval.bind(app, "--interval", "how often objects without a watch are read again");
-  schedule_timeout.bind(app, "--schedule-timeout", "how long a VMI may wait to be scheduled on a node");
+  schedule_timeout.bind(app, "--schedule-timeout",
+                        "how long a VMI may stay unschedulable, its VM unable to start,\nor its clone stuck");
 }
 
 Outcome WaitCommand::validate() const {

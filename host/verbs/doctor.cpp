@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <variant>
 
 namespace cosmicac::host {
 namespace {
@@ -513,6 +514,23 @@ void check_bootstrap_cm(KubeClient& client, DoctorRequest const& req, std::vecto
 
 // ---- RBAC
 
+// One SelfSubjectAccessReview (resourceAttributes `attrs`): allowed or not,
+// or the check `name` said unknown when the review could not be had.
+std::variant<bool, Check> review(KubeClient& client, Json const& attrs, std::string const& name) {
+  Json review{{"apiVersion", "authorization.k8s.io/v1"},
+              {"kind", "SelfSubjectAccessReview"},
+              {"spec", Json{{"resourceAttributes", attrs}}}};
+  auto path = api_path(api::kSelfSubjectAccessReviews, {});
+  if (!path) return unknown(name, "not checked: " + path.error().message);
+  auto r = client.request("POST", *path, review.dump());
+  if (!r) return unknown(name, "not checked: " + r.error().message);
+  if (r->status / 100 != 2) return unreadable(name, "selfsubjectaccessreviews (create)", r->status);
+  auto const answer = parse_json(r->body);
+  if (!answer) return unknown(name, "not checked: the API server's review answer is not JSON");
+  Json const* a = find_at(*answer, {"status", "allowed"});
+  return a && a->is_boolean() && a->get<bool>();
+}
+
 void check_rbac(KubeClient& client, DoctorRequest const& req, std::vector<Check>& out) {
   // One review per grant; one line per resource.
   std::map<std::string, std::pair<std::vector<std::string>, std::vector<std::string>>> by_resource;  // allowed, denied
@@ -524,19 +542,9 @@ void check_rbac(KubeClient& client, DoctorRequest const& req, std::vector<Check>
     Json attrs{{"namespace", req.ns}, {"verb", g.verb}, {"group", g.group}, {"resource", g.resource.substr(0, slash)}};
     if (slash != std::string::npos) attrs["subresource"] = g.resource.substr(slash + 1);
     if (!g.name.empty()) attrs["name"] = g.name;  // a grant limited by name is allowed for that name only
-    Json review{{"apiVersion", "authorization.k8s.io/v1"},
-                {"kind", "SelfSubjectAccessReview"},
-                {"spec", Json{{"resourceAttributes", attrs}}}};
-    auto path = api_path(api::kSelfSubjectAccessReviews, {});
-    if (!path) return out.push_back(unknown("rbac", "not checked: " + path.error().message));
-    auto r = client.request("POST", *path, review.dump());
-    if (!r) return out.push_back(unknown("rbac", "not checked: " + r.error().message));
-    if (r->status / 100 != 2) return out.push_back(unreadable("rbac", "selfsubjectaccessreviews (create)", r->status));
-    auto const answer = parse_json(r->body);
-    if (!answer) return out.push_back(unknown("rbac", "not checked: the API server's review answer is not JSON"));
-    Json const* a = find_at(*answer, {"status", "allowed"});
-    bool const allowed = a && a->is_boolean() && a->get<bool>();
-    (allowed ? by_resource[id].first : by_resource[id].second).push_back(g.verb);
+    auto const answer = review(client, attrs, "rbac");
+    if (auto const* c = std::get_if<Check>(&answer)) return out.push_back(*c);
+    (std::get<bool>(answer) ? by_resource[id].first : by_resource[id].second).push_back(g.verb);
   }
   for (auto const& id : order) {
     auto const& [allowed, denied] = by_resource[id];
@@ -612,6 +620,146 @@ Check check_allowed_images(std::vector<std::string> const& allowed) {
   return pass("images", "a job's container.image must be one of the operator profile's allowedImages: " + list);
 }
 
+// ---- the golden image (profile goldenImage)
+//
+// Fail closed: what doctor cannot read about the golden image is a failure
+// (✗), not an unknown (!): apply has to resolve the same DataSource, and a
+// fleet whose root disks cannot be cloned boots nothing.
+
+// Not in api:: yet: only doctor reads them here (apply's resolution of the
+// DataSource, on another branch, adds DataSource there; then these go).
+constexpr ApiResource kDataSources{"cdi.kubevirt.io", "v1beta1", "datasources", "DataSource", true};
+constexpr ApiResource kDataImportCrons{"cdi.kubevirt.io", "v1beta1", "dataimportcrons", "DataImportCron", true};
+constexpr ApiResource kStorageProfiles{"cdi.kubevirt.io", "v1beta1", "storageprofiles", "StorageProfile", false};
+
+// CDI's label on a DataSource its DataImportCron manages: the cron's name
+// (common.DataImportCronLabel); a DataSource without it is never repointed.
+constexpr const char* kCronLabel = "cdi.kubevirt.io/dataImportCron";
+
+Check closed(Check c, std::string fix) {
+  if (c.state == CheckState::Pass) return c;
+  c.state = CheckState::Fail;
+  c.fix = std::move(fix);
+  return c;
+}
+
+std::string doctor_grant_fix(std::string const& ns) {
+  return "bind this identity to the Role cosmicac-vmi-doctor-golden of " + std::string(kDoctorRbac) + " in namespace " +
+         ns;
+}
+
+// Which import the DataSource holds: CDI records each import of a cron with
+// the image's digest on the cron's status, currentImports[] {DataVolumeName,
+// Digest} (dataimportcron-controller.go; the import's PVC is named
+// <managedDataSource>-<the digest's first 12 hex digits>).
+Check golden_digest(KubeClient& client, DataSourceRef const& ds, Json const& source, std::string const& held) {
+  std::string const cron = string_at(source, {"metadata", "labels", kCronLabel});
+  if (cron.empty())
+    return {"golden image", CheckState::Warn,
+            held + "; no DataImportCron keeps it (no " + std::string(kCronLabel) +
+                " label): no digest is recorded, the disk is whatever that volume holds",
+            "cosmicac-vmi render --golden-image: a DataImportCron that imports the root image by digest"};
+  auto r = get(client, api_path(kDataImportCrons, ds.ns, cron));
+  if (!r) return failed("golden image", held + "; its DataImportCron " + cron + ": " + r.error().message, "");
+  if (r->status / 100 != 2)
+    return closed(unreadable("golden image", "dataimportcron " + ds.ns + "/" + cron, r->status),
+                  r->status == 404 ? "the DataSource names a DataImportCron that is gone: render --golden-image"
+                                   : doctor_grant_fix(ds.ns));
+  std::string const name =
+      string_at(source, {"spec", "source", "pvc", "name"}, string_at(source, {"spec", "source", "snapshot", "name"}));
+  for (auto const& i : array_at(r->body, {"status", "currentImports"}))
+    if (string_at(i, {"DataVolumeName"}) == name && !string_at(i, {"Digest"}).empty())
+      return pass("golden image", held + ", digest " + string_at(i, {"Digest"}) + " (DataImportCron " + cron +
+                                      ", last import " + string_at(r->body, {"status", "lastImportTimestamp"}, "?") +
+                                      ")");
+  return {"golden image", CheckState::Warn,
+          held + "; it is none of DataImportCron " + cron + "'s current imports: no digest is recorded for it",
+          "kubectl -n " + ds.ns + " get dataimportcron " + cron + " -o yaml (status.currentImports)"};
+}
+
+Check check_golden_source(KubeClient& client, DataSourceRef const& ds) {
+  std::string const who = "DataSource " + ds.text();
+  auto r = get(client, api_path(kDataSources, ds.ns, ds.name));
+  if (!r) return failed("golden image", "not checked: " + r.error().message, "");
+  if (r->status == 404)
+    return failed("golden image", who + " does not exist",
+                  "cosmicac-vmi render --golden-image --profile P | kubectl apply -f - (a DataImportCron that "
+                  "creates and fills it), or correct the profile's goldenImage");
+  if (r->status / 100 != 2)
+    return closed(unreadable("golden image", "datasource " + ds.text(), r->status), doctor_grant_fix(ds.ns));
+  Json const& source = r->body;
+  std::string held;
+  if (auto pvc = string_at(source, {"spec", "source", "pvc", "name"}); !pvc.empty())
+    held = "PVC " + string_at(source, {"spec", "source", "pvc", "namespace"}, ds.ns) + "/" + pvc;
+  else if (auto snap = string_at(source, {"spec", "source", "snapshot", "name"}); !snap.empty())
+    held = "VolumeSnapshot " + string_at(source, {"spec", "source", "snapshot", "namespace"}, ds.ns) + "/" + snap;
+  for (auto const& c : array_at(source, {"status", "conditions"}))
+    if (string_at(c, {"type"}) == "Ready" && string_at(c, {"status"}) != "True")
+      return failed("golden image",
+                    who + " is not Ready (" + string_at(c, {"reason"}, "no reason") + ": " + string_at(c, {"message"}) +
+                        ")" + (held.empty() ? "" : "; it points at " + held),
+                    "kubectl -n " + ds.ns +
+                        " get dataimportcron,datavolume: its first import has not finished, "
+                        "or failed; a clone of it waits until it is Ready");
+  if (!condition(source, "Ready").value_or(false))
+    return failed("golden image", who + " has no Ready condition yet: CDI has not looked at it",
+                  "kubectl -n " + ds.ns + " describe datasource " + ds.name + "; is CDI running?");
+  return golden_digest(client, ds, source, who + " is Ready: " + (held.empty() ? "no source" : held));
+}
+
+// What the StorageProfile of the job's storage class makes of a clone
+// (CDI clone/planner.go: spec.cloneStrategy, else status.cloneStrategy,
+// else snapshot; a snapshot without a VolumeSnapshotClass for the provisioner
+// falls back to a host-assisted copy, the reason on the target PVC).
+Check check_clone_strategy(KubeClient& client, std::string const& storage_class) {
+  auto r = get(client, api_path(kStorageProfiles, {}, storage_class));
+  if (!r) return failed("clone strategy", "not checked: " + r.error().message, "");
+  if (r->status == 404)
+    return failed("clone strategy", "no StorageProfile " + storage_class + ": CDI has not seen the storage class",
+                  "create the storage class " + storage_class + " (CDI makes its StorageProfile), or name another");
+  if (r->status / 100 != 2)
+    return closed(unreadable("clone strategy", "storageprofile " + storage_class, r->status),
+                  "bind this identity to the ClusterRole cosmicac-vmi-doctor of " + std::string(kDoctorRbac));
+  std::string strategy = string_at(r->body, {"spec", "cloneStrategy"}, string_at(r->body, {"status", "cloneStrategy"}));
+  std::string const provisioner = string_at(r->body, {"status", "provisioner"}, "?");
+  std::string const head = storage_class + " (provisioner " + provisioner + "): ";
+  if (strategy == "copy")
+    return {"clone strategy", CheckState::Warn,
+            head +
+                "copy, host-assisted: a pod reads the golden volume and a pod writes each VM's disk, every byte "
+                "over the pod network: minutes per VM for a multi-GB image, the source read once per clone",
+            "a storage class whose CSI driver offers snapshots (with a VolumeSnapshotClass) or volume clones"};
+  if (strategy == "csi-clone")
+    return pass("clone strategy", head +
+                                      "csi-clone: the CSI driver clones the volume, no data through a pod "
+                                      "(seconds to minutes per VM, as the driver copies)");
+  return pass("clone strategy",
+              head + (strategy.empty() ? "snapshot (CDI's default)" : strategy) +
+                  ": a VolumeSnapshot of the golden volume, each VM's disk restored from it (seconds per VM, "
+                  "copy-on-write where the driver does it); without a VolumeSnapshotClass for " +
+                  provisioner + " CDI falls back to a host-assisted copy and says why on the VM's PVC");
+}
+
+// CDI (and KubeVirt's VM admission, for dataVolumeTemplates) clone only for
+// an identity that may create datavolumes/source in the source's namespace.
+Check check_clone_permission(KubeClient& client, DataSourceRef const& ds) {
+  Json attrs{{"namespace", ds.ns},
+             {"verb", "create"},
+             {"group", "cdi.kubevirt.io"},
+             {"resource", "datavolumes"},
+             {"subresource", "source"}};
+  std::string const fix = "in namespace " + ds.ns +
+                          ", bind this identity to a Role granting create on datavolumes/source (cdi.kubevirt.io)";
+  auto const answer = review(client, attrs, "clone permission");
+  if (auto const* c = std::get_if<Check>(&answer)) return closed(*c, fix);
+  if (!std::get<bool>(answer))
+    return failed("clone permission",
+                  "this identity may not clone from namespace " + ds.ns +
+                      " (create datavolumes/source): CDI and KubeVirt refuse every root disk of the golden image",
+                  fix);
+  return pass("clone permission", "may clone from namespace " + ds.ns + " (create datavolumes/source)");
+}
+
 }  // namespace
 
 DoctorRequest doctor_request(std::string ns, std::optional<JobSpec> spec, std::vector<DeviceRequest> devices,
@@ -628,6 +776,7 @@ DoctorRequest doctor_request(std::string ns, std::optional<JobSpec> spec, std::v
   r.allowed_images = profile.allowed_images;
   r.workload_kind = profile.workload_kind;
   r.run_strategy = profile.run_strategy;
+  r.golden_image = profile.golden_image;
   if (spec) {
     r.storage_class = spec->storage_class;
     r.pull_secret = spec->pull_secret;
@@ -676,6 +825,11 @@ Result<std::vector<Check>> run_doctor(KubeClient& client, DoctorRequest const& r
   check_kubevirt(client, req, out);
   check_cdi(client, out);
   check_storage_class(client, req, out);
+  if (!req.golden_image.empty()) {
+    out.push_back(check_golden_source(client, req.golden_image));
+    out.push_back(check_clone_strategy(client, req.storage_class));
+    out.push_back(check_clone_permission(client, req.golden_image));
+  }
   if (req.workload_kind == WorkloadKind::VirtualMachine) check_virtual_machines(client, req, out);
   if (req.pull_secret == req.credential_secret) {
     std::vector<const char*> both(std::begin(kCdiKeys), std::end(kCdiKeys));

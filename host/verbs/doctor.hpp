@@ -47,6 +47,7 @@ struct DoctorRequest {
   std::vector<std::string> allowed_images;  // the profile's allowedImages: empty → a warning
   WorkloadKind workload_kind = WorkloadKind::VirtualMachineInstance;  // the profile's workloadKind
   std::string run_strategy = kDefaultRunStrategy;                     // … and runStrategy
+  DataSourceRef golden_image;                                         // the profile's goldenImage: "" → not checked
 };
 
 // The request for a spec (its names and devices) or, without one, for the

@@ -34,14 +34,35 @@ class Silent : public WaitSink {
   void source(std::string const&) override {}
   void agent(readiness::Event const&) override {}
 };
-class SilentJobs : public JobsSink {
+// …except what the batch line shows: each job's pull progress and its end.
+class TickingJobs : public JobsSink {
  public:
-  WaitSink& job(std::string const&) override { return silent_; }
+  explicit TickingJobs(std::function<void(BatchTick const&)> const& tick) : tick_(tick) {}
+  WaitSink& job(std::string const& name) override {
+    auto [it, added] = jobs_.try_emplace(name, name, tick_);
+    return it->second;
+  }
   void notice(std::string const&) override {}
-  void done(std::string const&, Result<WaitResult> const&) override {}
+  void done(std::string const& name, Result<WaitResult> const& result) override {
+    if (tick_) tick_(BatchTick{.job = name, .pull_percent = {}, .ready = result.has_value()});
+  }
 
  private:
-  Silent silent_;
+  class Job : public Silent {
+   public:
+    Job(std::string name, std::function<void(BatchTick const&)> const& tick) : name_(std::move(name)), tick_(tick) {}
+    void agent(readiness::Event const& e) override {
+      if (!tick_ || e.step != readiness::Step::Pull || !e.pull || e.pull->bytes_total == 0) return;
+      auto const pct = static_cast<int>(std::min<std::uint64_t>(100, e.pull->bytes_done * 100 / e.pull->bytes_total));
+      tick_(BatchTick{.job = name_, .pull_percent = pct, .ready = {}});
+    }
+
+   private:
+    std::string name_;
+    std::function<void(BatchTick const&)> const& tick_;
+  };
+  std::function<void(BatchTick const&)> const& tick_;
+  std::map<std::string, Job> jobs_;
 };
 
 // The Lease's name is the record's (host/rbac/role.yaml grants both by that
@@ -118,9 +139,10 @@ class KubeRollout final : public RolloutCluster {
     w.replaced_vmis = replaced;
     // A lost Lease ends the wait as a stop does: another rollout may be changing these jobs now.
     w.stop = [this, outer = w.stop] { return (outer && outer()) || lost(); };
-    SilentJobs sink;
+    TickingJobs sink(tick_);
     return wait_jobs(client_, ns_, WaitTargets{.names = jobs, .selector = {}}, w, sink);
   }
+  void on_tick(std::function<void(BatchTick const&)> const& tick) override { tick_ = tick; }
 
   Status hold(std::string const& identity) override {
     auto keeper = LeaseKeeper::acquire(client_, ns_, kRolloutLeaseName, identity, kRolloutLeaseDuration);
@@ -168,9 +190,53 @@ class KubeRollout final : public RolloutCluster {
   std::string const ns_;
   WaitOptions const wait_;
   std::unique_ptr<LeaseKeeper> lease_;  // its destructor releases it on every way out
+  std::function<void(BatchTick const&)> tick_;
 };
 
 // ---- the rollout ------------------------------------------------------------
+
+// What a batch's jobs said while it waits, and when its line is said again:
+// at once when a job ends, at most every kPullLineEvery for pull progress.
+class BatchProgress {
+ public:
+  static constexpr std::chrono::seconds kPullLineEvery{5};
+  BatchProgress(std::string name, std::vector<std::string> const& jobs) : name_(std::move(name)) {
+    for (auto const& j : jobs) pulls_[j];
+  }
+  // The line to say now, if any.
+  std::optional<std::string> tick(BatchTick const& t) {
+    auto it = pulls_.find(t.job);
+    if (it == pulls_.end()) return std::nullopt;
+    if (t.ready) {
+      ++(*t.ready ? ready_ : failed_);
+      pulls_.erase(it);
+    } else {
+      it->second = t.pull_percent;
+    }
+    std::vector<std::optional<int>> waiting;
+    for (auto const& [job, pull] : pulls_) waiting.push_back(pull);
+    std::string line = batch_waiting_line(name_, ready_, failed_, waiting);
+    auto const now = clock::now();
+    if (line == last_ || (!t.ready && now - said_at_ < kPullLineEvery) || pulls_.empty()) return std::nullopt;
+    last_ = line;
+    said_at_ = now;
+    return line;
+  }
+  Json fields(std::size_t batch) const {
+    Json pull = Json::object();  // job → percent, for the waiting jobs that reported a pull
+    for (auto const& [job, pct] : pulls_)
+      if (pct) pull[job] = *pct;
+    return Json{{"ready", ready_}, {"failed", failed_}, {"waiting", pulls_.size()},
+                {"pull", pull},    {"batch", batch},    {"state", "waiting"}};
+  }
+
+ private:
+  std::string name_;
+  std::map<std::string, std::optional<int>> pulls_;  // the jobs still waiting
+  int ready_ = 0, failed_ = 0;
+  std::string last_;
+  clock::time_point said_at_{};
+};
 
 void stamp(Json& metadata, std::string const& revision) { metadata["annotations"][kRevisionAnnotation] = revision; }
 
@@ -559,7 +625,12 @@ void Rollout::run_batch(std::size_t index) {
   auto applied = apply_batch(batch, replaced);
   std::vector<JobOutcome> outcomes;
   if (!applied.empty()) {
+    BatchProgress progress(name, applied);
+    cluster_.on_tick([&](BatchTick const& t) {
+      if (auto line = progress.tick(t)) say_({"batch", *line, progress.fields(index + 1)});
+    });
     auto waited = cluster_.wait(applied, replaced);
+    cluster_.on_tick({});
     if (!waited) {
       for (auto const& n : applied) outcomes.push_back({n, waited.error()});
     } else {
@@ -790,6 +861,20 @@ Result<RolloutReport> run_undo(RolloutCluster& cluster, UndoInput const& input, 
                                RolloutSay const& say, std::function<bool()> const& stop) {
   std::vector<RolloutInput> const none;
   return Rollout(cluster, none, &input, options, say, stop).run();
+}
+
+std::string batch_waiting_line(std::string const& batch, int ready, int failed,
+                               std::vector<std::optional<int>> const& waiting) {
+  std::optional<int> lo, hi;
+  for (auto const& p : waiting)
+    if (p) {
+      lo = lo ? std::min(*lo, *p) : *p;
+      hi = hi ? std::max(*hi, *p) : *p;
+    }
+  std::string pull;
+  if (lo) pull = " (pull " + std::to_string(*lo) + (*lo == *hi ? "" : "-" + std::to_string(*hi)) + " %)";
+  return batch + ": " + std::to_string(ready) + " ready, " + std::to_string(waiting.size()) + " waiting" + pull + ", " +
+         std::to_string(failed) + " failed";
 }
 
 }  // namespace cosmicac::host

@@ -71,6 +71,20 @@ struct LiveJob {
   bool bare = false;       // a VMI of the tool's with no VirtualMachine: a bare VMI job (vm empty)
 };
 
+// While a batch waits, one job's news as wait_jobs reports it: its agent's
+// pull progress (a `pull` progress event: percent of bytes_total), or its end.
+struct BatchTick {
+  std::string job;
+  std::optional<int> pull_percent;
+  std::optional<bool> ready;  // the job's end: ready (true) or failed (false)
+};
+
+// The batch line while it waits: "batch 2/4: 2 ready, 1 waiting (pull 62 %),
+// 0 failed"; with several pulls the lowest and highest ("pull 40-62 %"); no
+// pull part when no waiting job reported one.
+std::string batch_waiting_line(std::string const& batch, int ready, int failed,
+                               std::vector<std::optional<int>> const& waiting);
+
 // The rollout's requests, behind one interface so that its decisions are
 // tested without a cluster (rollout_test.cpp); KubeRollout is the real one.
 class RolloutCluster {
@@ -101,6 +115,9 @@ class RolloutCluster {
   // Until each job is ready on a VMI not in `replaced`, or has failed.
   virtual Result<std::vector<JobOutcome>> wait(std::vector<std::string> const& jobs,
                                                std::set<std::string> const& replaced) = 0;
+  // Where wait() reports its jobs' progress (empty: nowhere; a cluster that
+  // reports none keeps this).
+  virtual void on_tick(std::function<void(BatchTick const&)> const& tick) { (void)tick; }
   // The job put back on a kept revision and restarted (restore_revision).
   virtual Status restore(std::string const& job, std::string const& revision, Say const& say) = 0;
   // One rollout at a time in the namespace: the Lease `cosmicac-rollout`,

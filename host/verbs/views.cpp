@@ -5,6 +5,7 @@
 #include "host/cluster/api_status.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace cosmicac::host {
 namespace {
@@ -58,7 +59,16 @@ VmView view_vm(Json const& vm) {
       if (st == "True") v.line += " " + terminal_safe(type) + "=True" + detail(c);
   }
   if (v.deleting) v.line += " (being deleted)";
+  for (auto const& t : array_at(vm, {"spec", "dataVolumeTemplates"}))
+    if (auto n = string_at(t, {"metadata", "name"}); !n.empty()) v.datavolumes.push_back(n);
   return v;
+}
+
+bool VmView::cannot_start() const {
+  for (auto const* p : {"ErrorUnschedulable", "ErrImagePull", "ImagePullBackOff", "ErrorPvcNotFound",
+                        "ErrorDataVolumeNotFound", "DataVolumeError", "CrashLoopBackOff"})
+    if (printable == p) return true;
+  return false;
 }
 
 bool VmView::restarts_after(std::string const& vmi_phase) const {
@@ -68,6 +78,30 @@ bool VmView::restarts_after(std::string const& vmi_phase) const {
   return false;
 }
 
+namespace {
+
+// CDI's DataVolume phases of a clone (api types, DataVolumePhase), said in
+// words: which of the strategies the StorageProfile gave is at work.
+const char* clone_phase_words(std::string const& phase) {
+  static constexpr std::pair<const char*, const char*> kWords[] = {
+      {"CloneScheduled", "clone scheduled"},
+      {"CloneInProgress", "host-assisted copy"},
+      {"SnapshotForSmartCloneInProgress", "snapshot of the source"},
+      {"CloneFromSnapshotSourceInProgress", "clone from a snapshot source"},
+      {"SmartClonePVCInProgress", "volume from the snapshot"},
+      {"CSICloneInProgress", "CSI volume clone"},
+      {"PrepClaimInProgress", "preparing the claim"},
+      {"RebindInProgress", "rebinding the claim"},
+      {"ExpansionInProgress", "expanding the clone"},
+      {"NamespaceTransferInProgress", "moving the clone into the namespace"},
+  };
+  for (auto const& [p, words] : kWords)
+    if (phase == p) return words;
+  return nullptr;
+}
+
+}  // namespace
+
 DataVolumeView view_datavolume(Json const& dv) {
   DataVolumeView v;
   Json const& status = object_at(dv, {"status"});
@@ -76,12 +110,15 @@ DataVolumeView view_datavolume(Json const& dv) {
   if (v.progress == "N/A") v.progress.clear();
   v.failed = v.phase == "Failed";
   v.line = v.phase.empty() ? "phase=(none yet)" : "phase=" + terminal_safe(v.phase);
+  if (auto const* words = clone_phase_words(v.phase)) v.line += " (clone: " + std::string(words) + ")";
   if (!v.progress.empty()) v.line += " " + terminal_safe(v.progress);
   // Conditions Bound/Running/Ready: the ones that are not True say why.
   for (auto const& c : array_at(status, {"conditions"})) {
     std::string type = string_at(c, {"type"}), st = string_at(c, {"status"});
     if (type.empty() || st == "True") continue;
-    if (string_at(c, {"reason"}).empty() && string_at(c, {"message"}).empty()) continue;
+    std::string const reason = string_at(c, {"reason"});
+    if (reason == "CloneWithoutSource" || reason == "CloneValidationFailed") v.stuck_reason = reason;
+    if (reason.empty() && string_at(c, {"message"}).empty()) continue;
     v.line += " " + terminal_safe(type) + "=" + terminal_safe(st) + detail(c);
   }
   return v;
@@ -138,6 +175,9 @@ Json held_fields(Json const& object) {
   for (auto const& c : array_at(object, {"spec", "containers"}))
     spec["containers"].push_back({{"name", string_at(c, {"name"})}});
   if (auto rs = string_at(object, {"spec", "runStrategy"}); !rs.empty()) spec["runStrategy"] = rs;
+  for (auto const& t : array_at(object, {"spec", "dataVolumeTemplates"}))  // a VM's root disk (view_vm)
+    if (auto n = string_at(t, {"metadata", "name"}); !n.empty())
+      spec["dataVolumeTemplates"].push_back({{"metadata", {{"name", n}}}});
   if (!spec.empty()) out["spec"] = std::move(spec);
   return out;
 }

@@ -34,14 +34,24 @@ VmiView view_vmi(Json const& vmi);
 struct VmView {
   std::string run_strategy;  // spec.runStrategy ("Always" when absent: spec.running is deprecated)
   std::string uid;
-  std::string printable;  // status.printableStatus (raw: compared, never printed)
-  bool deleting = false;  // deletionTimestamp set
-  std::string line;       // "printableStatus=Starting runStrategy=Always …", escaped
+  std::string printable;                 // status.printableStatus (raw: compared, never printed)
+  bool deleting = false;                 // deletionTimestamp set
+  std::string line;                      // "printableStatus=Starting runStrategy=Always …", escaped
+  std::vector<std::string> datavolumes;  // spec.dataVolumeTemplates[].metadata.name: its root disk
   // Whether KubeVirt starts a new VMI after one that ended in this phase
   // ("": there is none): Always after any end; RerunOnFailure after Failed
   // (and a first start, until the VM says Stopped); never while Halted
   // (virtctl stop) or Manual, nor once the VM is being deleted.
   bool restarts_after(std::string const& vmi_phase) const;
+  // Whether printableStatus says KubeVirt cannot start the VMI as things
+  // are (KubeVirt v1.7's VirtualMachinePrintableStatus: ErrorUnschedulable,
+  // ErrImagePull, ImagePullBackOff, ErrorPvcNotFound,
+  // ErrorDataVolumeNotFound, DataVolumeError, CrashLoopBackOff — the ones
+  // VirtualMachinePool's autohealing also counts as a failed start). Each
+  // can be transient (a node freeing its GPUs, a registry hiccup, an
+  // importer pod CDI retries, a DataVolume the VM controller has just
+  // created): `wait` fails on one only after it held for a grace period.
+  bool cannot_start() const;
 };
 VmView view_vm(Json const& vm);
 
@@ -49,7 +59,13 @@ struct DataVolumeView {
   std::string phase;     // ImportScheduled, ImportInProgress, Succeeded, Failed, …
   std::string progress;  // "45.20%", or empty
   bool failed = false;   // phase Failed
-  std::string line;      // escaped
+  // A condition's reason that says the DataVolume waits for something that
+  // will not come on its own: CloneWithoutSource (the clone's source PVC or
+  // snapshot is gone — a DataImportCron's garbage collection, a deletion;
+  // CDI waits forever) or CloneValidationFailed (the target is smaller than
+  // the source). Empty: none.
+  std::string stuck_reason;
+  std::string line;  // escaped; a clone phase says which kind of clone
 };
 DataVolumeView view_datavolume(Json const& dv);
 

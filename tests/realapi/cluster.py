@@ -60,6 +60,9 @@ KINDS = {
     "KubeVirt": ("/apis/kubevirt.io/v1", "kubevirts", True),
     "DataVolume": ("/apis/cdi.kubevirt.io/v1beta1", "datavolumes", True),
     "CDI": ("/apis/cdi.kubevirt.io/v1beta1", "cdis", False),
+    "DataSource": ("/apis/cdi.kubevirt.io/v1beta1", "datasources", True),
+    "DataImportCron": ("/apis/cdi.kubevirt.io/v1beta1", "dataimportcrons", True),
+    "StorageProfile": ("/apis/cdi.kubevirt.io/v1beta1", "storageprofiles", False),
     "Lease": ("/apis/coordination.k8s.io/v1", "leases", True),
 }
 

@@ -33,9 +33,11 @@ def vmi_status(cp, ns, name, phase, ready, reason="", message=""):
                          {"status": {"phase": phase, "nodeName": NODE_NAME, "conditions": [cond]}})
 
 
-def datavolume_status(cp, ns, name, phase, progress):
-    cp.admin.merge_patch(path_of("DataVolume", name, ns, "status"),
-                         {"status": {"phase": phase, "progress": progress}})
+def datavolume_status(cp, ns, name, phase, progress, conditions=None):
+    status = {"phase": phase, "progress": progress}
+    if conditions is not None:
+        status["conditions"] = conditions
+    cp.admin.merge_patch(path_of("DataVolume", name, ns, "status"), {"status": status})
 
 
 class Launcher:
@@ -110,6 +112,9 @@ class Agent:
                       digest="sha256:" + "9f" * 32):
         for step in ("config", "disk", "docker", "credentials", "login", "pull", "container"):
             self.event("running", step, "started")
+            if step == "pull":   # what a rollout's batch line shows of a job still waiting
+                self.event("running", "pull", "progress", bytes_done=620000000, bytes_total=1000000000,
+                           activity="downloading")
             self.event("running", step, "done", duration_ms=5)
         self.event("ready", "ready", "done", duration_ms=40,
                    container={"name": "cosmicac-container", "id": "0123456789abcdef0123",
@@ -142,6 +147,16 @@ def vm_status(cp, ns, name, printable, **extra):
     cp.admin.merge_patch(path_of("VirtualMachine", name, ns, "status"), {"status": status})
 
 
+def vm_datavolumes(cp, ns, vm):
+    """KubeVirt's first step for a VM: each dataVolumeTemplates entry becomes a DataVolume the VM
+    owns (its VMI comes only once they are imported or cloned)."""
+    for t in vm["spec"].get("dataVolumeTemplates") or []:
+        if cp.admin.exists(path_of("DataVolume", t["metadata"]["name"], ns)) is None:
+            md = dict(t["metadata"], namespace=ns, ownerReferences=[_controller_ref(vm)])
+            cp.admin.create({"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume", "metadata": md,
+                             "spec": t["spec"]})
+
+
 def vm_sync(cp, ns, name):
     """One pass of KubeVirt's VM controller over VirtualMachine NS/NAME, by the rules its user guide
     documents (docs/compute/run_strategies.md, docs/storage/disks_and_volumes.md): each
@@ -154,11 +169,7 @@ def vm_sync(cp, ns, name):
     if vm is None:
         return None
     strategy = vm["spec"].get("runStrategy", "Always")
-    for t in vm["spec"].get("dataVolumeTemplates") or []:
-        if cp.admin.exists(path_of("DataVolume", t["metadata"]["name"], ns)) is None:
-            md = dict(t["metadata"], namespace=ns, ownerReferences=[_controller_ref(vm)])
-            cp.admin.create({"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume", "metadata": md,
-                             "spec": t["spec"]})
+    vm_datavolumes(cp, ns, vm)
     vmi = cp.admin.exists(path_of("VirtualMachineInstance", name, ns))
     if vmi is not None and vmi["metadata"].get("deletionTimestamp"):
         return vmi

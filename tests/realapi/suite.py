@@ -704,10 +704,9 @@ class Suite:
         r = self.run("get", "no-such-vm", "-n", ns, kubeconfig=kc, expect=1)
         check("no-such-vm" in r.err, f"get of a missing VMI does not name it:\n{r.show()}")
 
-    def case_doctor(self, ns):
-        """doctor as the role's ServiceAccount (a bound token) with clusterrole-doctor.yaml,
-        in a cluster whose KubeVirt, CDI, StorageClass, Secret and ConfigMap are as they should
-        be: every check passes, the RBAC ones through real SelfSubjectAccessReviews."""
+    def _doctor_cluster(self, ns):
+        """A cluster doctor passes on (KubeVirt, CDI, the StorageClass, the Secret, bootstrap-cm) and
+        the kubeconfig of the role's ServiceAccount with clusterrole-doctor.yaml bound to it."""
         a = self.cp.admin
         for d in self.doctor_docs:
             a.apply(self._in_namespace(d, ns))
@@ -740,6 +739,13 @@ class Suite:
         kc = self.cp.kubeconfig("sa", ns, token=token)
         self.until("RBAC for the ServiceAccount", lambda: cluster.Api(self.cp.port, self.cp.ca, token=token).request(
             "GET", "/apis/storage.k8s.io/v1/storageclasses/local-path", ok=None)[0] == 200, 20)
+        return kc
+
+    def case_doctor(self, ns):
+        """doctor as the role's ServiceAccount (a bound token) with clusterrole-doctor.yaml,
+        in a cluster whose KubeVirt, CDI, StorageClass, Secret and ConfigMap are as they should
+        be: every check passes, the RBAC ones through real SelfSubjectAccessReviews."""
+        kc = self._doctor_cluster(ns)
         # With an allowedImages list (without one, "images" is a warning: any image may run).
         profile = os.path.join(self.work, f"{ns}-doctor-profile.yaml")
         with open(profile, "w") as fh:
@@ -846,6 +852,159 @@ class Suite:
               f"the mirror's Service takes pods other than the mirror's: {addresses()}")
         time.sleep(1)   # the controller batches pod changes: the launcher pod had its chance
         check(addresses() == ["10.244.0.11"], f"the mirror's Service took the launcher pod: {addresses()}")
+
+    def case_golden_image_cron(self, ns):
+        """render --golden-image: the DataImportCron passes the real API server's strict field
+        validation against CDI v1.62.0's CRD (a server-side dry run); the same object with what
+        v1.62.0 does not know (labels in template.metadata, serviceAccountName) is refused, so the
+        acceptance is not the server's leniency."""
+        r = self.run("render", "--golden-image", "--data-source", f"{ns}/ubuntu", "--import",
+                     "ghcr.io/tetherto/kubevirt-image:24.04", "--schedule", "30 4 * * *", "--imports-to-keep", "4",
+                     "-o", "json", kubeconfig=None, expect=0)
+        items = json.loads(r.out)["items"]
+        check([o["kind"] for o in items] == ["DataImportCron"], f"render --golden-image gave {items}")
+        cron = items[0]
+
+        def dry_run(o):
+            return self.cp.admin.request("POST", path_of("DataImportCron", None, ns), body=o,
+                                         query={"dryRun": "All", "fieldValidation": "Strict"}, ok=None)
+        status, body = dry_run(cron)
+        check(status == 201, f"the API server refused the DataImportCron: HTTP {status}: {json.dumps(body)[:800]}")
+        check(body["spec"]["managedDataSource"] == "ubuntu" and body["spec"]["importsToKeep"] == 4,
+              f"the server kept another spec: {body['spec']}")
+        check(self.obj("DataImportCron", cron["metadata"]["name"], ns) is None, "the dry run created the cron")
+        for what, change in (("template.metadata.labels", lambda o: o["spec"]["template"].update(
+                                 {"metadata": {"labels": {"a": "b"}}})),
+                             ("serviceAccountName", lambda o: o["spec"].update({"serviceAccountName": "x"}))):
+            bad = copy.deepcopy(cron)
+            change(bad)
+            status, body = dry_run(bad)
+            check(status // 100 == 4, f"v1.62.0's CRD accepted {what} under strict validation: HTTP {status}")
+
+    def case_doctor_golden(self, ns):
+        """doctor with a profile's goldenImage, as the role's ServiceAccount: the DataSource missing,
+        then not Ready, then Ready with its cron's digest but in a namespace the identity may not
+        clone from (a real SelfSubjectAccessReview of create datavolumes/source), then clonable:
+        each a ✗ naming it, then every check passes; the StorageProfile's strategy is said."""
+        a = self.cp.admin
+        kc = self._doctor_cluster(ns)
+        golden = ns + "-os"
+        a.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": golden}})
+        for d in self.doctor_docs:
+            if d["metadata"].get("name") == "cosmicac-vmi-doctor-golden":
+                d = self._in_namespace(d, ns)
+                d["metadata"]["namespace"] = golden
+                a.apply(d)
+        # CDI's CRDs v1.62.0 give DataSource, DataImportCron and StorageProfile no status
+        # subresource: the status is written with the object, as CDI's controllers do.
+        a.apply({"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "StorageProfile", "metadata": {"name": "local-path"},
+                 "spec": {}})
+        a.merge_patch(path_of("StorageProfile", "local-path"), {"status": {
+            "provisioner": "rancher.io/local-path", "storageClass": "local-path", "cloneStrategy": "copy"}})
+        profile = os.path.join(self.work, f"{ns}-golden-profile.yaml")
+        with open(profile, "w") as fh:
+            fh.write(f"namespace: {ns}\ngoldenImage: {golden}/ubuntu\n"
+                     "allowedImages: [ghcr.io/tetherto/cosmicac-wrk-agent-inference]\n")
+
+        def doctor(expect_ok):
+            r = self.run("doctor", "--profile", profile, "--json", kubeconfig=kc)
+            doc = json.loads(r.out)
+            check(doc["ok"] == expect_ok and r.rc == (0 if expect_ok else 1), f"doctor ok={doc['ok']}:\n{r.show()}")
+            return {c["name"]: c for c in doc["checks"]}, r
+
+        checks, r = doctor(False)
+        g = checks.get("golden image", {})
+        check(g.get("state") == "fail" and "does not exist" in g.get("detail", ""), f"missing DataSource:\n{r.show()}")
+        digest = "sha256:" + "9f" * 32
+        a.create({"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataSource",
+                  "metadata": {"name": "ubuntu", "namespace": golden,
+                               "labels": {"cdi.kubevirt.io/dataImportCron": "ubuntu-cron"}},
+                  "spec": {"source": {"pvc": {"name": "ubuntu-9f9f9f9f9f9f", "namespace": golden}}}})
+        a.merge_patch(path_of("DataSource", "ubuntu", golden), {"status": {"conditions": [
+            {"type": "Ready", "status": "False", "reason": "NotFound", "message": "source PVC not found",
+             "lastHeartbeatTime": None, "lastTransitionTime": cluster.rfc3339_nano()}]}})
+        checks, r = doctor(False)
+        g = checks.get("golden image", {})
+        check(g.get("state") == "fail" and "is not Ready (NotFound" in g.get("detail", ""), f"not Ready:\n{r.show()}")
+        a.create({"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataImportCron",
+                  "metadata": {"name": "ubuntu-cron", "namespace": golden},
+                  "spec": {"schedule": "0 */12 * * *", "managedDataSource": "ubuntu",
+                           "template": {"spec": {"source": {"registry": {"url": "docker://ghcr.io/x/y:1"}}}}}})
+        a.merge_patch(path_of("DataImportCron", "ubuntu-cron", golden), {"status": {
+            "currentImports": [{"DataVolumeName": "ubuntu-9f9f9f9f9f9f", "Digest": digest}]}})
+        a.merge_patch(path_of("DataSource", "ubuntu", golden), {"status": {"conditions": [
+            {"type": "Ready", "status": "True", "reason": "Ready", "message": "",
+             "lastHeartbeatTime": None, "lastTransitionTime": cluster.rfc3339_nano()}]}})
+        checks, r = doctor(False)
+        g, p, s = (checks.get(n, {}) for n in ("golden image", "clone permission", "clone strategy"))
+        check(g.get("state") == "pass" and digest in g.get("detail", ""), f"Ready, its digest:\n{r.show()}")
+        check(p.get("state") == "fail" and f"may not clone from namespace {golden}" in p.get("detail", ""),
+              f"the clone permission is not refused:\n{r.show()}")
+        check(s.get("state") == "warn" and "host-assisted" in s.get("detail", ""), f"the strategy:\n{r.show()}")
+        a.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                 "metadata": {"name": "clone-source", "namespace": golden},
+                 "rules": [{"apiGroups": ["cdi.kubevirt.io"], "resources": ["datavolumes/source"],
+                            "verbs": ["create"]}]})
+        a.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                 "metadata": {"name": "clone-source", "namespace": golden},
+                 "subjects": [{"kind": "ServiceAccount", "name": "cosmicac-vmi", "namespace": ns}],
+                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "clone-source"}})
+        checks = self.until("the clone grant to reach doctor",
+                            lambda: (lambda c: c if c.get("clone permission", {}).get("state") == "pass" else None)(
+                                {c["name"]: c for c in json.loads(self.run(
+                                    "doctor", "--profile", profile, "--json", kubeconfig=kc).out)["checks"]}), 20)
+        bad = [(n, c["state"]) for n, c in checks.items() if c["state"] not in ("pass", "warn")]
+        check(not bad, f"doctor with a clonable golden image: {bad}")
+
+    def case_wait_clone(self, ns):
+        """wait on a VirtualMachine job whose root disk is a clone, the simulator as KubeVirt and CDI:
+        the DataVolume's clone phases and progress are shown before the VMI exists, then the boot to
+        ready; a clone whose source vanished (CloneWithoutSource: CDI waits forever) fails with that
+        reason after --schedule-timeout; so does a VM whose printableStatus says it cannot start."""
+        kc = self.tester_kubeconfig(ns)
+        prof = self._vm_profile(ns)
+        for name in ("vm", "vm-gone", "vm-stuck"):
+            self.run("apply", "--profile", prof, "-f", self.spec(name, ns), kubeconfig=kc, expect=0)
+            simulate.vm_datavolumes(self.cp, ns, self.obj("VirtualMachine", name, ns))
+            simulate.vm_status(self.cp, ns, name, "Provisioning")
+        simulate.datavolume_status(self.cp, ns, "vm-root", "CloneScheduled", "N/A")
+        p = self.start("wait", "vm", "-n", ns, "--interval", "1s", "--timeout", "90s", kubeconfig=kc)
+        errors = []
+
+        def cdi():
+            try:
+                for phase, progress in (("CloneScheduled", "N/A"), ("CSICloneInProgress", "45.00%"),
+                                        ("CloneInProgress", "80.00%"), ("Succeeded", "100.0%")):
+                    simulate.datavolume_status(self.cp, ns, "vm-root", phase, progress)
+                    time.sleep(1.2)
+                simulate.vm_sync(self.cp, ns, "vm")
+            except Exception as e:   # reported by the case
+                errors.append(e)
+        t = threading.Thread(target=cdi, daemon=True)
+        t.start()
+        t.join(30)
+        boot, boot_errors = self._boot(ns, "vm", console=False)
+        r = self.finish(p, 120)
+        boot.join(10)
+        check(not errors and not boot_errors, f"the simulator failed: {errors} {boot_errors}")
+        check(r.rc == 0, f"wait did not succeed:\n{r.show()}")
+        for line in ("phase=CSICloneInProgress (clone: CSI volume clone) 45.00%",
+                     "phase=CloneInProgress (clone: host-assisted copy) 80.00%"):
+            check(line in r.text(), f"wait did not show {line!r}:\n{r.show()}")
+
+        simulate.datavolume_status(self.cp, ns, "vm-gone-root", "CloneScheduled", "N/A", conditions=[
+            {"type": "Bound", "status": "Unknown", "reason": "CloneWithoutSource",
+             "message": "The source pvc ubuntu-9f9f9f9f9f9f doesn't exist"},
+            {"type": "Ready", "status": "False"}])
+        r = self.run("wait", "vm-gone", "-n", ns, "--interval", "1s", "--timeout", "60s", "--schedule-timeout", "2s",
+                     kubeconfig=kc, expect=1)
+        check("has been stuck for 2s: its clone source is gone" in r.err and "CloneWithoutSource" in r.err,
+              f"the vanished clone source is not named:\n{r.show()}")
+        simulate.vm_status(self.cp, ns, "vm-stuck", "ErrorUnschedulable")
+        r = self.run("wait", "vm-stuck", "-n", ns, "--interval", "1s", "--timeout", "60s", "--schedule-timeout", "2s",
+                     kubeconfig=kc, expect=1)
+        check("VirtualMachine " + ns + "/vm-stuck cannot start for 2s: printableStatus=ErrorUnschedulable" in r.err,
+              f"the printableStatus is not the failure:\n{r.show()}")
 
     def case_namespace_deletion(self, ns):
         """Deleting the namespace of a running VM: the namespace controller takes the VMI (and
@@ -1094,6 +1253,9 @@ class Suite:
             # Jobs with no VM yet are down already: after the canary they go in one batch.
             batches = [e for e in self._events(r) if e["event"] == "batch" and e.get("state") == "started"]
             check([len(b["jobs"]) for b in batches] == [1, 4], f"batches {batches}:\n{r.show()}")
+            # While a batch waits, its line shows the pull progress of its jobs still waiting.
+            check(any(e["event"] == "batch" and e.get("state") == "waiting" and 62 in e.get("pull", {}).values()
+                      for e in self._events(r)), f"no batch line with the pull progress:\n{r.show()}")
             _, rec = self._record(ns)
             check(rec["state"] == "Complete", f"record {rec}")
             for n in names:

@@ -33,7 +33,10 @@ WaitedJob::WaitedJob(WatchedObjects& from, std::string const& ns, std::string co
 Result<std::optional<WaitResult>> WaitedJob::round() {
   auto vmi = poll_vmi();
   if (!vmi) return vmi.error();
-  if (auto st = poll_datavolumes(vmi->datavolumes); !st) return st.error();
+  if (auto st = check_vm_start(); !st) return st.error();
+  // A VirtualMachine's VMI is created once its root disk is imported or
+  // cloned: until then the VM's dataVolumeTemplates name what to follow.
+  if (auto st = poll_datavolumes(vmi->datavolumes.empty() ? vm_datavolumes_ : vmi->datavolumes); !st) return st.error();
   pods_pending_ = false;
   if (!vmi->uid.empty())
     if (auto st = poll_launcher_pod(*vmi); !st) return st.error();
@@ -143,7 +146,35 @@ void WaitedJob::follow_new_vmi(std::string const& uid) {
   release_console();
 }
 
-// 2. Its DataVolumes: import progress and failure.
+// 1b. The job's VirtualMachine, if it has one: a printableStatus that says it
+// cannot start fails the job once it held for schedule_timeout (the grace:
+// KubeVirt reports a GPU node still freeing its devices as
+// ErrorUnschedulable, a registry hiccup as ErrImagePull, an importer pod CDI
+// retries as DataVolumeError, a DataVolume it has just created as
+// ErrorDataVolumeNotFound; each heals on its own within moments).
+Status WaitedJob::check_vm_start() {
+  auto vm = vm_of_job();
+  if (!vm) return stuck_for(cannot_start_since_, false, "", "");
+  vm_datavolumes_ = vm->datavolumes;
+  return stuck_for(cannot_start_since_, vm->cannot_start(),
+                   "VirtualMachine " + ns_ + "/" + terminal_safe(name_) + " cannot start", ": " + vm->line);
+}
+
+// An error ("<head> for 5m<tail>") once `stuck` held for schedule_timeout;
+// `since` is the epoch while it does not.
+Status WaitedJob::stuck_for(clock::time_point& since, bool stuck, std::string const& head, std::string const& tail) {
+  if (!stuck) {
+    since = {};
+    return ok();
+  }
+  auto const now = clock::now();
+  if (since == clock::time_point{}) since = now;
+  if (now - since >= opts_.schedule_timeout)
+    return host_error(Errc::Failed, head + " for " + seconds_text(opts_.schedule_timeout) + tail);
+  return ok();
+}
+
+// 2. Its DataVolumes: import or clone progress, failure, a clone stuck.
 Status WaitedJob::poll_datavolumes(std::vector<std::string> const& dvs) {
   for (auto const& dv : dvs) {
     // A name from the API's answer: checked, naming where it came from.
@@ -157,6 +188,13 @@ Status WaitedJob::poll_datavolumes(std::vector<std::string> const& dvs) {
       DataVolumeView v = view_datavolume(*j);
       report(Source::DataVolume, what, v.line);
       if (v.failed) return host_error(Errc::Failed, what + " failed: " + v.line);
+      bool const gone = v.stuck_reason == "CloneWithoutSource";
+      std::string const head = what + (gone ? " has been stuck" : ": CDI has refused the clone");
+      std::string const tail = (gone ? ": its clone source is gone (a golden image's import that the DataImportCron "
+                                       "garbage-collected, or a deletion) and CDI would wait forever: "
+                                     : ": ") +
+                               v.line;
+      if (auto st = stuck_for(dv_stuck_since_[dv], !v.stuck_reason.empty(), head, tail); !st) return st.error();
     } else if (r->status == 404) {
       report(Source::DataVolume, what, "not found (garbage-collected after its import, or deleted)");
     } else if (dv_noted_.insert(dv).second) {
@@ -196,16 +234,7 @@ Status WaitedJob::poll_launcher_pod(VmiPoll const& vmi) {
 
 // An error once the pod has been unschedulable for schedule_timeout.
 Status WaitedJob::check_scheduling(PodView const& p) {
-  if (!p.unschedulable) {
-    unschedulable_since_ = {};
-    return ok();
-  }
-  auto const now = clock::now();
-  if (unschedulable_since_ == clock::time_point{}) unschedulable_since_ = now;
-  if (now - unschedulable_since_ >= opts_.schedule_timeout)
-    return host_error(Errc::Failed, who_ + " could not be scheduled for " + seconds_text(opts_.schedule_timeout) +
-                                        ": " + p.unschedulable_why);
-  return ok();
+  return stuck_for(unschedulable_since_, p.unschedulable, who_ + " could not be scheduled", ": " + p.unschedulable_why);
 }
 
 // The console log of this pod, once its container has started and a

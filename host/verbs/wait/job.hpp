@@ -62,7 +62,9 @@ class WaitedJob {
   std::optional<VmView> vm_of_job();
   Result<VmiPoll> vmi_away(std::string const& phase, std::string const& why, std::string const& line);
   void follow_new_vmi(std::string const& uid);
+  Status check_vm_start();
   Status poll_datavolumes(std::vector<std::string> const& dvs);
+  Status stuck_for(clock::time_point& since, bool stuck, std::string const& head, std::string const& tail);
   Status poll_launcher_pod(VmiPoll const& vmi);
   Status check_scheduling(PodView const& p);
   void choose_agent_source(PodView const& p);
@@ -85,7 +87,10 @@ class WaitedJob {
   bool vm_pending_ = false;  // the VirtualMachines are not listed yet
   bool agent_ready_ = false, log_waiting_ = false, pods_pending_ = true;
   std::optional<readiness::Event> ready_event_;
-  clock::time_point unschedulable_since_{};  // the epoch: schedulable (or not seen)
+  clock::time_point unschedulable_since_{};                  // the epoch: schedulable (or not seen)
+  clock::time_point cannot_start_since_{};                   // the VM's printableStatus says it cannot start
+  std::map<std::string, clock::time_point> dv_stuck_since_;  // a DataVolume's stuck_reason, since
+  std::vector<std::string> vm_datavolumes_;                  // the VM's dataVolumeTemplates: read while it has no VMI
   clock::time_point next_events_read_{};
   std::set<std::string> dv_noted_;
   std::optional<std::string> fallback_;       // why the console log is not used

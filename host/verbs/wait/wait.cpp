@@ -153,20 +153,36 @@ class Runner {
       return;
     }
     auto vmi = from_.vmi(names_.front());
-    if (!vmi || vmi->status != 200) return;
+    if (!vmi || vmi->status != 200) return watch_vm_datavolume();
     auto j = parse_json(vmi->body);
     if (!j) return;
     VmiView v = view_vmi(*j);
-    if (!from_.watching_dependents()) {
-      Query dv;
-      if (v.datavolumes.size() == 1 && is_dns1123_subdomain(v.datavolumes.front()))
-        dv.emplace_back("fieldSelector", "metadata.name=" + v.datavolumes.front());
-      from_.watch_datavolumes(dv);
-    }
+    if (!from_.watching_dependents()) watch_datavolumes(v.datavolumes);
     if (v.uid != pods_uid_ && is_label_value(v.uid)) {
       pods_uid_ = v.uid;
       from_.watch_pods({{"labelSelector", "kubevirt.io=virt-launcher,kubevirt.io/created-by=" + v.uid}});
     }
+  }
+
+  // One job's DataVolumes: by name when it has one.
+  void watch_datavolumes(std::vector<std::string> const& names) {
+    Query dv;
+    if (names.size() == 1 && is_dns1123_subdomain(names.front()))
+      dv.emplace_back("fieldSelector", "metadata.name=" + names.front());
+    from_.watch_datavolumes(dv);
+  }
+
+  // A VirtualMachine without its VMI yet: KubeVirt creates the VMI once the
+  // root disk (its dataVolumeTemplates entry) is imported or cloned, and
+  // that is what there is to follow meanwhile.
+  void watch_vm_datavolume() {
+    if (from_.watching_dependents()) return;
+    auto vm = from_.vm(names_.front());
+    if (!vm || vm->status != 200) return;
+    auto j = parse_json(vm->body);
+    if (!j) return;
+    VmView v = view_vm(*j);
+    if (!v.datavolumes.empty()) watch_datavolumes(v.datavolumes);
   }
 
   using Active = std::vector<std::pair<std::string, std::unique_ptr<WaitedJob>>>;

@@ -485,3 +485,108 @@ TEST_CASE("doctor: the agent's version against the tool's, by release series") {
     CHECK(check(bad, "0.1.0").state == CheckState::Fail);
   }
 }
+
+namespace {
+
+const std::string kDataSource = "/apis/cdi.kubevirt.io/v1beta1/namespaces/os-images/datasources/ubuntu";
+const std::string kCron = "/apis/cdi.kubevirt.io/v1beta1/namespaces/os-images/dataimportcrons/ubuntu-cron";
+const std::string kStorageProfile = "/apis/cdi.kubevirt.io/v1beta1/storageprofiles/local-path";
+const std::string kDigest = "sha256:9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f";
+
+// A DataSource as CDI's DataImportCron controller leaves it (v1beta1): the
+// cron's label, the PVC of the newest import, Ready.
+json data_source(std::string const& ready, std::string const& reason = "Ready") {
+  return {{"apiVersion", "cdi.kubevirt.io/v1beta1"},
+          {"kind", "DataSource"},
+          {"metadata",
+           {{"name", "ubuntu"},
+            {"namespace", "os-images"},
+            {"labels", {{"cdi.kubevirt.io/dataImportCron", "ubuntu-cron"}}}}},
+          {"spec", {{"source", {{"pvc", {{"name", "ubuntu-9f9f9f9f9f9f"}, {"namespace", "os-images"}}}}}}},
+          {"status",
+           {{"conditions", json::array({{{"type", "Ready"},
+                                         {"status", ready},
+                                         {"reason", reason},
+                                         {"message", ready == "True" ? "" : "No source PVC found"}}})}}}};
+}
+
+json storage_profile(std::string const& strategy) {
+  json p{{"apiVersion", "cdi.kubevirt.io/v1beta1"},
+         {"kind", "StorageProfile"},
+         {"metadata", {{"name", "local-path"}}},
+         {"status", {{"provisioner", "rancher.io/local-path"}, {"storageClass", "local-path"}}}};
+  if (!strategy.empty()) p["status"]["cloneStrategy"] = strategy;
+  return p;
+}
+
+std::vector<std::string> golden_profile(Cluster const& c) {
+  std::string const path = c.dir.path + "/golden-profile.yaml";
+  test::write_text(path,
+                   "goldenImage: os-images/ubuntu\nallowedImages: [ghcr.io/tetherto/cosmicac-wrk-agent-inference]\n");
+  return {"--profile", path, "-f", kSpec};
+}
+
+}  // namespace
+
+TEST_CASE("doctor: a golden image: its DataSource Ready with the cron's digest, the clone strategy, the permission") {
+  Cluster c;
+  c.server.put(kDataSource, data_source("True"));
+  c.server.put(kCron, {{"apiVersion", "cdi.kubevirt.io/v1beta1"},
+                       {"kind", "DataImportCron"},
+                       {"metadata", {{"name", "ubuntu-cron"}, {"namespace", "os-images"}}},
+                       {"status",
+                        {{"lastImportTimestamp", "2026-11-28T10:00:00Z"},
+                         {"currentImports",
+                          json::array({{{"DataVolumeName", "ubuntu-9f9f9f9f9f9f"}, {"Digest", kDigest}}})}}}});
+  c.server.put(kStorageProfile, storage_profile("csi-clone"));
+  auto r = c.doctor(golden_profile(c));
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(has_line(r.out,
+                 "\u2713 golden image: DataSource os-images/ubuntu is Ready: PVC os-images/ubuntu-9f9f9f9f9f9f, "
+                 "digest " +
+                     kDigest + " (DataImportCron ubuntu-cron, last import 2026-11-28T10:00:00Z)"));
+  CHECK(has_line(r.out, "\u2713 clone strategy: local-path (provisioner rancher.io/local-path): csi-clone"));
+  CHECK(has_line(r.out, "\u2713 clone permission: may clone from namespace os-images (create datavolumes/source)"));
+
+  // A host-assisted copy works but costs every byte per VM: a warning naming the cost.
+  c.server.put(kStorageProfile, storage_profile("copy"));
+  auto copy = c.doctor(golden_profile(c));
+  CHECK(copy.exit_code == 0);
+  CHECK(has_line(copy.out, "! clone strategy: local-path (provisioner rancher.io/local-path): copy, host-assisted"));
+  // No strategy recorded: CDI's default, snapshot, and its fallback said.
+  c.server.put(kStorageProfile, storage_profile(""));
+  auto dflt = c.doctor(golden_profile(c));
+  CHECK(dflt.out.find("snapshot (CDI's default)") != std::string::npos);
+
+  // A profile without goldenImage: none of the three.
+  auto none = c.doctor(with_allowed_images(c));
+  CHECK(none.out.find("golden image") == std::string::npos);
+  CHECK(none.out.find("clone ") == std::string::npos);
+}
+
+TEST_CASE("doctor: a golden image missing, not Ready, not clonable or unreadable is a ✗ (fail closed)") {
+  Cluster c;
+  c.server.put(kStorageProfile, storage_profile("snapshot"));
+  auto missing = c.doctor(golden_profile(c));
+  check_failed(missing, "golden image", "DataSource os-images/ubuntu does not exist");
+
+  c.server.put(kDataSource, data_source("False", "NoSource"));
+  auto not_ready = c.doctor(golden_profile(c));
+  check_failed(not_ready, "golden image",
+               "DataSource os-images/ubuntu is not Ready (NoSource: No source PVC found); it points at PVC "
+               "os-images/ubuntu-9f9f9f9f9f9f");
+
+  // Ready, but its cron cannot be read: which digest it holds is not known — a failure.
+  c.server.put(kDataSource, data_source("True"));
+  auto no_cron = c.doctor(golden_profile(c));
+  check_failed(no_cron, "golden image", "dataimportcron os-images/ubuntu-cron");
+
+  c.deny("create datavolumes/source");
+  auto refused = c.doctor(golden_profile(c));
+  check_failed(refused, "clone permission", "this identity may not clone from namespace os-images");
+
+  c.server.deny("GET", kDataSource);
+  auto forbidden = c.doctor(golden_profile(c));
+  check_failed(forbidden, "golden image", "forbidden");
+}

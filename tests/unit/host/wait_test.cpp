@@ -1514,3 +1514,109 @@ TEST_CASE("wait: stop() ends the wait at its next round, every unfinished job re
         "VirtualMachineInstance cosmic-ac/job: the wait was interrupted before it was ready or failed");
   CHECK(std::chrono::steady_clock::now() - t0 < 10s);
 }
+
+namespace {
+
+// A VirtualMachine job with no VMI yet (KubeVirt creates it once the root
+// disk is imported or cloned), its root disk a dataVolumeTemplates entry.
+json vm_object(std::string const& printable) {
+  return {{"apiVersion", "kubevirt.io/v1"},
+          {"kind", "VirtualMachine"},
+          {"metadata", {{"name", "job"}, {"namespace", "cosmic-ac"}, {"uid", "0c0c0c0c-1111-4222-8333-444455556666"}}},
+          {"spec",
+           {{"runStrategy", "Always"}, {"dataVolumeTemplates", json::array({{{"metadata", {{"name", "job-root"}}}}})}}},
+          {"status", {{"printableStatus", printable}}}};
+}
+
+json dv_object(json status) {
+  return {{"kind", "DataVolume"}, {"metadata", {{"name", "job-root"}, {"namespace", "cosmic-ac"}}}, {"status", status}};
+}
+
+}  // namespace
+
+TEST_CASE("wait: a VirtualMachine whose printableStatus says it cannot start fails after the grace, with it") {
+  test::ApiServerStandIn s("Bearer good-token");
+  s.put(std::string(kVms) + "/job", vm_object("ErrorUnschedulable"));
+  KubeClient client(access_to(s));
+  Collected sink;
+  WaitOptions o = fast();
+  o.schedule_timeout = 1s;
+  auto const t0 = std::chrono::steady_clock::now();
+  auto r = wait_vmi(client, "cosmic-ac", "job", o, sink);
+  REQUIRE_FALSE(r);
+  CHECK(std::chrono::steady_clock::now() - t0 >= 1s);  // not at first sight: the grace
+  CHECK(r.error().kind == Errc::Failed);
+  CHECK(r.error().message ==
+        "VirtualMachine cosmic-ac/job cannot start for 1s: printableStatus=ErrorUnschedulable runStrategy=Always");
+
+  for (char const* p : {"ErrImagePull", "ImagePullBackOff", "ErrorPvcNotFound", "ErrorDataVolumeNotFound",
+                        "DataVolumeError", "CrashLoopBackOff"})
+    CHECK(view_vm(vm_object(p)).cannot_start());
+  for (char const* p : {"Provisioning", "Starting", "Running", "WaitingForVolumeBinding", "Stopped", ""})
+    CHECK_FALSE(view_vm(vm_object(p)).cannot_start());
+}
+
+TEST_CASE("wait: a cannot-start printableStatus that clears within the grace is not a failure") {
+  test::ApiServerStandIn s("Bearer good-token");
+  s.put(std::string(kVms) + "/job", vm_object("DataVolumeError"));  // an importer pod CDI retries
+  KubeClient client(access_to(s));
+  Collected sink;
+  WaitOptions o = fast();
+  o.schedule_timeout = 2s;
+  o.timeout = 3s;
+  std::thread kubevirt([&] {
+    std::this_thread::sleep_for(500ms);
+    s.put(std::string(kVms) + "/job", vm_object("Provisioning"));
+  });
+  auto r = wait_vmi(client, "cosmic-ac", "job", o, sink);
+  kubevirt.join();
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == Errc::Timeout);  // it never became ready; it did not fail
+}
+
+TEST_CASE("wait: a VirtualMachine's root disk clone: its phases and progress before the VMI exists, then ready") {
+  test::ApiServerStandIn s("Bearer good-token");
+  s.put(std::string(kVms) + "/job", vm_object("Provisioning"));
+  s.put(kDv, dv_object({{"phase", "CloneScheduled"}, {"progress", "N/A"}}));
+  KubeClient client(access_to(s));
+  Collected sink;
+  std::thread cdi([&] {
+    std::this_thread::sleep_for(300ms);
+    s.put(kDv, dv_object({{"phase", "CSICloneInProgress"}, {"progress", "45.00%"}}));
+    std::this_thread::sleep_for(300ms);
+    s.put(kDv, dv_object({{"phase", "CloneInProgress"}, {"progress", "62.50%"}}));
+    std::this_thread::sleep_for(300ms);
+    cluster(s, {ready()}, /*with_console=*/false);  // the DataVolume Succeeded; KubeVirt made the VMI
+    s.put(std::string(kVms) + "/job", vm_object("Running"));
+  });
+  auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
+  cdi.join();
+  INFO((r ? std::string("ok") : r.error().message));
+  REQUIRE(r);
+  CHECK(sink.saw("DataVolume cosmic-ac/job-root: phase=CloneScheduled (clone: clone scheduled)"));
+  CHECK(sink.saw("DataVolume cosmic-ac/job-root: phase=CSICloneInProgress (clone: CSI volume clone) 45.00%"));
+  CHECK(sink.saw("DataVolume cosmic-ac/job-root: phase=CloneInProgress (clone: host-assisted copy) 62.50%"));
+  CHECK(sink.saw("DataVolume cosmic-ac/job-root: phase=Succeeded"));
+}
+
+TEST_CASE("wait: a clone whose source vanished (CloneWithoutSource) fails with its reason, not an endless wait") {
+  test::ApiServerStandIn s("Bearer good-token");
+  s.put(std::string(kVms) + "/job", vm_object("Provisioning"));
+  s.put(kDv, dv_object({{"phase", "CloneScheduled"},
+                        {"progress", "N/A"},
+                        {"conditions", json::array({condition("Bound", "Unknown", "CloneWithoutSource",
+                                                              "The source pvc ubuntu-9f9f9f9f9f9f doesn't exist"),
+                                                    condition("Ready", "False")})}}));
+  KubeClient client(access_to(s));
+  Collected sink;
+  WaitOptions o = fast();
+  o.schedule_timeout = 1s;
+  auto r = wait_vmi(client, "cosmic-ac", "job", o, sink);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == Errc::Failed);
+  CHECK(r.error().message ==
+        "DataVolume cosmic-ac/job-root has been stuck for 1s: its clone source is gone (a golden image's import "
+        "that the DataImportCron garbage-collected, or a deletion) and CDI would wait forever: phase=CloneScheduled "
+        "(clone: clone scheduled) Bound=Unknown (CloneWithoutSource: The source pvc ubuntu-9f9f9f9f9f9f doesn't "
+        "exist)");
+}
