@@ -59,6 +59,7 @@ KINDS = {
     "VirtualMachine": ("/apis/kubevirt.io/v1", "virtualmachines", True),
     "KubeVirt": ("/apis/kubevirt.io/v1", "kubevirts", True),
     "DataVolume": ("/apis/cdi.kubevirt.io/v1beta1", "datavolumes", True),
+    "DataSource": ("/apis/cdi.kubevirt.io/v1beta1", "datasources", True),
     "CDI": ("/apis/cdi.kubevirt.io/v1beta1", "cdis", False),
     "Lease": ("/apis/coordination.k8s.io/v1", "leases", True),
 }
