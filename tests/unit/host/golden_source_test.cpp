@@ -17,8 +17,8 @@
 
 #include <catch2/catch_test_macros.hpp>
 
-using namespace cosmicac;
 using namespace cosmicac::host;
+namespace test = cosmicac::test;
 using namespace std::chrono_literals;
 using nlohmann::json;
 
@@ -34,7 +34,7 @@ ClusterAccess access_to(test::ApiServerStandIn const& server) {
   ClusterAccess a;
   a.server = server.url();
   a.origin = "test";
-  a.bearer_token = Secret(std::string("good-token"));
+  a.bearer_token = cosmicac::Secret(std::string("good-token"));
   return a;
 }
 
