@@ -246,6 +246,7 @@ TEST_CASE("rollout: a before-batch check that fails stops the rollout there, its
     }
     Result<std::vector<JobOutcome>> wait(std::vector<std::string> const& names, std::set<std::string> const&) override {
       std::vector<JobOutcome> out;
+      out.reserve(names.size());
       for (auto const& n : names) out.push_back({n, WaitResult{}});
       return out;
     }
