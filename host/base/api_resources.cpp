@@ -19,6 +19,8 @@ constexpr ApiResource const* kAll[] = {
     &api::kVirtualMachines,
     &api::kLeases,
     &api::kControllerRevisions,
+    &api::kDataSources,
+    &api::kVolumeSnapshots,
 };
 
 }  // namespace

@@ -29,6 +29,11 @@ inline constexpr ApiResource kEvents{"", "v1", "events", "Event", true};
 inline constexpr ApiResource kControllerRevisions{"apps", "v1", "controllerrevisions", "ControllerRevision", true};
 inline constexpr ApiResource kNodes{"", "v1", "nodes", "Node", false};
 inline constexpr ApiResource kDataVolumes{"cdi.kubevirt.io", "v1beta1", "datavolumes", "DataVolume", true};
+// A golden image (the profile's goldenImage) and what it points at: the
+// volume a root disk clones (host/verbs/golden_source.hpp).
+inline constexpr ApiResource kDataSources{"cdi.kubevirt.io", "v1beta1", "datasources", "DataSource", true};
+inline constexpr ApiResource kVolumeSnapshots{"snapshot.storage.k8s.io", "v1", "volumesnapshots", "VolumeSnapshot",
+                                              true};
 inline constexpr ApiResource kCdis{"cdi.kubevirt.io", "v1beta1", "cdis", "CDI", false};
 inline constexpr ApiResource kVirtualMachineInstances{"kubevirt.io", "v1", "virtualmachineinstances",
                                                       "VirtualMachineInstance", true};

@@ -5,6 +5,7 @@
 #include "host/cluster/kube_client.hpp"
 #include "host/render/manifests.hpp"
 #include "host/verbs/apply.hpp"
+#include "host/verbs/golden_source.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -82,6 +83,11 @@ Outcome ApplyCommand::run() {
   // With -o, stdout carries the objects only; progress goes to stderr.
   Say progress =
       print.output.empty() ? Say(say) : Say([](std::string const& s) { std::fprintf(stderr, "%s\n", s.c_str()); });
+  // A golden image is resolved once, for every job of the run, before any
+  // write: each clones the same volume (host/verbs/golden_source.hpp).
+  std::vector<GoldenJob> golden_jobs;
+  for (auto& job : specs) golden_jobs.push_back({job.source, &job.spec});
+  if (auto golden = resolve_for_run(client, golden_jobs, progress); !golden) return failure(golden.error());
   std::vector<Json> applied;
   JobTally tally;
   std::string wait_files;

@@ -6,6 +6,7 @@
 #include "common/terminal_text.hpp"
 #include "host/cluster/kube_client.hpp"
 #include "host/render/manifests.hpp"
+#include "host/verbs/golden_source.hpp"
 #include "host/verbs/rollout.hpp"
 #include "host/verbs/rollout_history.hpp"
 #include "host/verbs/rollout_plan.hpp"
@@ -180,9 +181,32 @@ Outcome RolloutCommand::run() {
   KubeClient client(std::move(*access));
   auto kube = kube_rollout(client, specs.front().spec.ns, o.wait);
   bool const json = gate.json();
+  RolloutOptions opts = o;
+  // A golden image resolved once for the whole rollout (every batch clones
+  // the same volume), and that volume checked before each batch: a cron's
+  // garbage collection that deleted it stops the rollout, naming it.
+  std::vector<GoldenJob> golden_jobs;
+  for (auto& j : jobs) golden_jobs.push_back({j.source, &j.spec});
+  auto golden = resolve_for_run(client, golden_jobs, [json](std::string const& line) {
+    if (!json) print_event({"golden", line, Json::object()}, false);
+  });
+  if (!golden) return failure(golden.error());
+  for (auto const& g : *golden)
+    if (json)
+      print_event({"golden", "",
+                   Json{{"dataSource", g.data_source.text()},
+                        {"source", Json{{"kind", g.source.kind}, {"namespace", g.source.ns}, {"name", g.source.name}}},
+                        {"size", g.size}}},
+                  true);
+  if (!golden->empty())
+    opts.before_batch = [&client, resolved = *golden]() -> Status {
+      for (auto const& g : resolved)
+        if (auto st = check_clone_source(client, g); !st) return st;
+      return ok();
+    };
   StopSignals signals;
   auto report = run_rollout(
-      *kube, jobs, o, [json](RolloutEvent const& e) { print_event(e, json); }, [] { return g_stop.load(); });
+      *kube, jobs, opts, [json](RolloutEvent const& e) { print_event(e, json); }, [] { return g_stop.load(); });
   return ended(report, gate);
 }
 

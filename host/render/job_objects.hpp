@@ -71,15 +71,15 @@ struct JobPart {
 // `delete` the workload first (it holds the volumes; foreground propagation
 // removes what it owns before it).
 inline constexpr std::array<JobPart, 5> kJobParts{{
-    {JobObject::RootDisk, &api::kDataVolumes, "-root", false, false, ForKind::VmiOnly, Owner::Workload,
-     ApplyMode::ApplyCompared, DeletePolicy::Delete, "the root disk",
-     "owned by the VMI; re-imported by CDI on the next apply"},
+    {JobObject::RootDisk, &api::kDataVolumes, "-root", true, false, ForKind::VmiOnly, Owner::Workload,
+     ApplyMode::ApplyCompared, DeletePolicy::WithOwner, "the root disk",
+     "owned by the VMI: the garbage collector deletes it with it; made anew by the next apply"},
     {JobObject::DataDisk, &api::kPersistentVolumeClaims, "-data", false, true, ForKind::Any, Owner::None,
      ApplyMode::ApplyGrowing, DeletePolicy::KeptUnlessDeleteData, "the data disk", ""},
     {JobObject::Vmi, &api::kVirtualMachineInstances, "", false, false, ForKind::VmiOnly, Owner::None,
      ApplyMode::CreateCompared, DeletePolicy::Delete, "the VM", ""},
     {JobObject::Vm, &api::kVirtualMachines, "", false, false, ForKind::VmOnly, Owner::None, ApplyMode::ApplyTemplate,
-     DeletePolicy::Delete, "the VM", "its VMI and its root disk <name>-root, which it owns, go with it"},
+     DeletePolicy::Delete, "the VM", "its VMI and its root disks <name>-root-*, which it owns, go with it"},
     {JobObject::UserData, &api::kSecrets, "-userdata", true, false, ForKind::Any, Owner::Workload,
      ApplyMode::CreateUnread, DeletePolicy::WithOwner, "the user-data",
      "owned by the VM: the garbage collector deletes it with the VM"},
@@ -95,12 +95,15 @@ bool job_has(JobSpec const& spec, JobPart const& part);
 // The job's workload: JobObject::Vm or JobObject::Vmi (the profile's workloadKind).
 JobObject workload_object(JobSpec const& spec);
 bool is_workload(JobPart const& part);
-// "<job>-root", "<job>-data", "<job>", "<job>-userdata". (A VirtualMachine's
-// root disk is "<job>-root" too: its dataVolumeTemplates entry.) For a row
+// "<job>-root", "<job>-data", "<job>", "<job>-userdata". For a row
 // named_by_content, the start of the name: the user-data Secret is
 // "<job>-userdata-<digest of the user-data>" (userdata_secret_name,
 // host/render/manifests.hpp), so a changed user-data is a new name in the
-// VM's template — a template change — and an old VMI keeps reading its own.
+// VM's template — a template change — and an old VMI keeps reading its own;
+// the root disk "<job>-root-<digest of its source>" (root_disk_name: a
+// VirtualMachine's dataVolumeTemplates entry has that name too), so a new
+// root image is a new disk. A job applied before root disks were named so
+// has "<job>-root" (docs/host-tool.md, "Root disk source").
 std::string job_object_name(JobSpec const& spec, JobObject object);
 
 }  // namespace cosmicac::host

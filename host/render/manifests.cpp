@@ -19,10 +19,9 @@ Json job_object(JobSpec const& spec, JobObject which) {
   JobPart const& part = job_part(which);
   return Json{{"apiVersion", api_version(*part.resource)},
               {"kind", std::string(part.resource->kind)},
-              {"metadata",
-               Json{{"name", which == JobObject::UserData ? userdata_secret_name(spec) : job_object_name(spec, which)},
-                    {"namespace", spec.ns},
-                    {"labels", job_labels(spec.name)}}}};
+              {"metadata", Json{{"name", rendered_object_name(spec, which)},
+                                {"namespace", spec.ns},
+                                {"labels", job_labels(spec.name)}}}};
 }
 
 // The user-data (ENVS included: API keys) lives only here. Inline in the VMI,
@@ -46,25 +45,47 @@ void annotate_revision(std::vector<Json>& objects) {
   for (auto& o : objects) {
     JobPart const* part = job_part_of(o);
     if (!part || part->object != JobObject::Vm) continue;
-    o["metadata"]["annotations"] = Json{{kRevisionAnnotation, revision}};
+    o["metadata"]["annotations"][kRevisionAnnotation] = revision;
     o["spec"]["template"]["metadata"]["annotations"] = Json{{kRevisionAnnotation, revision}};
   }
 }
 
 // The root disk's spec: a bare VMI's DataVolume, or a VirtualMachine's
-// dataVolumeTemplates entry.
+// dataVolumeTemplates entry. Its source: the registry import of rootImage,
+// or with a golden image a clone of the volume the DataSource pointed at
+// when apply resolved it (source.pvc or source.snapshot), never `sourceRef`
+// to the DataSource itself: CDI resolves a sourceRef on each reconcile until
+// its clone source exists, so DataVolumes made around a cron import would
+// clone different images and a rollout's batches would split the fleet's OS
+// (docs/host-tool.md, "Root disk source"). Only unresolved — an offline
+// `render` — does it name the DataSource. Either way `spec.storage`: CDI
+// picks the clone strategy (snapshot, CSI clone, host-assisted copy) from
+// the StorageProfile.
 Json root_datavolume_spec(JobSpec const& spec) {
-  return Json{{"source", Json{{"registry", Json{{"url", "docker://" + spec.root_image},
-                                                // CDI reads accessKeyId/secretKey from it.
-                                                {"secretRef", spec.pull_secret}}}}},
-              {"storage", Json{// local-path has no StorageProfile access modes: CDI needs them spelled out.
-                               {"accessModes", Json::array({"ReadWriteOnce"})},
-                               {"storageClassName", spec.storage_class},
-                               {"resources", Json{{"requests", Json{{"storage", spec.root_size}}}}}}}};
+  Json source;
+  if (spec.golden_image.empty())
+    source = Json{{"source", Json{{"registry", Json{{"url", "docker://" + spec.root_image},
+                                                    // CDI reads accessKeyId/secretKey from it.
+                                                    {"secretRef", spec.pull_secret}}}}}};
+  else if (spec.golden_source)
+    source = Json{{"source", Json{{spec.golden_source->kind,
+                                   Json{{"namespace", spec.golden_source->ns}, {"name", spec.golden_source->name}}}}}};
+  else
+    source =
+        Json{{"sourceRef",
+              Json{{"kind", "DataSource"}, {"namespace", spec.golden_image.ns}, {"name", spec.golden_image.name}}}};
+  source["storage"] = Json{// local-path has no StorageProfile access modes: CDI needs them spelled out.
+                           {"accessModes", Json::array({"ReadWriteOnce"})},
+                           {"storageClassName", spec.storage_class},
+                           {"resources", Json{{"requests", Json{{"storage", spec.root_size}}}}}};
+  return source;
 }
 
+// The root disk's metadata: the job's, and what it is made from
+// (kRootSourceAnnotation).
 Json root_datavolume(JobSpec const& spec) {
   Json dv = job_object(spec, JobObject::RootDisk);
+  dv["metadata"]["annotations"] = Json{{kRootSourceAnnotation, root_source_text(spec)}};
   dv["spec"] = root_datavolume_spec(spec);
   return dv;
 }
@@ -87,8 +108,7 @@ struct DisksAndVolumes {
 DisksAndVolumes vmi_storage(JobSpec const& spec) {
   DisksAndVolumes s;
   s.disks.push_back(Json{{"name", "rootdisk"}, {"bootOrder", 1}, {"disk", Json{{"bus", "virtio"}}}});
-  s.volumes.push_back(
-      Json{{"name", "rootdisk"}, {"dataVolume", Json{{"name", job_object_name(spec, JobObject::RootDisk)}}}});
+  s.volumes.push_back(Json{{"name", "rootdisk"}, {"dataVolume", Json{{"name", root_disk_name(spec)}}}});
 
   if (spec.data_disk) {
     // The serial is how the agent finds this disk (/dev/disk/by-id/virtio-<serial>).
@@ -188,9 +208,9 @@ Json vmi(JobSpec const& spec) {
 // no new import) and goes with the VM.
 Json vm(JobSpec const& spec) {
   Json object = job_object(spec, JobObject::Vm);
-  Json root = job_object(spec, JobObject::RootDisk);
+  object["metadata"]["annotations"] = Json{{kRootSourceAnnotation, root_source_text(spec)}};
+  Json root = root_datavolume(spec);
   root["metadata"].erase("namespace");  // the VM's, where KubeVirt creates it
-  root["spec"] = root_datavolume_spec(spec);
   object["spec"] =
       Json{{"runStrategy", spec.run_strategy},
            {"dataVolumeTemplates", Json::array({std::move(root)})},
@@ -217,6 +237,23 @@ std::vector<Json> render_manifests(JobSpec const& spec) {
     if (job_has(spec, part)) out.push_back(render_part(spec, part.object));
   annotate_revision(out);
   return out;
+}
+
+std::string root_source_text(JobSpec const& spec) {
+  if (spec.golden_image.empty()) return "docker://" + spec.root_image;
+  std::string const ds = "DataSource " + spec.golden_image.text();
+  return spec.golden_source ? ds + ": " + spec.golden_source->text() : ds + " (resolved when applied)";
+}
+
+std::string root_disk_name(JobSpec const& spec) {
+  return job_object_name(spec, JobObject::RootDisk) + "-" +
+         content_digest(root_datavolume_spec(spec).dump()).substr(0, kRootDigestHexLength);
+}
+
+std::string rendered_object_name(JobSpec const& spec, JobObject object) {
+  if (object == JobObject::UserData) return userdata_secret_name(spec);
+  if (object == JobObject::RootDisk) return root_disk_name(spec);
+  return job_object_name(spec, object);
 }
 
 std::string userdata_secret_name(JobSpec const& spec) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "host/base/yaml_json.hpp"
+#include "host/render/job_objects.hpp"
 #include "host/spec/job_spec.hpp"
 
 #include <cstddef>
@@ -27,6 +28,28 @@ std::vector<Json> render_manifests(JobSpec const& spec);
 // "<job>-userdata-<content_digest of the rendered user-data>": the Secret's
 // name, which the VMI's cloudInitNoCloud volume names.
 std::string userdata_secret_name(JobSpec const& spec);
+
+// The root disk is named by what it is made from: "<job>-root-<the first
+// kRootDigestHexLength hex of the SHA-256 of its rendered spec>" (the source
+// — the registry image, or the golden image's resolved volume — its size and
+// storage class). KubeVirt never re-imports a dataVolumeTemplates disk that
+// exists, so another source must be another DataVolume: a changed source is a
+// changed VM template, which `apply --restart` and `rollout` carry (a new
+// root disk; the data PVC, named "<job>-data", is never part of it).
+inline constexpr std::size_t kRootDigestHexLength = 8;
+std::string root_disk_name(JobSpec const& spec);
+
+// On the root DataVolume (and on a VirtualMachine): what the root disk is made
+// from, as root_source_text says it — so `kubectl get -o yaml` and
+// `cosmicac-vmi get` show which golden volume a job cloned.
+inline constexpr char kRootSourceAnnotation[] = "cosmicac.io/root-source";
+// "docker://<rootImage>", "DataSource ns/name: pvc ns/name" (resolved), or
+// "DataSource ns/name (resolved when applied)".
+std::string root_source_text(JobSpec const& spec);
+
+// The name the rendered object of that row has: root_disk_name,
+// userdata_secret_name, or job_object_name.
+std::string rendered_object_name(JobSpec const& spec, JobObject object);
 
 // Kubernetes refuses a Secret whose data values, decoded, add up to more than
 // 1 MiB (kube-apiserver's Secret validation, MaxSecretSize): it counts the

@@ -180,6 +180,7 @@ void read_data_disk(Fields& top, JobSpec& spec) {
 // would join a network its namespace's owner did not choose.
 void take_operator_fields(OperatorProfile const& profile, JobSpec& spec) {
   spec.root_image = profile.root_image;
+  spec.golden_image = profile.golden_image;
   spec.pull_secret = profile.pull_secret;
   spec.credential_secret = profile.credential_secret;
   spec.bootstrap_configmap = profile.bootstrap_configmap;

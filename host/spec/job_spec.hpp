@@ -125,10 +125,23 @@ struct ReadinessSpec {
 // agent's own rule; the user-data writes exactly these.
 std::vector<std::pair<std::string, std::string>> readiness_settings(ReadinessSpec const& r);
 
+// What a golden image (the profile's goldenImage, a CDI DataSource) pointed
+// at when `apply` or `rollout` resolved it (host/verbs/golden_source.hpp):
+// the PersistentVolumeClaim or VolumeSnapshot the root disk clones, by name
+// (the DataVolume's source.pvc or source.snapshot), so that every job of one
+// run clones the same volume even if the DataSource moves meanwhile.
+struct CloneSource {
+  std::string kind;  // "pvc" or "snapshot": the key under the DataVolume's `source`
+  std::string ns;
+  std::string name;
+  std::string text() const { return kind + " " + ns + "/" + name; }
+  bool operator==(CloneSource const&) const = default;
+};
+
 // The job: the tenant's fields, and the operator's ("operator:") copied from
 // the profile it was parsed with, never from the job spec.
 struct JobSpec {
-  std::string name;  // VMI name; other objects are <name>-root, <name>-data, <name>-userdata-<digest>
+  std::string name;  // VMI name; other objects are <name>-root-<digest>, <name>-data, <name>-userdata-<digest>
   std::string ns;    // namespace
   int cpu_cores = 0;
   bool dedicated_cpu =
@@ -140,6 +153,11 @@ struct JobSpec {
   std::optional<DeviceRequest> infiniband;
   std::string root_image = kDefaultRootImage;  // operator: registry reference (no scheme)
   std::string root_size = kDefaultRootSize;
+  DataSourceRef golden_image;  // operator: the DataSource the root disk clones (empty: root_image is imported)
+  // The golden image resolved (apply, rollout: set after the spec is parsed);
+  // none: the rendered root disk names the DataSource (sourceRef), as an
+  // offline `render` prints it.
+  std::optional<CloneSource> golden_source;
   std::optional<DataDisk> data_disk;
   std::string storage_class = kDefaultStorageClass;              // operator
   std::string pull_secret = kDefaultPullSecret;                  // operator: CDI importer (accessKeyId/secretKey)

@@ -38,6 +38,7 @@ class VmStrategy final : public WorkloadStrategy {
   std::vector<StoredRevision> stored_;  // its kept revisions, newest first (read when it exists)
   std::string running_revision_;        // what the VMI of its name runs (its template's annotation)
   std::string running_secret_;          // the user-data Secret that VMI names
+  std::string running_root_;            // the root disk that VMI boots from
 };
 
 std::string const& vm_kind() {
@@ -78,6 +79,7 @@ Status VmStrategy::check_kind(Json const& vm) {
     // Pruning keeps what it runs (a change applied without --restart).
     running_revision_ = revision_of(vmi);
     running_secret_ = userdata_secret_of(vmi);
+    running_root_ = root_disk_of(vmi);
     return ok();
   }
   return host_error(Errc::Conflict, vmi_kind() + " " + ns + "/" + terminal_safe(name) + " exists without a " +
@@ -88,27 +90,36 @@ Status VmStrategy::check_kind(Json const& vm) {
                                         "it, then apply (docs/host-tool.md, \"Moving a job to a VirtualMachine\")");
 }
 
-// A VirtualMachine that exists: its root disk (dataVolumeTemplates) cannot
-// change in place (the DataVolume exists; CDI keeps its spec), so a
-// difference there is refused unless --recreate; a difference in the
+// A VirtualMachine that exists. Its root disk is named by its source
+// (root_disk_name): another source is another name in dataVolumeTemplates,
+// a template change like any other — KubeVirt makes the new DataVolume, the
+// next start boots it, and the old one stays (KubeVirt never deletes a
+// DataVolume dropped from the templates) while a kept revision names it. A
+// root disk of the same name whose spec differs cannot change in place (CDI
+// keeps a DataVolume's spec): refused unless --recreate. A difference in the
 // template or runStrategy is applied (write) and needs a restart.
 Status VmStrategy::compare(Json const& vm, std::vector<Json> const& owned) {
   auto const& current = run_.live(vm);
   if (!current) return ok();
   std::vector<std::string> disk, rest;
+  bool const new_root = root_disk_of(vm) != root_disk_of(*current);
   for (auto const& d : rendered_differences(vm["spec"], value_at(*current, {"spec"}), "spec"))
-    (d.starts_with("spec.dataVolumeTemplates") ? disk : rest).push_back(d);
+    (d.starts_with("spec.dataVolumeTemplates") && !new_root ? disk : rest).push_back(d);
+  if (new_root)
+    run_.say(describe(vm) + ": a new root disk " + terminal_safe(root_disk_of(vm)) + " (was " +
+             terminal_safe(root_disk_of(*current)) +
+             ", kept for a rollback): made from its source and booted at the next start; the data disk is kept");
   if (!disk.empty()) {
     for (auto const& d : disk) run_.say("differs: " + terminal_safe(describe(vm) + " " + d));
     if (!run_.options().recreate)
       return host_error(Errc::Conflict, describe(vm) +
-                                            "'s root disk exists and cannot change (the rootImage or rootDisk.size of "
-                                            "its dataVolumeTemplates differ, listed above); nothing was changed. "
+                                            "'s root disk exists and cannot change (its dataVolumeTemplates entry of "
+                                            "the same name differs, listed above); nothing was changed. "
                                             "`apply --recreate` deletes the VM with its root disk and user-data and "
                                             "creates it again (the data PVC is kept)");
     // Its root disk, which the VM owns, goes with it: the next one is imported anew.
     std::string const ns = string_at(vm, {"metadata", "namespace"});
-    std::string const root = string_at(vm, {"metadata", "name"}) + job_part(JobObject::RootDisk).name_suffix;
+    std::string const root = root_disk_of(*current);
     auto root_path = api_path(api::kDataVolumes, ns, root);
     if (!root_path) return root_path.error();
     return run_.recreate(vm, *current, owned,
@@ -196,7 +207,7 @@ Status VmStrategy::finish(Json const& vm) {
   }
   if (!written_) return ok();
   return prune_revisions(run_.client(), run_.options().dry_run, stored_, running_revision_, running_secret_,
-                         run_.say_fn());
+                         run_.say_fn(), {string_at(vm, {"metadata", "labels", kJobLabel}), uid_, running_root_});
 }
 
 // Why a live VMI is not this VM's to delete for a restart, or empty: it must

@@ -30,7 +30,7 @@ std::string plan_why(JobPart const& part, bool deleted) {
 DeleteStep plan_step(JobSpec const& spec, JobPart const& part, bool delete_data) {
   // The user-data Secret of this spec's user-data (its name is the digest of
   // it); the Secrets of kept revisions go with the VM, as this one does.
-  std::string const name = part.named_by_content ? userdata_secret_name(spec) : job_object_name(spec, part.object);
+  std::string const name = rendered_object_name(spec, part.object);
   bool const deleted = part.on_delete != DeletePolicy::KeptUnlessDeleteData || delete_data;
   DeleteStep s{.object = std::string(part.resource->kind) + " " + spec.ns + "/" + name,
                .path = {},

@@ -6,6 +6,7 @@
 #include "host/verbs/deletion.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace cosmicac::host {
 namespace {
@@ -87,6 +88,16 @@ std::string userdata_secret_of(Json const& workload) {
     std::string name = string_at(v, {"cloudInitNoCloud", "secretRef", "name"});
     if (!name.empty()) return name;
   }
+  return {};
+}
+
+std::string root_disk_of(Json const& workload) {
+  Json const& volumes = value_at(workload, {"kind"}) == Json(std::string(api::kVirtualMachines.kind))
+                            ? value_at(workload, {"spec", "template", "spec", "volumes"})
+                            : value_at(workload, {"spec", "volumes"});
+  if (!volumes.is_array()) return {};
+  for (auto const& v : volumes)
+    if (string_at(v, {"name"}) == kRootVolumeName) return string_at(v, {"dataVolume", "name"});
   return {};
 }
 
@@ -176,8 +187,50 @@ Status keep_revision(KubeClient& client, DryRun dry_run, std::vector<StoredRevis
   return ok();
 }
 
+namespace {
+
+bool names_root_disk(std::vector<StoredRevision> const& revisions, std::string const& disk) {
+  return std::any_of(revisions.begin(), revisions.end(),
+                     [&](StoredRevision const& r) { return root_disk_of(r.vm) == disk; });
+}
+
+// Whether the VM of that uid is the controller of `object`.
+bool controlled_by(Json const& object, std::string const& uid) {
+  return std::any_of(array_at(object, {"metadata", "ownerReferences"}).begin(),
+                     array_at(object, {"metadata", "ownerReferences"}).end(), [&](Json const& o) {
+                       return string_at(o, {"uid"}) == uid && value_at(o, {"controller"}) == Json(true);
+                     });
+}
+
+}  // namespace
+
+Status prune_root_disk(KubeClient& client, DryRun dry_run, std::string const& ns, std::string const& disk,
+                       std::string const& job, std::string const& vm_uid, Say const& say) {
+  std::string const what = std::string(api::kDataVolumes.kind) + " " + ns + "/" + terminal_safe(disk);
+  std::string const dry = dry_run == DryRun::Server ? " (server dry run)" : "";
+  auto path = api_path(api::kDataVolumes, ns, disk);
+  if (!path) return path.error();
+  auto resp = client.request("GET", *path);
+  if (!resp) return resp.error();
+  if (resp->status == 404) return ok();
+  if (resp->status != 200) return api_error("getting " + what, *resp);
+  Json const live = parse_body(*resp);
+  // Only this VM's own disk (KubeVirt made it from the VM's template: the VM
+  // controls it, and it carries the job's labels); anything else of the name stays.
+  if (!missing_label(live, job).empty() || vm_uid.empty() || !controlled_by(live, vm_uid)) {
+    say(what + " kept: no kept revision names it, but it is not this VirtualMachine's (its controller or labels)");
+    return ok();
+  }
+  auto gone = delete_one(client, what, *path, dry_run, string_at(live, {"metadata", "uid"}), kBackground);
+  if (!gone) return gone.error();
+  say(what + (*gone ? " deleted (a root disk no kept revision names; the data disk is kept)" : " already absent") +
+      dry);
+  return ok();
+}
+
 Status prune_revisions(KubeClient& client, DryRun dry_run, std::vector<StoredRevision>& stored,
-                       std::string const& running, std::string const& running_secret, Say const& say) {
+                       std::string const& running, std::string const& running_secret, Say const& say,
+                       RootDisks const& roots) {
   std::vector<StoredRevision> kept, pruned;
   for (auto& r : stored)
     (kept.size() < kKeptRevisionCount || r.revision == running ? kept : pruned).push_back(std::move(r));
@@ -214,6 +267,17 @@ Status prune_revisions(KubeClient& client, DryRun dry_run, std::vector<StoredRev
                : " already absent") +
         dry);
   }
+  // The root disks only pruned revisions named (a root image changed twice
+  // since): the one the VMI runs on and those of kept revisions stay.
+  std::set<std::string> dropped;
+  for (auto const& r : pruned)
+    if (std::string disk = root_disk_of(r.vm); !disk.empty() && disk != roots.running && !names_root_disk(stored, disk))
+      dropped.insert(disk);
+  for (auto const& disk : dropped)
+    if (auto st = prune_root_disk(client, dry_run, string_at(pruned.front().vm, {"metadata", "namespace"}), disk,
+                                  roots.job, roots.vm_uid, say);
+        !st)
+      return st;
   return ok();
 }
 

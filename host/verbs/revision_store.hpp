@@ -51,6 +51,11 @@ struct StoredRevision {
 // in its cloudInitNoCloud volume, or empty.
 std::string userdata_secret_of(Json const& workload);
 
+// The name of the DataVolume a VM's template (or a VMI's spec) boots from —
+// its volume kRootVolumeName — or empty.
+inline constexpr char kRootVolumeName[] = "rootdisk";
+std::string root_disk_of(Json const& workload);
+
 // The job's ControllerRevisions whose controller is the VirtualMachine of
 // that uid (one owned by another — an older VM of the same name — is not this
 // VM's history), newest first. One whose name, labels or data do not read as
@@ -77,12 +82,32 @@ std::string kept_revision_id(Json const& vm);
 Status keep_revision(KubeClient& client, DryRun dry_run, std::vector<StoredRevision>& stored, Json const& vm,
                      std::string const& vm_uid, std::string const& userdata_uid, Say const& say);
 
+// What root-disk pruning needs to know: the job, the uid of its VM (the
+// controller of every root disk KubeVirt made from its templates) and the
+// root disk the running VMI boots from (empty: none).
+struct RootDisks {
+  std::string job;
+  std::string vm_uid;
+  std::string running;
+};
+
 // Deletes every revision beyond the kKeptRevisionCount newest — but not
 // `running` (the revision the job's VMI runs, empty: none) — each with its
 // uid as the precondition; then the user-data Secret each named, when no
 // revision left and not the VMI (running_secret) names it and its uid is
-// known (kUserDataUidAnnotation). Said.
+// known (kUserDataUidAnnotation); then the root disk (DataVolume) each named
+// when no revision left and not the VMI (roots.running) names it
+// (prune_root_disk). KubeVirt never deletes a DataVolume dropped from a VM's
+// dataVolumeTemplates: without this, each root image change would leave a
+// disk behind until the VM goes. Said.
 Status prune_revisions(KubeClient& client, DryRun dry_run, std::vector<StoredRevision>& stored,
-                       std::string const& running, std::string const& running_secret, Say const& say);
+                       std::string const& running, std::string const& running_secret, Say const& say,
+                       RootDisks const& roots);
+
+// One root disk no kept revision names: read, and deleted (its uid as the
+// precondition) only when the VM of vm_uid controls it and it carries the
+// job's labels; absent, fine; anyone else's, kept and said.
+Status prune_root_disk(KubeClient& client, DryRun dry_run, std::string const& ns, std::string const& disk,
+                       std::string const& job, std::string const& vm_uid, Say const& say);
 
 }  // namespace cosmicac::host

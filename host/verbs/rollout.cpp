@@ -574,6 +574,11 @@ Result<RolloutReport> Rollout::run() {
       interrupted_ = true;
       break;
     }
+    if (opts_.before_batch)
+      if (auto st = opts_.before_batch(); !st) {
+        stopped_why_ = "batch " + std::to_string(i + 1) + " was not started: " + st.error().message;
+        break;
+      }
     run_batch(i);
   }
   if (!write_error_) return write_error_.error();

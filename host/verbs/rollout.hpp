@@ -50,6 +50,11 @@ struct RolloutOptions {
   bool dry_run = false;  // the plan only: no write at all
   std::string identity;  // who rolls (the record's holder)
   WaitOptions wait;      // wait.timeout: per batch
+  // Asked before each batch starts (none: nothing to check): an error stops
+  // the rollout there, its message the reason, no job of that batch or
+  // later started. The golden image's clone source still being there
+  // (host/verbs/golden_source.hpp: check_clone_source).
+  std::function<Status()> before_batch;
 };
 
 // What the rollout says: a line for a person (escaped) and the same as a JSON

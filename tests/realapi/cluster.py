@@ -59,6 +59,7 @@ KINDS = {
     "VirtualMachine": ("/apis/kubevirt.io/v1", "virtualmachines", True),
     "KubeVirt": ("/apis/kubevirt.io/v1", "kubevirts", True),
     "DataVolume": ("/apis/cdi.kubevirt.io/v1beta1", "datavolumes", True),
+    "DataSource": ("/apis/cdi.kubevirt.io/v1beta1", "datasources", True),
     "CDI": ("/apis/cdi.kubevirt.io/v1beta1", "cdis", False),
     "DataSource": ("/apis/cdi.kubevirt.io/v1beta1", "datasources", True),
     "DataImportCron": ("/apis/cdi.kubevirt.io/v1beta1", "dataimportcrons", True),

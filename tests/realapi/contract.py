@@ -459,8 +459,10 @@ def _vmi_state(c, name):
     """The four objects of one job as the tool leaves them."""
     # The user-data Secret's name ends in the digest of its content: found by the job's label.
     return [c.step(f"{kind} {n}", "GET", obj_path(kind, n))
-            for kind, n in (("VirtualMachineInstance", name), ("DataVolume", name + "-root"),
-                            ("PersistentVolumeClaim", name + "-data"))] + [
+            for kind, n in (("VirtualMachineInstance", name), ("PersistentVolumeClaim", name + "-data"))] + [
+        # The root DataVolume's name ends in the digest of its source, the user-data Secret's in the
+        # digest of its content: both found by the job's label.
+        c.step("DataVolume of the job", "GET", coll("DataVolume"), query={"labelSelector": f"cosmicac.io/job={name}"}),
         c.step("Secret of the job", "GET", coll("Secret"), query={"labelSelector": f"cosmicac.io/job={name}"})]
 
 

@@ -182,9 +182,38 @@ class Suite:
     def objects(self, name, ns):
         """The four objects of one VM, None where absent."""
         return {"vmi": self.obj("VirtualMachineInstance", name, ns),
-                "dv": self.obj("DataVolume", name + "-root", ns),
+                "dv": self.root_dv(name, ns),
                 "pvc": self.obj("PersistentVolumeClaim", name + "-data", ns),
                 "secret": self.userdata(name, ns)}
+
+    def root_dvs(self, name, ns):
+        """The job's root DataVolumes (<job>-root-<digest of its source>), by the job's label, as the
+        admin reads them."""
+        _, body = self.cp.admin.request("GET", path_of("DataVolume", None, ns),
+                                        query={"labelSelector": f"cosmicac.io/job={name}"})
+        return [d for d in body.get("items", []) if d["metadata"]["name"].startswith(name + "-root")]
+
+    def root_name(self, name, ns):
+        """The root DataVolume the job's VMI (else its VM's template) boots from."""
+        for kind, at in (("VirtualMachineInstance", ("spec",)), ("VirtualMachine", ("spec", "template", "spec"))):
+            o = self.obj(kind, name, ns)
+            for key in at:
+                o = (o or {}).get(key)
+            for v in (o or {}).get("volumes", []):
+                if v.get("name") == "rootdisk":
+                    return v["dataVolume"]["name"]
+        return None
+
+    def root_dv(self, name, ns):
+        """The root DataVolume the job boots from; without a VMI or VM, the job's only one."""
+        n = self.root_name(name, ns)
+        if n:
+            return self.obj("DataVolume", n, ns)
+        found = self.root_dvs(name, ns)
+        return found[0] if len(found) == 1 else None
+
+    def root_gone(self, name, ns, timeout=30):
+        self.until(f"the root DataVolumes of {ns}/{name} to be gone", lambda: not self.root_dvs(name, ns), timeout)
 
     def userdata_secrets(self, name, ns):
         """The job's user-data Secrets (<job>-userdata-<digest of the user-data>: a VM job keeps
@@ -281,10 +310,10 @@ class Suite:
         check(f"VirtualMachineInstance {ns}/vm is being deleted" in r.err and hold in r.err,
               f"the refusal does not name the terminating VMI and its finalizer:\n{r.show()}")
         check("unchanged" not in r.out, f"a terminating VMI was reported unchanged:\n{r.show()}")
-        self.gone("DataVolume", "vm-root", ns, 60)
+        self.root_gone("vm", ns, 60)
         self.userdata_gone("vm", ns, 60)
         time.sleep(1)
-        check(self.obj("DataVolume", "vm-root", ns) is None and not self.userdata_secrets("vm", ns),
+        check(not self.root_dvs("vm", ns) and not self.userdata_secrets("vm", ns),
               "a refused apply created objects")
         p = self.start("apply", "--timeout", "90s", "-f", self.spec("vm", ns), kubeconfig=kc)
         time.sleep(3)
@@ -457,7 +486,7 @@ class Suite:
         self.apply_ok("vm", ns, kc)
         self.cp.admin.delete(path_of("VirtualMachineInstance", "vm", ns),
                              body={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"})
-        self.gone("DataVolume", "vm-root", ns, 60)
+        self.root_gone("vm", ns, 60)
         self.userdata_gone("vm", ns, 60)
         check(self.obj("PersistentVolumeClaim", "vm-data", ns), "the garbage collector took the unowned PVC")
 
@@ -495,10 +524,10 @@ class Suite:
             try:
                 vmi = self.obj("VirtualMachineInstance", name, ns)
                 simulate.vmi_status(self.cp, ns, name, "Scheduling", False, "GuestNotRunning", "Guest VM is not reported as running")
-                simulate.datavolume_status(self.cp, ns, name + "-root", "ImportInProgress", "45.20%")
+                simulate.datavolume_status(self.cp, ns, self.root_name(name, ns), "ImportInProgress", "45.20%")
                 pod = simulate.Launcher(self.cp, ns, vmi, console=console, node=node)
                 time.sleep(1)
-                simulate.datavolume_status(self.cp, ns, name + "-root", "Succeeded", "100.0%")
+                simulate.datavolume_status(self.cp, ns, self.root_name(name, ns), "Succeeded", "100.0%")
                 simulate.vmi_status(self.cp, ns, name, "Running", False, "ContainersNotReady",
                                     "containers with unready status: [compute]")
                 time.sleep(1.5)
@@ -1143,9 +1172,9 @@ class Suite:
         vm = self.obj("VirtualMachine", "vm", ns)
         check(vm is not None, "no VirtualMachine")
         check(self.obj("VirtualMachineInstance", "vm", ns) is None, "apply made a VMI of its own")
-        check(self.obj("DataVolume", "vm-root", ns) is None, "apply made the root DataVolume (KubeVirt's job)")
+        check(not self.root_dvs("vm", ns), "apply made the root DataVolume (KubeVirt's job)")
         check(vm["spec"]["runStrategy"] == "Always", f"runStrategy {vm['spec'].get('runStrategy')}")
-        check(vm["spec"]["dataVolumeTemplates"][0]["metadata"]["name"] == "vm-root", "no root disk template")
+        check(vm["spec"]["dataVolumeTemplates"][0]["metadata"]["name"].startswith("vm-root-"), "no root disk template")
         check(vm["spec"]["template"]["spec"]["evictionStrategy"] == "None", "evictionStrategy")
         check("cosmicac-vmi" in {m.get("manager") for m in vm["metadata"].get("managedFields", [])},
               "the VM's fields are not cosmicac-vmi's")
@@ -1156,7 +1185,7 @@ class Suite:
         check(not pvc["metadata"].get("ownerReferences"), "the data PVC has an owner")
         # KubeVirt's VM controller: the root DataVolume (owned by the VM) and VMI #1, which starts booting.
         first = simulate.vm_sync(self.cp, ns, "vm")
-        dv = self.obj("DataVolume", "vm-root", ns)
+        dv = self.root_dv("vm", ns)
         check(dv["metadata"]["ownerReferences"][0]["uid"] == vm["metadata"]["uid"], "the root disk is not the VM's")
         simulate.vmi_status(self.cp, ns, "vm", "Running", False, "ContainersNotReady", "containers not ready")
         p = self.start("wait", "vm", "-n", ns, "--interval", "1s", "--timeout", "90s", kubeconfig=kc)
@@ -1170,7 +1199,7 @@ class Suite:
         check(r.rc == 0, f"wait across the eviction failed:\n{r.show()}")
         check("is a new one" in r.text() and "(agent ready, VMI Ready)" in r.text(),
               f"wait did not follow the new VMI to the agent's ready:\n{r.show()}")
-        check(self.obj("DataVolume", "vm-root", ns)["metadata"]["uid"] == dv["metadata"]["uid"],
+        check(self.root_dv("vm", ns)["metadata"]["uid"] == dv["metadata"]["uid"],
               "the root disk was not kept across the restart")
         # Unchanged: no write at all.
         rv = self.obj("VirtualMachine", "vm", ns)["metadata"]["resourceVersion"]
@@ -1204,7 +1233,7 @@ class Suite:
         check(re.search(r"^vm +- +False +<none> +\S+ +1 +Stopped", r.out, re.M), f"list:\n{r.show()}")
         r = self.run("delete", "--profile", prof, "-f", self.spec("vm", ns), kubeconfig=kc, expect=0)
         self.gone("VirtualMachine", "vm", ns, 60)
-        self.gone("DataVolume", "vm-root", ns, 60)
+        self.root_gone("vm", ns, 60)
         self.userdata_gone("vm", ns, 60)
         check(self.obj("PersistentVolumeClaim", "vm-data", ns)["metadata"]["uid"] == pvc["metadata"]["uid"],
               "delete did not keep the data disk")
@@ -1783,6 +1812,135 @@ class Suite:
         check(said.startswith("acquired "), f"after the release: {said}")
         c.stdin.close()
         check(self._probe_says(c) == "released" and c.wait(10) == 0, "the third taker releases")
+
+    # --- root disks: named by their source; golden images (issues 53 item 2, 54) ------------
+    def _golden_namespace(self, ns):
+        """The golden images' namespace of a case: host/rbac/role-golden-image.yaml in it (its
+        namespaces made the case's), the tool's Role bound to the plain user too, and a Ready
+        DataSource `os` pointing at the PVC `img-1` (10Gi), as a DataImportCron leaves them."""
+        gns = ns + "-golden"
+        self.cp.admin.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": gns}})
+        for d in self._docs("host/rbac/role-golden-image.yaml"):
+            d = json.loads(json.dumps(d).replace('"golden-images"', json.dumps(gns)).replace('"cosmic-ac"',
+                                                                                            json.dumps(ns)))
+            self.cp.admin.apply(d)
+        for role in ("cosmicac-vmi-golden-image", "cosmicac-vmi-clone-source"):
+            self.cp.admin.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                                 "metadata": {"name": role + "-tester", "namespace": gns},
+                                 "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io",
+                                               "name": TESTER_USER}],
+                                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role}})
+        for img in ("img-1", "img-2", "img-3"):
+            self.cp.admin.apply({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                                 "metadata": {"name": img, "namespace": gns},
+                                 "spec": {"accessModes": ["ReadWriteOnce"],
+                                          "resources": {"requests": {"storage": "10Gi"}}}})
+        self._point(gns, "img-1")
+        self.until(f"RBAC for {TESTER_USER} in {gns}", lambda: self.cp.tester.request(
+            "GET", path_of("DataSource", "os", gns), ok=None)[0] == 200, 20)
+        return gns
+
+    def _point(self, gns, pvc):
+        """The DataSource repointed, as its cron does after an import (no status subresource in
+        CDI v1.62.0's CRD: the status goes with the object)."""
+        self.cp.admin.apply({"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataSource",
+                             "metadata": {"name": "os", "namespace": gns},
+                             "spec": {"source": {"pvc": {"name": pvc, "namespace": gns}}},
+                             "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Ready",
+                                                        "message": "", "lastHeartbeatTime": rfc3339_nano(),
+                                                        "lastTransitionTime": rfc3339_nano()}]}})
+
+    def _clones(self, ns, names):
+        """Which golden PVC each job's VM clones (its root disk's source.pvc name)."""
+        return {n: self.obj("VirtualMachine", n, ns)["spec"]["dataVolumeTemplates"][0]["spec"]["source"]["pvc"]["name"]
+                for n in names}
+
+    def case_golden_root(self, ns):
+        """Root disks from a golden image on the real API server (issue 54), as the restricted
+        identity with host/rbac/role-golden-image.yaml in the golden namespace: `apply` of a job with
+        a golden root resolves the DataSource once and clones its PVC (source.pvc, strict field
+        validation), recorded on the VM; a bare VMI job's own DataVolume too; `render` offline names
+        the DataSource; a rollout during which the DataSource moves (between the canary and the next
+        batch) clones the volume it resolved for every job — a root image change: a new root disk per
+        job, the data PVC kept, the old root disk kept for rollback; the cron's garbage collection
+        deleting the resolved volume mid-rollout stops it before the next batch, naming it; a root
+        disk smaller than the source is refused before any write."""
+        kc = self.tester_kubeconfig(ns)
+        gns = self._golden_namespace(ns)
+        prof = self._vm_profile(ns, f"goldenImage: {gns}/os\n")
+        # Offline: render names the DataSource (resolved when applied).
+        r = self.run("render", "--profile", prof, "-f", self.spec("g-0", ns), kubeconfig=None, expect=0)
+        check("sourceRef" in r.out and "resolved when applied" in r.out, f"render:\n{r.show()}")
+        # apply: resolved to img-1, cloned by name; strictly valid (the server's Strict field validation).
+        r = self.run("apply", "--profile", prof, "-f", self.spec("g-0", ns), kubeconfig=kc, expect=0)
+        check(f"golden image DataSource {gns}/os: PersistentVolumeClaim {gns}/img-1" in r.text(), f"apply:\n{r.show()}")
+        vm = self.obj("VirtualMachine", "g-0", ns)
+        root = vm["spec"]["dataVolumeTemplates"][0]
+        check(root["spec"]["source"] == {"pvc": {"namespace": gns, "name": "img-1"}}, f"root {root}")
+        check("sourceRef" not in root["spec"] and root["metadata"]["name"].startswith("g-0-root-"), f"root {root}")
+        check(vm["metadata"]["annotations"]["cosmicac.io/root-source"] == f"DataSource {gns}/os: pvc {gns}/img-1",
+              f"annotations {vm['metadata']['annotations']}")
+        simulate.vm_sync(self.cp, ns, "g-0")  # KubeVirt's DataVolume from the template: accepted by CDI's CRD
+        check(self.root_dv("g-0", ns) is not None, "no root DataVolume from the template")
+        # A bare VMI job: the tool's own DataVolume, created strictly by the restricted identity.
+        bare = self._vm_profile(ns, f"goldenImage: {gns}/os\n").replace(".yaml", "-bare.yaml")
+        with open(bare, "w") as fh:
+            fh.write(f"namespace: {ns}\ngoldenImage: {gns}/os\n")
+        self.run("apply", "--profile", bare, "-f", self.spec("g-bare", ns), kubeconfig=kc, expect=0)
+        dv = self.root_dv("g-bare", ns)
+        check(dv and dv["spec"]["source"] == {"pvc": {"namespace": gns, "name": "img-1"}}, f"bare root {dv}")
+        # Too small a root disk for the source: refused (exit 2) before any write.
+        r = self.run("apply", "--profile", prof, "-f", self.spec("g-small", ns, rootDisk={"size": "5Gi"}),
+                     kubeconfig=kc, expect=2)
+        check("rootDisk.size: 5Gi is smaller than the golden image" in r.err, f"not refused:\n{r.show()}")
+        check(self.obj("VirtualMachine", "g-small", ns) is None, "a refused apply wrote the VM")
+
+        names = ["gr-1", "gr-2", "gr-3"]
+        with simulate.Fleet(self.cp, ns) as fleet:
+            self.run("rollout", "--profile", prof, "-f", self._fleet_dir(ns, names), "--max-unavailable", "3",
+                     "--timeout", "90s", "--interval", "1s", kubeconfig=kc, timeout=300, expect=0)
+            check(set(self._clones(ns, names).values()) == {"img-1"}, f"clones {self._clones(ns, names)}")
+            data = {n: self.obj("PersistentVolumeClaim", n + "-data", ns)["metadata"]["uid"] for n in names}
+            old_roots = {n: self.root_name(n, ns) for n in names}
+            # The cron imports img-2; the rollout resolves it; once the canary's VM names it, the cron
+            # moves the DataSource again (img-3): the later batches still clone img-2.
+            self._point(gns, "img-2")
+            moved = threading.Event()
+
+            def move():
+                self.until("the canary to clone img-2", lambda: self._clones(ns, ["gr-1"])["gr-1"] == "img-2", 120)
+                self._point(gns, "img-3")
+                moved.set()
+            t = threading.Thread(target=move, daemon=True)
+            t.start()
+            r = self.run("rollout", "--profile", prof, "-f", self._fleet_dir(ns, names), "--max-unavailable", "1",
+                         "--timeout", "90s", "--interval", "1s", kubeconfig=kc, timeout=300, expect=0)
+            t.join(5)
+            check(moved.is_set(), f"the DataSource was not moved during the rollout:\n{r.show()}")
+            check(self._clones(ns, names) == {n: "img-2" for n in names},
+                  f"the fleet split: {self._clones(ns, names)}\n{r.show()}")
+            for n in names:
+                check(self.root_name(n, ns) != old_roots[n], f"{n} boots its old root disk")
+                check(self.obj("DataVolume", old_roots[n], ns) is not None, f"{n}'s previous root disk is gone")
+                check(self.obj("PersistentVolumeClaim", n + "-data", ns)["metadata"]["uid"] == data[n],
+                      f"{n}'s data PVC was replaced")
+            # The cron's garbage collection deletes the volume a rollout resolved (img-3), after the
+            # canary: the rollout stops before the next batch, naming it.
+            self._point(gns, "img-3")
+
+            def collect():
+                self.until("the canary to clone img-3", lambda: self._clones(ns, ["gr-1"])["gr-1"] == "img-3", 120)
+                self.cp.admin.delete(path_of("PersistentVolumeClaim", "img-3", gns))
+            t = threading.Thread(target=collect, daemon=True)
+            t.start()
+            r = self.run("rollout", "--profile", prof, "-f", self._fleet_dir(ns, names), "--max-unavailable", "1",
+                         "--timeout", "90s", "--interval", "1s", kubeconfig=kc, timeout=300, expect=1)
+            t.join(5)
+            check("batch 2 was not started" in r.out and
+                  f"PersistentVolumeClaim {gns}/img-3" in r.out, f"not stopped naming the source:\n{r.show()}")
+            check(self._clones(ns, ["gr-2", "gr-3"]) == {"gr-2": "img-2", "gr-3": "img-2"},
+                  "a job after the source was deleted was changed")
+            check(not fleet.errors, f"the simulator failed: {fleet.errors}")
 
     def case_rollout_one_at_a_time(self, ns):
         """A rollout while another holds the namespace's Lease (a lease-probe standing in for a

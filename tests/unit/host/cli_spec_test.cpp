@@ -3,6 +3,7 @@
 // apply's clean-up when the user-data Secret cannot be created.
 #include "apiserver_standin.hpp"
 #include "common/process.hpp"
+#include "host/render/manifests.hpp"
 #include "test_files.hpp"
 
 #include <catch2/catch_test_macros.hpp>
@@ -106,7 +107,9 @@ TEST_CASE("cli spec: apply whose Secret is refused exits 1, having deleted what 
   CHECK(a.exit_code == 1);
   CHECK(a.err.find("deleted what this run had created") != std::string::npos);
   CHECK_FALSE(server.has("/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachineinstances/llama-70b-0"));
-  CHECK_FALSE(server.has("/apis/cdi.kubevirt.io/v1beta1/namespaces/cosmic-ac/datavolumes/llama-70b-0-root"));
+  CHECK_FALSE(server.has(
+      "/apis/cdi.kubevirt.io/v1beta1/namespaces/cosmic-ac/datavolumes/" +
+      host::root_disk_name(host::load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value())));
 }
 
 TEST_CASE("cli spec: a user-data Secret over 1 MiB exits 2 naming container.env, before any API call") {

@@ -429,7 +429,7 @@ TEST_CASE("manifests: devices, disks and volumes of the reference job") {
   json root = dev["disks"][0];
   CHECK(root["bootOrder"] == 1);
   CHECK(root["disk"]["bus"] == "virtio");
-  CHECK(vmi["spec"]["volumes"][0]["dataVolume"]["name"] == "llama-70b-0-root");
+  CHECK(vmi["spec"]["volumes"][0]["dataVolume"]["name"] == root_disk_name(spec));
 
   // The data disk's serial is what the guest config tells the agent to look for.
   json data = dev["disks"][1];
@@ -579,10 +579,14 @@ TEST_CASE("job objects: render reads the table — each object's kind, name and 
   for (auto const& o : render_manifests(spec)) {
     JobPart const* part = job_part_of(o);
     REQUIRE(part != nullptr);
-    // The user-data Secret's name goes on with the digest of its content.
-    CHECK(o.at("metadata").at("name").get<std::string>() ==
-          (part->named_by_content ? job_object_name(spec, part->object) + "-" + content_digest(render_userdata(spec))
-                                  : job_object_name(spec, part->object)));
+    // The user-data Secret's and the root disk's names go on with the digest of their content.
+    std::string const digest = part->object == JobObject::UserData ? content_digest(render_userdata(spec))
+                               : part->object == JobObject::RootDisk
+                                   ? content_digest(o.at("spec").dump()).substr(0, kRootDigestHexLength)
+                                   : "";
+    CHECK(o.at("metadata").at("name").get<std::string>() == (part->named_by_content
+                                                                 ? job_object_name(spec, part->object) + "-" + digest
+                                                                 : job_object_name(spec, part->object)));
     CHECK(o.at("metadata").at("labels").dump() ==
           R"({"app.kubernetes.io/managed-by":"cosmicac-vmi","cosmicac.io/job":"llama-70b-0"})");
     rendered.push_back(o.at("apiVersion").get<std::string>() + " " + o.at("kind").get<std::string>());
@@ -593,4 +597,100 @@ TEST_CASE("job objects: render reads the table — each object's kind, name and 
   CHECK(job_part_of(json{{"apiVersion", "apps/v1"}, {"kind", "Deployment"}}) == nullptr);
   spec.data_disk.reset();
   CHECK(render_manifests(spec).size() == 3);
+}
+
+namespace {
+
+// The root disk's name and spec in a VirtualMachine job's objects.
+json vm_root(std::vector<Json> const& objects) {
+  return find_kind(objects, "VirtualMachine")["spec"]["dataVolumeTemplates"][0];
+}
+
+JobSpec golden_vm_job() {
+  auto profile = load_operator_profile(COSMICAC_SOURCE_DIR "/host/examples/operator/profile-golden.yaml").value();
+  return load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", profile).value();
+}
+
+}  // namespace
+
+// Issue 53 item 2: KubeVirt never re-imports an existing dataVolumeTemplates
+// disk, so the root disk is named by its source: a new root image is a new
+// name in the VM's template (a template change) and the data disk is untouched.
+TEST_CASE("manifests: the root disk is named by its source — a new rootImage is a new disk, the data disk the same") {
+  auto profile = load_operator_profile(COSMICAC_SOURCE_DIR "/host/examples/operator/profile.yaml").value();
+  auto spec = load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml", profile).value();
+  auto const before = render_manifests(spec);
+  json const root = vm_root(before);
+  std::string const name = root["metadata"]["name"];
+  CHECK(name == root_disk_name(spec));
+  CHECK(name.starts_with("llama-70b-0-root-"));
+  CHECK(name.size() == std::string("llama-70b-0-root-").size() + kRootDigestHexLength);
+  // The VM's template boots that disk; the VM says what it is made from.
+  json const vm = find_kind(before, "VirtualMachine");
+  bool boots = false;
+  for (auto const& v : vm["spec"]["template"]["spec"]["volumes"])
+    boots = boots || (v["name"] == "rootdisk" && v["dataVolume"]["name"] == name);
+  CHECK(boots);
+  CHECK(vm["metadata"]["annotations"][kRootSourceAnnotation] == "docker://" + spec.root_image);
+  CHECK(root["metadata"]["annotations"][kRootSourceAnnotation] == "docker://" + spec.root_image);
+  // Rendering is a function of the spec: the same source, the same name.
+  CHECK(root_disk_name(spec) == name);
+  spec.root_image = "ghcr.io/tetherto/kubevirt-image:2";
+  auto const after = render_manifests(spec);
+  CHECK(vm_root(after)["metadata"]["name"] != name);
+  CHECK(find_kind(after, "PersistentVolumeClaim")["metadata"]["name"] ==
+        find_kind(before, "PersistentVolumeClaim")["metadata"]["name"]);
+  CHECK(job_revision(after) != job_revision(before));
+  // A new size is a new disk too (CDI keeps a DataVolume's spec).
+  spec.root_size = "200Gi";
+  CHECK(root_disk_name(spec) != vm_root(after)["metadata"]["name"].get<std::string>());
+  validate_all(after);
+}
+
+// Issue 54: with goldenImage the root disk clones — the volume apply resolved
+// (source.pvc / source.snapshot, never sourceRef: a DataSource that moves
+// would split a fleet), or, unresolved (offline render), sourceRef to the
+// DataSource; spec.storage either way (CDI picks the clone strategy). Each
+// form is valid against CDI v1.62.0's and KubeVirt v1.7.0's schemas.
+TEST_CASE(
+    "manifests: a golden image's root disk clones the resolved PVC or snapshot; unresolved, names the DataSource") {
+  JobSpec spec = golden_vm_job();
+  REQUIRE(spec.golden_image.text() == "golden-images/kubevirt-image");
+  auto const offline = render_manifests(spec);
+  json const ref = vm_root(offline);
+  CHECK(ref["spec"]["sourceRef"] ==
+        json({{"kind", "DataSource"}, {"namespace", "golden-images"}, {"name", "kubevirt-image"}}));
+  CHECK_FALSE(ref["spec"].contains("source"));
+  CHECK(ref["spec"]["storage"]["resources"]["requests"]["storage"] == spec.root_size);
+  CHECK(ref["metadata"]["annotations"][kRootSourceAnnotation] ==
+        "DataSource golden-images/kubevirt-image (resolved when applied)");
+  validate_all(offline);
+
+  spec.golden_source = CloneSource{"pvc", "golden-images", "kubevirt-image-0a1b2c3d4e5f"};
+  auto const pvc = render_manifests(spec);
+  json const clone = vm_root(pvc);
+  CHECK(clone["spec"]["source"] ==
+        json({{"pvc", {{"namespace", "golden-images"}, {"name", "kubevirt-image-0a1b2c3d4e5f"}}}}));
+  CHECK_FALSE(clone["spec"].contains("sourceRef"));
+  CHECK(clone["metadata"]["name"] != ref["metadata"]["name"]);
+  CHECK(find_kind(pvc, "VirtualMachine")["metadata"]["annotations"][kRootSourceAnnotation] ==
+        "DataSource golden-images/kubevirt-image: pvc golden-images/kubevirt-image-0a1b2c3d4e5f");
+  validate_all(pvc);
+
+  // The DataSource moved (a new cron import): another source, another disk, another revision.
+  spec.golden_source = CloneSource{"snapshot", "golden-images", "kubevirt-image-9f8e7d6c5b4a"};
+  auto const snap = render_manifests(spec);
+  CHECK(vm_root(snap)["spec"]["source"] ==
+        json({{"snapshot", {{"namespace", "golden-images"}, {"name", "kubevirt-image-9f8e7d6c5b4a"}}}}));
+  CHECK(vm_root(snap)["metadata"]["name"] != clone["metadata"]["name"]);
+  CHECK(job_revision(snap) != job_revision(pvc));
+  validate_all(snap);
+
+  // A bare VMI job's own root DataVolume: the same clone, the same name rule.
+  spec.workload_kind = WorkloadKind::VirtualMachineInstance;
+  auto const bare = render_manifests(spec);
+  json const dv = find_kind(bare, "DataVolume");
+  CHECK(dv["spec"]["source"] == vm_root(snap)["spec"]["source"]);
+  CHECK(dv["metadata"]["name"] == vm_root(snap)["metadata"]["name"]);
+  validate_all(bare);
 }

@@ -74,6 +74,8 @@ std::vector<std::string> without_queries(std::vector<std::string> requests) {
 JobSpec example() { return load_job_spec(COSMICAC_SOURCE_DIR "/host/examples/h100-8gpu.yaml").value(); }
 // The example's user-data Secret: "llama-70b-0-userdata-<digest of its user-data>".
 std::string userdata_name() { return userdata_secret_name(example()); }
+// The example's root DataVolume: "llama-70b-0-root-<digest of its source>".
+std::string root_name() { return root_disk_name(example()); }
 
 ClusterAccess access_to(test::ApiServerStandIn const& server, std::string token = "good-token") {
   ClusterAccess a;
@@ -179,10 +181,10 @@ TEST_CASE(
   CHECK(without_queries(server.requests()) ==
         std::vector<std::string>{"GET " + std::string(kVmiPath) + "/llama-70b-0",
                                  "GET " + std::string(kPvcPath) + "/llama-70b-0-data",
-                                 "GET " + std::string(kDvPath) + "/llama-70b-0-root",
+                                 "GET " + std::string(kDvPath) + "/" + root_name(),
                                  "PATCH " + std::string(kPvcPath) + "/llama-70b-0-data",
                                  "POST " + std::string(kSecretPath), "POST " + std::string(kVmiPath),
-                                 "PATCH " + std::string(kDvPath) + "/llama-70b-0-root",
+                                 "PATCH " + std::string(kDvPath) + "/" + root_name(),
                                  "POST " + std::string(kSecretPath)});
   auto const requests = server.requests();
   for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -212,7 +214,7 @@ TEST_CASE("verbs: the root DataVolume and the user-data Secret are owned by the 
                                    {"uid", vmi["metadata"]["uid"]}}});
   json const secret = server.get(std::string(kSecretPath) + "/" + userdata_name());
   CHECK(secret["metadata"]["ownerReferences"].dump() == owner.dump());
-  CHECK(server.get(std::string(kDvPath) + "/llama-70b-0-root")["metadata"]["ownerReferences"].dump() == owner.dump());
+  CHECK(server.get(std::string(kDvPath) + "/" + root_name())["metadata"]["ownerReferences"].dump() == owner.dump());
   CHECK_FALSE(server.get(std::string(kPvcPath) + "/llama-70b-0-data")["metadata"].contains("ownerReferences"));
   CHECK(secret["stringData"]["userdata"].get<std::string>().rfind("#cloud-config\n", 0) == 0);
 }
@@ -235,7 +237,7 @@ TEST_CASE("verbs: apply again — unchanged VMI, PVC and DataVolume server-side 
   CHECK((*again)[2].outcome == ApplyOutcome::Unchanged);  // Secret: the running VM read it at its start
   CHECK((*again)[3].outcome == ApplyOutcome::Unchanged);  // VMI
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 unchanged"));
-  CHECK(said.contains("DataVolume cosmic-ac/llama-70b-0-root serverside-applied"));
+  CHECK(said.contains("DataVolume cosmic-ac/" + root_name() + " serverside-applied"));
   CHECK(said.contains("Secret cosmic-ac/" + userdata_name() + " exists: kept, unread"));
   CHECK(server.get(std::string(kSecretPath) + "/" + userdata_name())["metadata"]["ownerReferences"][0]["uid"] ==
         old_uid);
@@ -301,7 +303,7 @@ TEST_CASE("verbs: --recreate deletes the differing VMI and what it owns, waits u
   json const vmi = server.get(vmi_path);
   CHECK(vmi["spec"]["domain"]["cpu"]["cores"] == 32);
   CHECK(vmi["metadata"]["uid"] != old_uid);
-  CHECK(server.get(std::string(kDvPath) + "/llama-70b-0-root")["metadata"]["ownerReferences"][0]["uid"] ==
+  CHECK(server.get(std::string(kDvPath) + "/" + root_name())["metadata"]["ownerReferences"][0]["uid"] ==
         vmi["metadata"]["uid"]);
   CHECK(server.get(std::string(kPvcPath) + "/llama-70b-0-data")["metadata"]["uid"] == pvc_uid);  // kept
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 is gone"));
@@ -364,7 +366,7 @@ TEST_CASE("verbs: when the Secret cannot be created, what this run created is de
         std::string::npos);
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
   CHECK(gone_or_going(server, std::string(kPvcPath) + "/llama-70b-0-data"));
-  CHECK_FALSE(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
+  CHECK_FALSE(server.has(std::string(kDvPath) + "/" + root_name()));
   CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data deleted (created by this run, which failed)"));
 }
 
@@ -386,7 +388,7 @@ TEST_CASE("verbs: --dry-run=server sends dryRun=All on every write and changes n
   CHECK(writes == 5);  // PVC, the Secret's absence (a dry run itself), VMI, DataVolume, Secret
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
   CHECK_FALSE(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
-  CHECK_FALSE(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
+  CHECK_FALSE(server.has(std::string(kDvPath) + "/" + root_name()));
   CHECK_FALSE(server.has(std::string(kSecretPath) + "/" + userdata_name()));
 }
 
@@ -495,7 +497,7 @@ TEST_CASE("verbs: delete is foreground and waits until every object is 404; --wa
   Said said;
   REQUIRE(execute_delete(client, plan_delete(spec, false), fast_delete(), said.fn()));
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 is gone"));
-  CHECK(said.contains("DataVolume cosmic-ac/llama-70b-0-root is gone"));
+  CHECK(said.contains("DataVolume cosmic-ac/" + root_name() + " is gone"));
   // The Secret goes by the VMI's foreground propagation (never a DELETE by name).
   CHECK(said.contains("Secret cosmic-ac/" + userdata_name() + " goes with the VM that owns it"));
   CHECK(said.contains("Secret cosmic-ac/" + userdata_name() + " is gone"));
@@ -525,7 +527,8 @@ TEST_CASE("verbs: delete is foreground and waits until every object is 404; --wa
   brief.wait = false;
   std::size_t const n = stuck.requests().size();
   REQUIRE(execute_delete(client2, plan_delete(spec, false), brief, quiet));
-  CHECK(stuck.requests().size() - n == 3);  // GET the VMI, GET the DataVolume (404), DELETE the VMI: no polling
+  // GET the VMI, DELETE the VMI: no polling (the root DataVolume goes with its VMI: not read by name).
+  CHECK(stuck.requests().size() - n == 2);
   stuck.remove_finalizers(vmi);
   REQUIRE(execute_delete(client2, plan_delete(spec, false), fast_delete(), quiet));
   CHECK_FALSE(stuck.has(vmi));
@@ -561,7 +564,7 @@ TEST_CASE("verbs: delete --dry-run=server deletes nothing, --delete-data include
   dry.dry_run = DryRun::Server;
   REQUIRE(execute_delete(client, plan_delete(spec, true), dry, quiet));
   CHECK(server.has(std::string(kVmiPath) + "/llama-70b-0"));
-  CHECK(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
+  CHECK(server.has(std::string(kDvPath) + "/" + root_name()));
   CHECK(server.has(std::string(kPvcPath) + "/llama-70b-0-data"));
   CHECK(server.has(std::string(kSecretPath) + "/" + userdata_name()));
   CHECK_FALSE(server.get(std::string(kVmiPath) + "/llama-70b-0")["metadata"].contains("deletionTimestamp"));
@@ -879,7 +882,7 @@ TEST_CASE("verbs: delete keeps the data PVC unless asked, and tolerates absent o
   Said said;
   REQUIRE(execute_delete(client, plan_delete(spec, false), fast_delete(), said.fn()));
   CHECK_FALSE(server.has(std::string(kVmiPath) + "/llama-70b-0"));
-  CHECK_FALSE(server.has(std::string(kDvPath) + "/llama-70b-0-root"));
+  CHECK_FALSE(server.has(std::string(kDvPath) + "/" + root_name()));
   CHECK(server.has(pvc));
   CHECK_FALSE(server.has(std::string(kSecretPath) + "/" + userdata_name()));
   CHECK(said.contains("PersistentVolumeClaim cosmic-ac/llama-70b-0-data: kept"));
@@ -904,8 +907,9 @@ TEST_CASE("verbs: the delete plan (pure)") {
   CHECK(printed ==
         std::vector<std::string>{
             "VirtualMachineInstance cosmic-ac/llama-70b-0 | " + std::string(kVmiPath) + "/llama-70b-0 | the VM",
-            "DataVolume cosmic-ac/llama-70b-0-root | " + std::string(kDvPath) +
-                "/llama-70b-0-root | the root disk (owned by the VMI; re-imported by CDI on the next apply)",
+            "DataVolume cosmic-ac/" + root_name() + " | " + std::string(kDvPath) + "/" + root_name() +
+                " | the root disk (owned by the VMI: the garbage collector deletes it with it; made anew by the "
+                "next apply) | unreadable",
             "Secret cosmic-ac/" + userdata_name() + " | " + std::string(kSecretPath) + "/" + userdata_name() +
                 " | the user-data (owned by the VM: the garbage collector deletes it "
                 "with the VM) | unreadable",
@@ -1119,7 +1123,7 @@ TEST_CASE(
   CHECK(plan[0].object == "VirtualMachine cosmic-ac/llama-70b-0");
   CHECK(plan[0].path == "/apis/kubevirt.io/v1/namespaces/cosmic-ac/virtualmachines/llama-70b-0");
   CHECK(plan[0].owns_others);
-  CHECK(plan[0].why == "the VM (its VMI and its root disk <name>-root, which it owns, go with it)");
+  CHECK(plan[0].why == "the VM (its VMI and its root disks <name>-root-*, which it owns, go with it)");
   CHECK(plan[1].object == "Secret cosmic-ac/" + userdata_name());
   CHECK(plan[1].unreadable);
   CHECK(plan[2].object == "PersistentVolumeClaim cosmic-ac/llama-70b-0-data");
