@@ -68,12 +68,14 @@ Reflector::Reflector(KubeClient& client, ApiResource const& resource, std::strin
 }
 
 Reflector::~Reflector() {
-  stop_ = true;
-  {
-    std::lock_guard l(pause_mu_);
-    pause_cv_.notify_all();
-  }
+  request_stop();
   thread_.join();
+}
+
+void Reflector::request_stop() {
+  stop_ = true;
+  std::lock_guard l(pause_mu_);
+  pause_cv_.notify_all();
 }
 
 bool Reflector::synced() const {

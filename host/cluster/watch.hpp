@@ -83,10 +83,15 @@ class Reflector {
   // refused and it polls instead (the text says why).
   Reflector(KubeClient& client, ApiResource const& resource, std::string ns, Query selector, ReflectorOptions opts,
             std::function<void()> changed, std::function<void(std::string const&)> notice);
+  // Stops its thread (joined): at most about a second while a watch is open
+  // and quiet (libcurl asks the stop flag about once a second).
   ~Reflector();
   Reflector(Reflector const&) = delete;
   Reflector& operator=(Reflector const&) = delete;
 
+  // Asks the thread to stop and returns at once: several reflectors asked
+  // first are then joined in about the time of one (the destructor joins).
+  void request_stop();
   // Whether a list has succeeded yet.
   bool synced() const;
   // The last list's answer when it was not a 200 (a status or a transport

@@ -38,6 +38,21 @@ class PlantedDrift(unittest.TestCase):
             "format: agent/drift.cpp differs from clang-format-14's output "
             "(fix: clang-format-14 -i agent/drift.cpp)"])
 
+    def test_each_drifting_file_is_named(self):
+        # one clang-format process reads them all: every file it would change is named, no other
+        for name in ("b_drift.cpp", "c_drift.hpp"):
+            (self.root / "agent" / name).write_text("int  f( ) {return 1;}\n")
+        r = self.check()
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual([line.split()[1] for line in r.stdout.splitlines()], ["agent/b_drift.cpp", "agent/c_drift.hpp"])
+
+    def test_a_failing_clang_format_fails(self):
+        # fail closed: a formatter that exits non-zero without naming a file is no clean tree
+        r = subprocess.run([sys.executable, str(HERE / "format.py"), "--root", str(self.root),
+                            "--clang-format", "/bin/false"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("/bin/false exited 1 naming no file", r.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()

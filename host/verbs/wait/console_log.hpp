@@ -37,11 +37,13 @@ class ConsoleFollower {
   // the log is given up on.
   ConsoleFollower(KubeClient& client, std::string ns, std::string pod, WaitOptions const& opts,
                   std::function<void()> wake);
-  ~ConsoleFollower();
+  ~ConsoleFollower();  // joins its thread: up to about a second in a quiet stream
   ConsoleFollower(ConsoleFollower const&) = delete;
   ConsoleFollower& operator=(ConsoleFollower const&) = delete;
 
   std::string const& pod() const { return pod_; }
+  // Asks the thread to stop and returns at once (the destructor joins it).
+  void request_stop() { stop_ = true; }
   // After this many attempts in a row without a 200 (backing off 1, 2, 4, 8,
   // 16 s at the default reconnect_delay: about half a minute), the log is
   // given up on and the wait falls back to the Ready condition.

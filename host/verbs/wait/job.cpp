@@ -342,4 +342,11 @@ void WaitedJob::release_console() {
   slots_.give_back();
 }
 
+void WaitedJob::retire() {
+  if (!console_) return;
+  console_->request_stop();
+  stopping_ = std::move(console_);
+  slots_.give_back();
+}
+
 }  // namespace cosmicac::host

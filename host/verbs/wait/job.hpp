@@ -52,6 +52,10 @@ class WaitedJob {
   // One look at everything: a result once ready, an error once failed.
   Result<std::optional<WaitResult>> round();
   HostError timed_out() const;
+  // Done with: its console's thread asked to stop and its log slot given
+  // back at once (another job's stream may start while this one winds down,
+  // for about a second); the thread is joined when the job goes.
+  void retire();
 
   std::function<void()> wake_;  // set by the runner: the console's thread has news
 
@@ -93,8 +97,9 @@ class WaitedJob {
   std::vector<std::string> vm_datavolumes_;                  // the VM's dataVolumeTemplates: read while it has no VMI
   clock::time_point next_events_read_{};
   std::set<std::string> dv_noted_;
-  std::optional<std::string> fallback_;       // why the console log is not used
-  std::unique_ptr<ConsoleFollower> console_;  // last: its thread stops before the rest goes
+  std::optional<std::string> fallback_;        // why the console log is not used
+  std::unique_ptr<ConsoleFollower> console_;   // last: its thread stops before the rest goes
+  std::unique_ptr<ConsoleFollower> stopping_;  // retire()'s, asked to stop; joined first
 };
 
 }  // namespace cosmicac::host

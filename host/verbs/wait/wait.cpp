@@ -34,12 +34,17 @@ class Runner {
         slots_(std::max(opts.max_log_streams, 0)),
         from_(
             client, ns_, opts, [this] { wake_and_wait(); }, [this](std::string const& why) { notice(why); }) {}
+  // Every thread (consoles, watches) asked to stop before any is joined: a
+  // quiet stream notices within about a second, so together they take about
+  // that, not a second each one after the other.
   ~Runner() {
     {
       std::lock_guard l(mu_);
       closing_ = true;
     }
     looked_cv_.notify_all();
+    for (auto& entry : active_) entry.second->retire();
+    from_.request_stop();
   }
   Runner(Runner const&) = delete;
   Runner& operator=(Runner const&) = delete;
@@ -192,6 +197,10 @@ class Runner {
     if (r) finish(it->first, std::move(**r));
     else finish(it->first, r.error());
     if (!r && opts_.fail_fast) stopped_ = true;
+    // Kept, its console asked to stop, until the end: not joined here, where
+    // it would hold up the other jobs' looks.
+    it->second->retire();
+    finished_.push_back(std::move(*it));
     return active_.erase(it);
   }
 
@@ -268,7 +277,8 @@ class Runner {
   std::condition_variable looked_cv_;
   std::vector<std::string> notices_;
   WatchedObjects from_;  // after what its threads call into
-  Active active_;        // last: the consoles' threads stop first
+  Active active_;        // the consoles' threads stop before the watches'
+  Active finished_;      // last: retired (asked to stop), joined first
 };
 
 // One job's lines to the caller's WaitSink.

@@ -41,8 +41,25 @@ Result<HttpResponse> WatchedObjects::launcher_pods(VmiView const& vmi) const {
   return HttpResponse{200, list.dump()};
 }
 
+WatchedObjects::~WatchedObjects() { request_stop(); }
+
+// A quiet watch notices its stop within about a second (libcurl's progress
+// call): asked all at once, they end in about that time together.
+void WatchedObjects::request_stop() {
+  for (auto* r : {vmis_.get(), vms_.get(), dvs_.get(), pods_.get()})
+    if (r) r->request_stop();
+}
+
 std::unique_ptr<Reflector> WatchedObjects::make(ApiResource const& r, Query selector) {
   return std::make_unique<Reflector>(client_, r, ns_, std::move(selector), ropts_, wake_, notice_);
+}
+
+void WatchedObjects::replace(std::unique_ptr<Reflector>& slot, ApiResource const& r, Query selector) {
+  if (slot) {
+    slot->request_stop();
+    retired_.push_back(std::move(slot));
+  }
+  slot = make(r, std::move(selector));
 }
 
 Result<HttpResponse> WatchedObjects::object(Reflector const* from, ApiResource const& r, std::string const& name) {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace cosmicac::host {
 
@@ -26,11 +27,17 @@ class WatchedObjects {
   // word about all the jobs (the cap on held objects reached).
   WatchedObjects(KubeClient& client, std::string ns, WaitOptions const& opts, std::function<void()> wake,
                  std::function<void(std::string const&)> notice);
+  // Every watch asked to stop before any is joined: they end together.
+  ~WatchedObjects();
+  WatchedObjects(WatchedObjects const&) = delete;
+  WatchedObjects& operator=(WatchedObjects const&) = delete;
+  // Asks every watch to stop and returns at once (the destructor joins them).
+  void request_stop();
 
-  void watch_vmis(Query selector) { vmis_ = make(api::kVirtualMachineInstances, std::move(selector)); }
-  void watch_vms(Query selector) { vms_ = make(api::kVirtualMachines, std::move(selector)); }
-  void watch_datavolumes(Query selector) { dvs_ = make(api::kDataVolumes, std::move(selector)); }
-  void watch_pods(Query selector) { pods_ = make(api::kPods, std::move(selector)); }
+  void watch_vmis(Query selector) { replace(vmis_, api::kVirtualMachineInstances, std::move(selector)); }
+  void watch_vms(Query selector) { replace(vms_, api::kVirtualMachines, std::move(selector)); }
+  void watch_datavolumes(Query selector) { replace(dvs_, api::kDataVolumes, std::move(selector)); }
+  void watch_pods(Query selector) { replace(pods_, api::kPods, std::move(selector)); }
   bool watching_dependents() const { return dvs_ != nullptr; }
   Reflector const& vmis() const { return *vmis_; }
   Reflector const& vms() const { return *vms_; }
@@ -48,6 +55,9 @@ class WatchedObjects {
 
  private:
   std::unique_ptr<Reflector> make(ApiResource const& r, Query selector);
+  // A watch replaced (a new VMI's pods): the old one asked to stop and kept
+  // until the end, so that the caller does not wait for its thread.
+  void replace(std::unique_ptr<Reflector>& slot, ApiResource const& r, Query selector);
   static Result<HttpResponse> object(Reflector const* from, ApiResource const& r, std::string const& name);
 
   KubeClient& client_;
@@ -56,6 +66,7 @@ class WatchedObjects {
   std::function<void(std::string const&)> notice_;
   ReflectorOptions ropts_;
   std::unique_ptr<Reflector> vmis_, vms_, dvs_, pods_;
+  std::vector<std::unique_ptr<Reflector>> retired_;  // asked to stop; joined first
 };
 
 }  // namespace cosmicac::host
