@@ -996,7 +996,8 @@ class Suite:
             self.run("apply", "--profile", prof, "-f", self.spec(name, ns), kubeconfig=kc, expect=0)
             simulate.vm_datavolumes(self.cp, ns, self.obj("VirtualMachine", name, ns))
             simulate.vm_status(self.cp, ns, name, "Provisioning")
-        simulate.datavolume_status(self.cp, ns, "vm-root", "CloneScheduled", "N/A")
+        vm_root, gone_root = self.root_name("vm", ns), self.root_name("vm-gone", ns)  # <job>-root-<digest>
+        simulate.datavolume_status(self.cp, ns, vm_root, "CloneScheduled", "N/A")
         p = self.start("wait", "vm", "-n", ns, "--interval", "1s", "--timeout", "90s", kubeconfig=kc)
         errors = []
 
@@ -1004,7 +1005,7 @@ class Suite:
             try:
                 for phase, progress in (("CloneScheduled", "N/A"), ("CSICloneInProgress", "45.00%"),
                                         ("CloneInProgress", "80.00%"), ("Succeeded", "100.0%")):
-                    simulate.datavolume_status(self.cp, ns, "vm-root", phase, progress)
+                    simulate.datavolume_status(self.cp, ns, vm_root, phase, progress)
                     time.sleep(1.2)
                 simulate.vm_sync(self.cp, ns, "vm")
             except Exception as e:   # reported by the case
@@ -1021,7 +1022,7 @@ class Suite:
                      "phase=CloneInProgress (clone: host-assisted copy) 80.00%"):
             check(line in r.text(), f"wait did not show {line!r}:\n{r.show()}")
 
-        simulate.datavolume_status(self.cp, ns, "vm-gone-root", "CloneScheduled", "N/A", conditions=[
+        simulate.datavolume_status(self.cp, ns, gone_root, "CloneScheduled", "N/A", conditions=[
             {"type": "Bound", "status": "Unknown", "reason": "CloneWithoutSource",
              "message": "The source pvc ubuntu-9f9f9f9f9f9f doesn't exist"},
             {"type": "Ready", "status": "False"}])

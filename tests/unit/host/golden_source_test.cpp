@@ -240,9 +240,15 @@ TEST_CASE("rollout: a before-batch check that fails stops the rollout there, its
       stored = r;
       return ok();
     }
+    Result<std::vector<std::string>> select(std::string const&) override { return std::vector<std::string>{}; }
+    Result<std::vector<KeptRevision>> kept(std::string const&) override { return std::vector<KeptRevision>{}; }
+    Status restorable(KeptRevision const&) override { return ok(); }
     Status apply(std::vector<Json> const& objects, Say const&) override {
       applied.push_back(string_at(objects.front(), {"metadata", "labels", kJobLabel}));
       return ok();
+    }
+    Status recreate(JobSpec const&, std::vector<Json> const& objects, Say const& say) override {
+      return apply(objects, say);
     }
     Result<std::vector<JobOutcome>> wait(std::vector<std::string> const& names, std::set<std::string> const&) override {
       std::vector<JobOutcome> out;

@@ -796,6 +796,7 @@ TEST_CASE("rollout: a bare VMI job that fails is not rolled back (it keeps no re
   CHECK(report->record.jobs[0].reason.find("a bare VMI keeps no previous revision") != std::string::npos);
   CHECK_FALSE(cluster.restored_any());
   CHECK(std::ranges::count(cluster.calls, std::string("apply roll-2")) == 0);
+}
 
 TEST_CASE("rollout: the batch line while it waits shows the pull progress of the jobs still waiting") {
   CHECK(batch_waiting_line("batch 2/4", 2, 0, {62}) == "batch 2/4: 2 ready, 1 waiting (pull 62 %), 0 failed");

@@ -1226,14 +1226,14 @@ TEST_CASE("verbs: apply --restart deletes the VM's own VMI, its uid as the preco
   CHECK(res->back().outcome == ApplyOutcome::Restarted);
   CHECK(said.contains("VirtualMachineInstance cosmic-ac/llama-70b-0 deleted: restarting"));
   CHECK(gone_or_going(server, vmi));
-  // A VMI started again between restart's read and its delete (a new uid,
-  // the VM's own even): the precondition leaves it alone.
+  // A VMI started again between the read (check_kind's: restart deletes the
+  // VMI it read, without a second read) and the delete (a new uid, the VM's
+  // own even): the precondition leaves it alone.
   json const first = vmi_of(server.get(vm), "uid-vmi-2");
   json replaced = first;
   replaced["metadata"]["uid"] = "uid-vmi-started-meanwhile";
   server.put(vmi, first);
-  server.replace_after("GET " + vmi, vmi, first);     // after check_kind's read: unchanged
-  server.replace_after("GET " + vmi, vmi, replaced);  // after restart's read: another VMI
+  server.replace_after("GET " + vmi, vmi, replaced);  // after check_kind's read: another VMI
   spec.cpu_cores = 16;
   auto again = apply_objects(client, render_manifests(spec), restarting(), quiet);
   REQUIRE_FALSE(again);
