@@ -1580,13 +1580,20 @@ TEST_CASE("wait: a VirtualMachine's root disk clone: its phases and progress bef
   s.put(kDv, dv_object({{"phase", "CloneScheduled"}, {"progress", "N/A"}}));
   KubeClient client(access_to(s));
   Collected sink;
+  // Each phase moves on only once wait has shown the one before (a loaded
+  // machine, or TSan, must not let a phase pass unseen).
+  auto shown = [&](std::string const& line) {
+    for (int i = 0; i < 400 && !sink.saw(line); ++i) std::this_thread::sleep_for(25ms);
+  };
   std::thread cdi([&] {
-    std::this_thread::sleep_for(300ms);
+    shown("phase=CloneScheduled");
     s.put(kDv, dv_object({{"phase", "CSICloneInProgress"}, {"progress", "45.00%"}}));
-    std::this_thread::sleep_for(300ms);
+    shown("45.00%");
     s.put(kDv, dv_object({{"phase", "CloneInProgress"}, {"progress", "62.50%"}}));
-    std::this_thread::sleep_for(300ms);
-    cluster(s, {ready()}, /*with_console=*/false);  // the DataVolume Succeeded; KubeVirt made the VMI
+    shown("62.50%");
+    s.put(kDv, dv_object({{"phase", "Succeeded"}, {"progress", "100.0%"}}));
+    shown("phase=Succeeded");
+    cluster(s, {ready()}, /*with_console=*/false);  // KubeVirt made the VMI
     s.put(std::string(kVms) + "/job", vm_object("Running"));
   });
   auto r = wait_vmi(client, "cosmic-ac", "job", fast(), sink);
