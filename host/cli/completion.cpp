@@ -163,7 +163,7 @@ std::vector<std::string> cluster_job_names(std::vector<std::string> const& words
     flags.request_timeout = kCompletionBound;
     auto access = flags.access();
     if (!access) return {};
-    std::string const ns = flags.ns.empty() ? access->default_namespace : flags.ns;
+    std::string const ns = flags.namespace_in(*access);
     KubeClient client(std::move(*access));
     auto list = list_vmis(client, ns);
     if (!list) return {};

@@ -44,6 +44,8 @@ struct ClusterFlags {
   // The kubeconfig (else $KUBECONFIG, ~/.kube/config, in-cluster), with the
   // rate limit; a failure exits 1.
   Result<ClusterAccess> access() const;
+  // -n, else the namespace of the kubeconfig's context (kubectl's rule).
+  std::string namespace_in(ClusterAccess const& access) const { return ns.empty() ? access.default_namespace : ns; }
 };
 
 // -f/--filename (as kubectl's: repeated or comma-separated, a directory's

@@ -51,7 +51,7 @@ Outcome ListCommand::validate() const {
 Outcome ListCommand::complete() {
   auto loaded = cluster.access();
   if (!loaded) return failure(loaded.error());
-  ns = cluster.ns.empty() ? loaded->default_namespace : cluster.ns;
+  ns = cluster.namespace_in(*loaded);
   access = std::move(*loaded);
   return std::nullopt;
 }

@@ -243,7 +243,7 @@ Outcome UndoCommand::run() {
   if (auto st = check_undo_input(input, o); !st) return failure(st.error());
   auto access = cluster.access();
   if (!access) return failure(access.error());
-  std::string const ns = cluster.ns.empty() ? access->default_namespace : cluster.ns;
+  std::string const ns = cluster.namespace_in(*access);
   KubeClient client(std::move(*access));
   auto kube = kube_rollout(client, ns, o.wait);
   bool const json = gate.json();
@@ -278,7 +278,7 @@ Outcome HistoryCommand::validate() const {
 Outcome HistoryCommand::run() {
   auto access = cluster.access();
   if (!access) return failure(access.error());
-  std::string const ns = cluster.ns.empty() ? access->default_namespace : cluster.ns;
+  std::string const ns = cluster.namespace_in(*access);
   KubeClient client(std::move(*access));
   auto h = job_history(client, ns, positional.front());
   if (!h) return failure(h.error());
@@ -321,7 +321,7 @@ Outcome StatusCommand::validate() const {
 Outcome StatusCommand::run() {
   auto access = cluster.access();
   if (!access) return failure(access.error());
-  std::string const ns = cluster.ns.empty() ? access->default_namespace : cluster.ns;
+  std::string const ns = cluster.namespace_in(*access);
   KubeClient client(std::move(*access));
   auto const deadline = std::chrono::steady_clock::now() + timeout.value;
   std::string last;
