@@ -281,7 +281,7 @@ def render(rows, raw_size, packed_size=None):
         lines.append(f"{name:<34} {module_kind(name):<8} {size:>10} {size * 100.0 / raw_size:>5.1f}%")
     lines.append(f"{'total (raw, stripped)':<34} {'':<8} {raw_size:>10} {100.0:>5.1f}%")
     if packed_size is not None:
-        lines.append(f"{'packed (UPX --ultra-brute --lzma)':<34} {'':<8} {packed_size:>10} {packed_size * 100.0 / raw_size:>5.1f}%")
+        lines.append(f"{'packed (UPX LZMA, lc=7 pb=2)':<34} {'':<8} {packed_size:>10} {packed_size * 100.0 / raw_size:>5.1f}%")
     return "\n".join(lines)
 
 

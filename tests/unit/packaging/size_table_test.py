@@ -104,7 +104,7 @@ class Table(unittest.TestCase):
         lines = text.splitlines()
         self.assertRegex(lines[1], r"^glibc +library +600 +60\.0%$")
         self.assertRegex(lines[2], r"^disk +ours +300 +30\.0%$")
-        self.assertRegex(lines[-1], r"^packed \(UPX --ultra-brute --lzma\) +400 +40\.0%$")
+        self.assertRegex(lines[-1], r"^packed \(UPX LZMA, lc=7 pb=2\) +400 +40\.0%$")
 
     def test_cli_writes_the_json_the_release_test_reads(self):
         with tempfile.TemporaryDirectory() as tmp:
