@@ -307,8 +307,7 @@ Result<std::vector<JobOutcome>> wait_jobs(KubeClient& client, std::string const&
 WaitSession::WaitSession(KubeClient& client, std::string ns) : client_(client), ns_(std::move(ns)) {}
 WaitSession::~WaitSession() = default;
 
-Result<std::vector<JobOutcome>> WaitSession::wait(WaitTargets const& targets, WaitOptions const& opts,
-                                                  JobsSink& sink) {
+Result<std::vector<JobOutcome>> WaitSession::wait(WaitTargets const& targets, WaitOptions const& opts, JobsSink& sink) {
   auto runner = std::make_shared<Runner>(client_, ns_, targets, opts, sink);
   auto outcomes = runner->run();
   runner->stop_threads();
