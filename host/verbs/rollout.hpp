@@ -3,7 +3,7 @@
 // act: one list of the VirtualMachines and one of their VMIs give each job's
 // live revision and readiness; plan_rollout (rollout_plan.hpp) makes the
 // batches; then batch after batch each job is applied and restarted
-// (apply's VM strategy), the batch is waited for (wait_jobs: a NEW VMI —
+// (apply's VM strategy; a batch's jobs at once), the batch is waited for (wait_jobs: a NEW VMI —
 // another uid — Ready, the agent ready, which it says only after its GPU
 // health check passed; or failed: the agent's reason, the VMI or its
 // DataVolume failed, the batch's --timeout), and the next starts only then.
@@ -50,6 +50,9 @@ struct RolloutOptions {
   bool dry_run = false;  // the plan only: no write at all
   std::string identity;  // who rolls (the record's holder)
   WaitOptions wait;      // wait.timeout: per batch
+  // A batch's jobs are applied at once, at most this many at a time (each
+  // job's requests one after another; all within the client's rate limit).
+  int apply_threads = 10;
   // Asked before each batch starts (none: nothing to check): an error stops
   // the rollout there, its message the reason, no job of that batch or
   // later started. The golden image's clone source still being there
@@ -111,6 +114,8 @@ class RolloutCluster {
   // Whether a kept revision can be put back (check_restorable: its
   // user-data Secret is still there), asked before anything is changed.
   virtual Status restorable(KeptRevision const& revision) = 0;
+  // apply, recreate and restore change one job each; a batch's jobs are
+  // changed at once, so these are called from several threads together.
   // One job's objects applied, the VM restarted (apply --restart).
   virtual Status apply(std::vector<Json> const& objects, Say const& say) = 0;
   // A bare VMI job (its spec cannot change in place): deleted as `delete`

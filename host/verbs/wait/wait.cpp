@@ -37,7 +37,13 @@ class Runner {
   // Every thread (consoles, watches) asked to stop before any is joined: a
   // quiet stream notices within about a second, so together they take about
   // that, not a second each one after the other.
-  ~Runner() {
+  ~Runner() { stop_threads(); }
+  Runner(Runner const&) = delete;
+  Runner& operator=(Runner const&) = delete;
+
+  // Every thread asked to stop, none joined (the destructor joins them):
+  // what a WaitSession does as each wait ends. Again: nothing more.
+  void stop_threads() {
     {
       std::lock_guard l(mu_);
       closing_ = true;
@@ -46,8 +52,6 @@ class Runner {
     for (auto& entry : active_) entry.second->retire();
     from_.request_stop();
   }
-  Runner(Runner const&) = delete;
-  Runner& operator=(Runner const&) = delete;
 
   Result<std::vector<JobOutcome>> run() {
     deadline_ = clock::now() + opts_.timeout;
@@ -261,7 +265,7 @@ class Runner {
   }
 
   std::string const ns_;
-  WaitTargets const& targets_;
+  WaitTargets const targets_;  // a copy: a WaitSession keeps the Runner past the caller's
   WaitOptions const opts_;
   JobsSink& sink_;
   LogSlots slots_;
@@ -298,6 +302,19 @@ class OneJobSink : public JobsSink {
 Result<std::vector<JobOutcome>> wait_jobs(KubeClient& client, std::string const& ns, WaitTargets const& targets,
                                           WaitOptions const& opts, JobsSink& sink) {
   return Runner(client, ns, targets, opts, sink).run();
+}
+
+WaitSession::WaitSession(KubeClient& client, std::string ns) : client_(client), ns_(std::move(ns)) {}
+WaitSession::~WaitSession() = default;
+
+Result<std::vector<JobOutcome>> WaitSession::wait(WaitTargets const& targets, WaitOptions const& opts, JobsSink& sink) {
+  auto runner = std::make_shared<Runner>(client_, ns_, targets, opts, sink);
+  auto outcomes = runner->run();
+  runner->stop_threads();
+  // The previous wait's threads had this whole wait to end: joined now, at
+  // once; this one's are kept until the next wait ends (or the session).
+  ending_ = std::move(runner);
+  return outcomes;
 }
 
 Result<WaitResult> wait_vmi(KubeClient& client, std::string const& ns, std::string const& name, WaitOptions const& opts,

@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -107,5 +108,28 @@ struct JobOutcome {
 // listed (-l) or none matches.
 Result<std::vector<JobOutcome>> wait_jobs(KubeClient& client, std::string const& ns, WaitTargets const& targets,
                                           WaitOptions const& opts, JobsSink& sink);
+
+// Waits one after another in the namespace (a rollout's batches, its
+// rollbacks), each as wait_jobs. wait_jobs returns only once its threads
+// (the watches, the console streams) have ended, and a quiet stream notices
+// it is to stop only at libcurl's next progress call, about a second later:
+// a second added to each batch (issue 53 item 7). Here each wait's threads
+// are asked to stop as it returns and joined when the next wait returns
+// (they have ended by then) or with the session. Threads of a wait that has
+// returned use only the client and what the session keeps, never the sink.
+class WaitSession {
+ public:
+  WaitSession(KubeClient& client, std::string ns);
+  ~WaitSession();  // joins the last wait's threads: up to about a second
+  WaitSession(WaitSession const&) = delete;
+  WaitSession& operator=(WaitSession const&) = delete;
+
+  Result<std::vector<JobOutcome>> wait(WaitTargets const& targets, WaitOptions const& opts, JobsSink& sink);
+
+ private:
+  KubeClient& client_;
+  std::string const ns_;
+  std::shared_ptr<void> ending_;  // the last wait's threads, asked to stop
+};
 
 }  // namespace cosmicac::host

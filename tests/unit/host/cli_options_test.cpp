@@ -219,7 +219,7 @@ TEST_CASE("cli options: --qps and --burst bound the requests of every command th
   Groups defaults;
   REQUIRE_FALSE(parse_command(defaults, {}));
   CHECK(defaults.cluster.rate.qps == 20);
-  CHECK(defaults.cluster.rate.burst == 30);
+  CHECK(defaults.cluster.rate.burst == 100);
   CHECK(problem_of("apply", {"-f", "s", "--qps", "2.5", "--burst=4"}).empty());
   Groups a;
   REQUIRE_FALSE(parse_command(a, {"-f", "s", "--qps", "2.5", "--burst=4"}));

@@ -16,7 +16,10 @@
 #include "host/render/manifests.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include <catch2/catch_test_macros.hpp>
@@ -53,7 +56,8 @@ std::string job_of(std::vector<Json> const& objects) {
 
 // The cluster as the test scripts it: every job's VM at revision "old" and
 // Ready; a wait answers ready (the agent's ready event with kDigest) unless
-// the job is in `fail`.
+// the job is in `fail`. apply, recreate and restore are called from the
+// rollout's threads at once (a batch's jobs): what they record is locked.
 class FakeCluster : public RolloutCluster {
  public:
   std::map<std::string, LiveJob> live;
@@ -62,6 +66,10 @@ class FakeCluster : public RolloutCluster {
   std::map<std::string, std::string> applied;  // job → its objects as applied (the last)
   std::set<std::string> fail;                  // jobs whose wait fails
   std::set<std::string> fail_restore;
+  std::set<std::string> fail_apply;  // jobs whose apply fails (after saying its line)
+  // Inside each apply, unlocked, before it returns (jobs held up, a stop asked).
+  std::function<void(std::string const& job)> during_apply;
+  std::mutex mu;                  // calls, applied, fail
   std::function<void()> on_wait;  // after each wait (an interrupt arrives, say)
   int records = 0;
 
@@ -109,18 +117,25 @@ class FakeCluster : public RolloutCluster {
     stored = r;
     return ok();
   }
-  Status apply(std::vector<Json> const& objects, Say const&) override {
+  Status apply(std::vector<Json> const& objects, Say const& say) override {
     std::string const job = job_of(objects);
-    calls.push_back("apply " + job);
     json all = json::array();
     for (auto const& o : objects) all.push_back(json::parse(o.dump()));
-    applied[job] = all.dump();
+    {
+      std::lock_guard l(mu);
+      calls.push_back("apply " + job);
+      applied[job] = all.dump();
+    }
+    if (during_apply) during_apply(job);
+    say(job + " applied");
+    if (fail_apply.contains(job)) return host_error(Errc::Conflict, job + ": the VirtualMachine was changed meanwhile");
     return ok();
   }
   Status recreate(JobSpec const& spec, std::vector<Json> const& objects, Say const&) override {
-    calls.push_back("recreate " + spec.name);
     json all = json::array();
     for (auto const& o : objects) all.push_back(json::parse(o.dump()));
+    std::lock_guard l(mu);
+    calls.push_back("recreate " + spec.name);
     applied[spec.name] = all.dump();
     return ok();
   }
@@ -150,6 +165,7 @@ class FakeCluster : public RolloutCluster {
     return out;
   }
   Status restore(std::string const& job, std::string const& revision, Say const&) override {
+    std::lock_guard l(mu);
     calls.push_back("restore " + job + " " + revision);
     if (fail_restore.contains(job)) return host_error(Errc::NotFound, "not kept");
     if (revision == "old") fail.erase(job);  // the revision it ran before boots
@@ -180,6 +196,55 @@ class FakeCluster : public RolloutCluster {
   bool restored_any() const {
     return std::ranges::any_of(calls, [](std::string const& c) { return c.starts_with("restore"); });
   }
+};
+
+// The calls, each batch's changes (its run of apply, recreate, restore
+// calls: made at once, in the threads' order) sorted by job.
+std::vector<std::string> batch_sorted(std::vector<std::string> calls) {
+  auto const change = [](std::string const& c) {
+    return c.starts_with("apply ") || c.starts_with("recreate ") || c.starts_with("restore ");
+  };
+  for (auto it = calls.begin(); it != calls.end();) {
+    auto const end = std::find_if_not(it, calls.end(), change);
+    std::sort(it, end);
+    it = end == it ? it + 1 : end;
+  }
+  return calls;
+}
+
+// Until `count` jobs are inside apply at once, or `limit` has passed (they
+// were not at once: the caller's checks fail). The most seen together.
+class Gate {
+ public:
+  explicit Gate(int count) : count_(count) {}
+  void enter() {
+    std::unique_lock l(mu_);
+    most_ = std::max(most_, ++inside_);
+    ++entered_;
+    cv_.notify_all();
+    cv_.wait_for(l, std::chrono::seconds(10), [&] { return entered_ >= count_; });
+  }
+  void leave() {
+    std::lock_guard l(mu_);
+    --inside_;
+    ++left_;
+    cv_.notify_all();
+  }
+  // Until every other job has left (the caller ends last).
+  void last(int jobs) {
+    std::unique_lock l(mu_);
+    cv_.wait_for(l, std::chrono::seconds(10), [&] { return left_ >= jobs - 1; });
+  }
+  int most() {
+    std::lock_guard l(mu_);
+    return most_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int const count_;
+  int inside_ = 0, entered_ = 0, left_ = 0, most_ = 0;
 };
 
 struct Events {
@@ -343,9 +408,9 @@ TEST_CASE("rollout: batch after batch, each applied then waited for; the canary'
   REQUIRE(report);
   CHECK(report->complete);
   CHECK(report->record.state == RolloutState::Complete);
-  CHECK(cluster.calls == std::vector<std::string>{"look", "apply roll-1", "wait roll-1", "apply roll-2", "apply roll-3",
-                                                  "wait roll-2,roll-3", "apply roll-4", "apply roll-5",
-                                                  "wait roll-4,roll-5"});
+  CHECK(batch_sorted(cluster.calls) == std::vector<std::string>{"look", "apply roll-1", "wait roll-1", "apply roll-2",
+                                                                "apply roll-3", "wait roll-2,roll-3", "apply roll-4",
+                                                                "apply roll-5", "wait roll-4,roll-5"});
   std::string const pinned = "ghcr.io/tetherto/cosmicac-wrk-agent-inference@" + kDigest;
   CHECK(cluster.applied["roll-1"].find(pinned) == std::string::npos);  // the canary runs the tag
   for (auto const* later : {"roll-2", "roll-3", "roll-4", "roll-5"})
@@ -504,6 +569,63 @@ TEST_CASE("rollout: interrupted (SIGINT) during a batch: that batch reported, no
   CHECK(cluster.applied["roll-2"].find("@" + kDigest) != std::string::npos);
 }
 
+TEST_CASE("rollout: a batch's jobs are applied at once; their lines in the batch's order; a failed apply fails alone") {
+  auto jobs = fleet(4);
+  FakeCluster cluster(jobs);
+  cluster.fail_apply = {"roll-3"};
+  Gate gate(4);
+  cluster.during_apply = [&](std::string const& job) {
+    gate.enter();                       // all four inside apply together, or the check of most() fails
+    if (job == "roll-1") gate.last(4);  // the first of the batch ends last
+    gate.leave();
+  };
+  Events said;
+  auto report = run_rollout(cluster, jobs, options(0, 4, 1), said.fn());
+  REQUIRE(report);
+  CHECK(gate.most() == 4);
+  std::vector<std::string> lines;
+  for (auto const& e : said.all)
+    if (e.type == "apply" || (e.type == "job" && e.line.find("failed") != std::string::npos)) lines.push_back(e.line);
+  // Said in the batch's order, not the order the applies ended in (roll-1 last).
+  CHECK(lines == std::vector<std::string>{"roll-1 applied", "roll-2 applied", "roll-3 applied",
+                                          "roll-3 failed: roll-3: the VirtualMachine was changed meanwhile",
+                                          "roll-4 applied"});
+  // Only roll-3 failed: the others were waited for and are ready; it is put back.
+  CHECK(std::ranges::count(cluster.calls, std::string("wait roll-1,roll-2,roll-4")) == 1);
+  CHECK(std::ranges::count(cluster.calls, std::string("restore roll-3 old")) == 1);
+  for (auto const* ready : {"roll-1", "roll-2", "roll-4"}) CHECK(state_of(report->record, ready) == JobState::Ready);
+  CHECK(state_of(report->record, "roll-3") == JobState::RolledBack);
+  CHECK(report->record.jobs[2].reason.find("the VirtualMachine was changed meanwhile") != std::string::npos);
+  CHECK(report->record.state == RolloutState::Stopped);  // a failure in it: not complete
+}
+
+TEST_CASE("rollout: a stop asked while a batch is applied: its jobs not started stay pending, the started waited for") {
+  auto jobs = fleet(5);
+  FakeCluster cluster(jobs);
+  std::atomic<bool> stop{false};
+  Gate gate(2);
+  cluster.during_apply = [&](std::string const&) {
+    gate.enter();  // both threads have started a job
+    stop = true;   // SIGINT while they apply
+    gate.leave();
+  };
+  auto opts = options(0, 5);
+  opts.apply_threads = 2;
+  Events said;
+  auto report = run_rollout(cluster, jobs, opts, said.fn(), [&] { return stop.load(); });
+  REQUIRE(report);
+  CHECK(gate.most() == 2);
+  CHECK_FALSE(report->complete);
+  CHECK(report->record.state == RolloutState::Interrupted);
+  CHECK(batch_sorted(cluster.calls) ==
+        std::vector<std::string>{"look", "apply roll-1", "apply roll-2", "wait roll-1,roll-2"});
+  for (auto const* started : {"roll-1", "roll-2"}) CHECK(state_of(report->record, started) == JobState::Ready);
+  for (auto const* pending : {"roll-3", "roll-4", "roll-5"})
+    CHECK(state_of(report->record, pending) == JobState::Pending);
+  CHECK(cluster.stored->state == RolloutState::Interrupted);
+  CHECK(said.said("interrupted (SIGINT or SIGTERM)"));
+}
+
 TEST_CASE("rollout: a job at the target but not ready keeps the rollout from complete (exit 1), named") {
   auto jobs = fleet(2);
   FakeCluster cluster(jobs);
@@ -587,9 +709,9 @@ TEST_CASE("rollout undo: each job back on its previous kept revision, canary fir
   auto report = run_undo(cluster, undo_jobs({"roll-1", "roll-2", "roll-3"}), options(1, 2), said.fn());
   REQUIRE(report);
   CHECK(report->complete);
-  CHECK(cluster.calls == std::vector<std::string>{"look", "kept roll-1", "kept roll-2", "kept roll-3",
-                                                  "restore roll-1 older", "wait roll-1", "restore roll-2 older",
-                                                  "restore roll-3 older", "wait roll-2,roll-3"});
+  CHECK(batch_sorted(cluster.calls) ==
+        std::vector<std::string>{"look", "kept roll-1", "kept roll-2", "kept roll-3", "restore roll-1 older",
+                                 "wait roll-1", "restore roll-2 older", "restore roll-3 older", "wait roll-2,roll-3"});
   CHECK_FALSE(cluster.applied_any());
   CHECK(report->record.undo_of == "previous");
   CHECK(report->record.state == RolloutState::Complete);

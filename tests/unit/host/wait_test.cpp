@@ -1277,6 +1277,32 @@ TEST_CASE("wait: several jobs share one watch per kind: requests for 20 jobs are
   CHECK(twenty <= 2 * one);
 }
 
+TEST_CASE("wait: a WaitSession's waits one after another (a rollout's batches); an ended wait's threads use no sink") {
+  test::ApiServerStandIn s("Bearer good-token");
+  std::vector<std::vector<std::string>> const batches{{"job-a1", "job-a2"}, {"job-b1", "job-b2"}};
+  for (auto const& batch : batches)
+    for (auto const& name : batch) {
+      s.put(vmi_path(name), labelled_vmi(name));
+      s.script_status(vmi_path(name), {not_ready(), not_ready(), ready()});
+    }
+  KubeClient client(access_to(s));
+  WaitSession session(client, "cosmic-ac");
+  for (auto const& batch : batches) {
+    // Gone as soon as the wait returns, while its watches and streams are
+    // still ending: a thread that used it would be a use after free (ASan).
+    auto sink = std::make_unique<JobsCollected>();
+    auto outcomes = session.wait(WaitTargets{.names = batch, .selector = {}}, fast(), *sink);
+    REQUIRE(outcomes);
+    REQUIRE(outcomes->size() == 2);
+    for (auto const& o : *outcomes) {
+      INFO(o.name);
+      CHECK(std::ranges::find(batch, o.name) != batch.end());
+      CHECK(o.result);
+    }
+    sink.reset();
+  }
+}
+
 TEST_CASE("wait: a dropped watch is resumed and repeats no change") {
   test::ApiServerStandIn s("Bearer good-token");
   cluster(s, {not_ready()});
