@@ -54,6 +54,13 @@ std::string job_of(std::vector<Json> const& objects) {
   return string_at(objects.front(), {"metadata", "labels", kJobLabel});
 }
 
+// A job's objects as one JSON array's text: what FakeCluster keeps as applied.
+std::string objects_text(std::vector<Json> const& objects) {
+  json all = json::array();
+  for (auto const& o : objects) all.push_back(json::parse(o.dump()));
+  return all.dump();
+}
+
 // The cluster as the test scripts it: every job's VM at revision "old" and
 // Ready; a wait answers ready (the agent's ready event with kDigest) unless
 // the job is in `fail`. apply, recreate and restore are called from the
@@ -119,12 +126,11 @@ class FakeCluster : public RolloutCluster {
   }
   Status apply(std::vector<Json> const& objects, Say const& say) override {
     std::string const job = job_of(objects);
-    json all = json::array();
-    for (auto const& o : objects) all.push_back(json::parse(o.dump()));
+    std::string text = objects_text(objects);
     {
       std::lock_guard l(mu);
       calls.push_back("apply " + job);
-      applied[job] = all.dump();
+      applied[job] = std::move(text);
     }
     if (during_apply) during_apply(job);
     say(job + " applied");
@@ -132,11 +138,10 @@ class FakeCluster : public RolloutCluster {
     return ok();
   }
   Status recreate(JobSpec const& spec, std::vector<Json> const& objects, Say const&) override {
-    json all = json::array();
-    for (auto const& o : objects) all.push_back(json::parse(o.dump()));
+    std::string text = objects_text(objects);
     std::lock_guard l(mu);
     calls.push_back("recreate " + spec.name);
-    applied[spec.name] = all.dump();
+    applied[spec.name] = std::move(text);
     return ok();
   }
   Result<std::vector<JobOutcome>> wait(std::vector<std::string> const& jobs,
